@@ -1,0 +1,243 @@
+//! The run configuration: every setting decisions.md names, with its default; stored with each run.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{BenchError, Result};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChunkingConfig {
+    /// Window size in cl100k tokens.
+    pub size: usize,
+    /// Tokens shared by neighbouring windows.
+    pub overlap: usize,
+}
+
+impl Default for ChunkingConfig {
+    fn default() -> Self {
+        ChunkingConfig {
+            size: 512,
+            overlap: 100,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrievalConfig {
+    /// Context budget in cl100k tokens, for every retrieving paradigm.
+    pub context_budget: u64,
+    /// Minimum cosine similarity for a dense hit.
+    pub min_similarity: f32,
+    /// Dense top-K before the budget cut.
+    pub top_k: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            context_budget: 8_000,
+            min_similarity: 0.4,
+            top_k: 100,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GenerationConfig {
+    pub temperature: f32,
+    pub llm_only_temperature: f32,
+    pub max_tokens: u32,
+    pub timeout_s: u64,
+}
+
+impl Default for GenerationConfig {
+    fn default() -> Self {
+        GenerationConfig {
+            temperature: 0.3,
+            llm_only_temperature: 0.7,
+            max_tokens: 1_000,
+            timeout_s: 120,
+        }
+    }
+}
+
+/// The offline reader of decisions.md.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OfflineReaderConfig {
+    pub bm25_k1: f64,
+    pub bm25_b: f64,
+    /// Bonus added to a sentence's BM25 score: `rank_bonus / (1 + chunk rank)`.
+    pub rank_bonus: f64,
+    /// Sentences answered for summary questions.
+    pub summary_sentences: usize,
+}
+
+impl Default for OfflineReaderConfig {
+    fn default() -> Self {
+        OfflineReaderConfig {
+            bm25_k1: 1.2,
+            bm25_b: 0.75,
+            rank_bonus: 0.5,
+            summary_sentences: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JudgeConfig {
+    /// Answer recall at or above which the offline judge says Correct.
+    pub correct_recall: f64,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> Self {
+        JudgeConfig {
+            correct_recall: 0.8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DataConfig {
+    /// Keep GraphRAG-Bench's Creative Generation questions (the paper leaves them out).
+    pub include_creative: bool,
+}
+
+impl Default for DataConfig {
+    fn default() -> Self {
+        DataConfig {
+            include_creative: false,
+        }
+    }
+}
+
+/// Everything that decides a run's results. Two runs with equal hashes are the same run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BenchConfig {
+    pub seed: u64,
+    pub chunking: ChunkingConfig,
+    pub retrieval: RetrievalConfig,
+    pub generation: GenerationConfig,
+    pub offline_reader: OfflineReaderConfig,
+    pub judge: JudgeConfig,
+    pub data: DataConfig,
+    /// Queries answered concurrently.
+    #[serde(skip_serializing)]
+    pub concurrency: usize,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            seed: 42,
+            chunking: ChunkingConfig::default(),
+            retrieval: RetrievalConfig::default(),
+            generation: GenerationConfig::default(),
+            offline_reader: OfflineReaderConfig::default(),
+            judge: JudgeConfig::default(),
+            data: DataConfig::default(),
+            concurrency: 4,
+        }
+    }
+}
+
+impl BenchConfig {
+    /// Reads a TOML configuration; unknown keys are errors naming the file.
+    pub fn from_toml_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BenchError::io(format!("reading config {}", path.display()), e))?;
+        let cfg: BenchConfig = toml_from_str(&text)
+            .map_err(|e| BenchError::Invalid(format!("config {}: {e}", path.display())))?;
+        cfg.validate()
+            .map_err(|e| BenchError::Invalid(format!("config {}: {e}", path.display())))?;
+        Ok(cfg)
+    }
+
+    /// Checks ranges that serde cannot.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.chunking.size == 0 || self.chunking.overlap >= self.chunking.size {
+            return Err(format!(
+                "chunking: size ({}) must be positive and larger than overlap ({})",
+                self.chunking.size, self.chunking.overlap
+            ));
+        }
+        if self.retrieval.top_k == 0 {
+            return Err("retrieval.top_k must be at least 1".into());
+        }
+        if !(-1.0..=1.0).contains(&self.retrieval.min_similarity) {
+            return Err("retrieval.min_similarity must lie in [-1, 1]".into());
+        }
+        if !(0.0..=1.0).contains(&self.judge.correct_recall) {
+            return Err("judge.correct_recall must lie in [0, 1]".into());
+        }
+        if self.concurrency == 0 {
+            return Err("concurrency must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Canonical JSON of the settings that decide results (concurrency excluded).
+    pub fn canonical_json(&self) -> String {
+        serde_json::to_string(self).expect("config serialises")
+    }
+}
+
+fn toml_from_str(text: &str) -> std::result::Result<BenchConfig, String> {
+    toml::from_str(text).map_err(|e| e.to_string())
+}
+
+/// Hex sha256 of the given parts, separated so that ("ab","c") and ("a","bc") differ.
+pub fn hash_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_decisions_md() {
+        let c = BenchConfig::default();
+        assert_eq!((c.chunking.size, c.chunking.overlap), (512, 100));
+        assert_eq!(c.retrieval.context_budget, 8_000);
+        assert_eq!(c.retrieval.min_similarity, 0.4);
+        assert_eq!(c.generation.temperature, 0.3);
+        assert_eq!(c.generation.llm_only_temperature, 0.7);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn toml_overrides_and_rejects_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "seed = 7\n[retrieval]\ntop_k = 5\n").unwrap();
+        let c = BenchConfig::from_toml_file(&p).unwrap();
+        assert_eq!((c.seed, c.retrieval.top_k, c.retrieval.context_budget), (7, 5, 8000));
+        std::fs::write(&p, "[retrieval]\ntopk = 5\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(e.contains("c.toml") && e.contains("topk"), "{e}");
+        std::fs::write(&p, "[chunking]\nsize = 10\noverlap = 10\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(e.contains("overlap"), "{e}");
+    }
+
+    #[test]
+    fn hash_parts_separates_boundaries() {
+        assert_ne!(
+            hash_parts([b"ab".as_slice(), b"c"]),
+            hash_parts([b"a".as_slice(), b"bc"])
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! Core vocabulary of ragrouter-bench: corpora, queries, paradigm ids, the result tuple, the
+//! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`), cl100k token
+//! counting and the SQLite results store. Every other crate depends on this one and on nothing
+//! that depends on it.
+
+pub mod config;
+pub mod error;
+pub mod record;
+pub mod store;
+pub mod tokens;
+pub mod traits;
+pub mod types;
+
+pub use config::BenchConfig;
+pub use error::{BenchError, LlmErrorKind, Result};
+pub use record::{
+    JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics, ResultRecord,
+    RetrievedChunk, TokenSource,
+};
+pub use store::{RunHandle, RunSpec, Store, SummaryRow};
+pub use traits::{
+    ChatMessage, ChatRequest, ChatResponse, ContextChunk, Embedder, Embeddings, Generation, Judge,
+    Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, Usage, Verdict,
+};
+pub use types::{Chunk, Corpus, Document, GoldAnswer, ParadigmId, Query, QueryType};

@@ -1,0 +1,190 @@
+//! The result tuple: what one (query, corpus, paradigm) run produced and cost.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::types::ParadigmId;
+
+/// Tokens in and out of LLM calls, per phase (decisions.md "Costs").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseTokens {
+    pub construction_in: u64,
+    pub construction_out: u64,
+    pub retrieval_in: u64,
+    pub retrieval_out: u64,
+    pub generation_in: u64,
+    pub generation_out: u64,
+}
+
+impl PhaseTokens {
+    pub fn total(&self) -> u64 {
+        self.construction_in
+            + self.construction_out
+            + self.retrieval_in
+            + self.retrieval_out
+            + self.generation_in
+            + self.generation_out
+    }
+
+    pub fn add(&mut self, other: &PhaseTokens) {
+        self.construction_in += other.construction_in;
+        self.construction_out += other.construction_out;
+        self.retrieval_in += other.retrieval_in;
+        self.retrieval_out += other.retrieval_out;
+        self.generation_in += other.generation_in;
+        self.generation_out += other.generation_out;
+    }
+}
+
+/// Where token counts came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenSource {
+    /// Counted locally with cl100k_base over what was sent and received.
+    #[default]
+    Cl100k,
+    /// The endpoint's `usage` field.
+    Usage,
+    /// Some calls reported usage and others were counted.
+    Mixed,
+}
+
+impl TokenSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenSource::Cl100k => "cl100k",
+            TokenSource::Usage => "usage",
+            TokenSource::Mixed => "mixed",
+        }
+    }
+
+    /// The source of a total made of `self` and `other`.
+    pub fn merge(self, other: TokenSource) -> TokenSource {
+        if self == other {
+            self
+        } else {
+            TokenSource::Mixed
+        }
+    }
+}
+
+/// Wall-clock latency per phase, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseLatency {
+    pub retrieval_ms: f64,
+    pub generation_ms: f64,
+    pub judge_ms: f64,
+}
+
+impl PhaseLatency {
+    /// Retrieval plus generation: what the paradigm itself cost (judging is the benchmark's overhead).
+    pub fn paradigm_ms(&self) -> f64 {
+        self.retrieval_ms + self.generation_ms
+    }
+}
+
+/// The judge's verdict (paper §3.4; decisions.md for the offline judge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum JudgeLabel {
+    Correct,
+    Incomplete,
+    Incorrect,
+    /// The response was empty (the offline LLM-only baseline always answers nothing).
+    NoAnswer,
+}
+
+impl JudgeLabel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeLabel::Correct => "correct",
+            JudgeLabel::Incomplete => "incomplete",
+            JudgeLabel::Incorrect => "incorrect",
+            JudgeLabel::NoAnswer => "no-answer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JudgeLabel> {
+        [
+            JudgeLabel::Correct,
+            JudgeLabel::Incomplete,
+            JudgeLabel::Incorrect,
+            JudgeLabel::NoAnswer,
+        ]
+        .into_iter()
+        .find(|l| l.as_str() == s)
+    }
+}
+
+impl fmt::Display for JudgeLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Answer-quality values of one result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct QualityMetrics {
+    /// Exact match after SQuAD normalisation, best over the gold answer and its aliases.
+    pub em: f64,
+    /// SQuAD token F1, best over the gold answer and its aliases.
+    pub f1: f64,
+    /// Share of the best gold answer's tokens found in the response (the offline judge's evidence).
+    pub answer_recall: f64,
+    /// Share of the gold chunks inside the context; `None` when the query has no gold chunks.
+    pub evidence_recall: Option<f64>,
+}
+
+/// How the run answered: the offline default, or a named LLM endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    Offline,
+    /// `base_url` and `model` of the answering LLM; never a key.
+    Llm { base_url: String, model: String },
+}
+
+impl Mode {
+    /// The label stored with every record: `offline` or `llm:<model>@<base url>`.
+    pub fn label(&self) -> String {
+        match self {
+            Mode::Offline => "offline".to_owned(),
+            Mode::Llm { base_url, model } => format!("llm:{model}@{base_url}"),
+        }
+    }
+}
+
+/// One chunk as it entered a paradigm's context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetrievedChunk {
+    pub chunk_id: String,
+    pub score: f32,
+}
+
+/// What a paradigm returns for one query, before judging.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ParadigmOutput {
+    pub answer: String,
+    /// Chunks in the order they were placed in the context (after the budget cut).
+    pub context: Vec<RetrievedChunk>,
+    pub context_tokens: u64,
+    pub tokens: PhaseTokens,
+    pub token_source: TokenSource,
+    pub latency: PhaseLatency,
+    /// Paradigm-specific trace (rounds, seeds, scores) a researcher can read; `null` when none.
+    pub trace: serde_json::Value,
+}
+
+/// One stored tuple: (query, corpus, paradigm, performance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    pub query_id: String,
+    pub paradigm: ParadigmId,
+    pub output: ParadigmOutput,
+    /// `None` when the paradigm failed before producing an answer.
+    pub judge: Option<JudgeLabel>,
+    pub quality: QualityMetrics,
+    /// `offline` or the LLM's identity.
+    pub mode: String,
+    pub config_hash: String,
+    /// Why the query failed, when it did; a failed query is a recorded result, not a crashed run.
+    pub error: Option<String>,
+}

@@ -1,0 +1,450 @@
+//! The SQLite results store: runs, corpora, queries and one row per (run, query, paradigm).
+//!
+//! Every result is one `INSERT` in its own implicit transaction, so a process killed at any
+//! instant leaves whole rows only. WAL mode lets readers (pandas, `sqlite3`) look at a live run.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::str::FromStr;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+use crate::config::{hash_parts, BenchConfig};
+use crate::error::{BenchError, Result};
+use crate::record::ResultRecord;
+use crate::types::{Corpus, ParadigmId, QueryType};
+
+/// Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
+const MIGRATIONS: &[&str] = &[
+    // 1: the tuple store.
+    r#"
+    CREATE TABLE corpora (
+        name TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        source TEXT NOT NULL,
+        documents INTEGER NOT NULL,
+        chunks INTEGER NOT NULL,
+        chunk_tokens INTEGER NOT NULL,
+        queries INTEGER NOT NULL,
+        queries_with_gold_chunks INTEGER NOT NULL,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+        PRIMARY KEY (name, content_hash)
+    );
+    CREATE TABLE queries (
+        corpus TEXT NOT NULL,
+        corpus_hash TEXT NOT NULL,
+        query_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        qtype TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        aliases_json TEXT NOT NULL,
+        evidence_json TEXT NOT NULL,
+        gold_chunks_json TEXT NOT NULL,
+        PRIMARY KEY (corpus, corpus_hash, query_id),
+        FOREIGN KEY (corpus, corpus_hash) REFERENCES corpora(name, content_hash)
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_key TEXT NOT NULL,
+        corpus TEXT NOT NULL,
+        corpus_hash TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        config_hash TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        crate_version TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        reader TEXT NOT NULL,
+        judge TEXT NOT NULL,
+        embedder TEXT NOT NULL,
+        started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+        finished_at TEXT,
+        FOREIGN KEY (corpus, corpus_hash) REFERENCES corpora(name, content_hash)
+    );
+    CREATE INDEX runs_by_key ON runs(run_key);
+    CREATE TABLE results (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        query_id TEXT NOT NULL,
+        paradigm TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        context_json TEXT NOT NULL,
+        context_tokens INTEGER NOT NULL,
+        tokens_construction_in INTEGER NOT NULL,
+        tokens_construction_out INTEGER NOT NULL,
+        tokens_retrieval_in INTEGER NOT NULL,
+        tokens_retrieval_out INTEGER NOT NULL,
+        tokens_generation_in INTEGER NOT NULL,
+        tokens_generation_out INTEGER NOT NULL,
+        token_source TEXT NOT NULL,
+        latency_retrieval_ms REAL NOT NULL,
+        latency_generation_ms REAL NOT NULL,
+        latency_judge_ms REAL NOT NULL,
+        judge_label TEXT,
+        em REAL NOT NULL,
+        f1 REAL NOT NULL,
+        answer_recall REAL NOT NULL,
+        evidence_recall REAL,
+        mode TEXT NOT NULL,
+        config_hash TEXT NOT NULL,
+        error TEXT,
+        trace_json TEXT NOT NULL,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+        PRIMARY KEY (run_id, query_id, paradigm)
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// What identifies a run: same spec, same run (resumed); `--fresh` starts another.
+#[derive(Debug, Clone)]
+pub struct RunSpec<'a> {
+    pub corpus: &'a Corpus,
+    pub config: &'a BenchConfig,
+    /// `offline` or the answering LLM's identity.
+    pub mode: String,
+    pub reader: String,
+    pub judge: String,
+    pub embedder: String,
+    pub crate_version: String,
+}
+
+impl RunSpec<'_> {
+    pub fn config_hash(&self) -> String {
+        hash_parts([self.config.canonical_json().as_bytes()])
+    }
+
+    /// Hash of everything that decides the run's tuples.
+    pub fn run_key(&self) -> String {
+        hash_parts([
+            self.corpus.name.as_bytes(),
+            self.corpus.content_hash.as_bytes(),
+            self.config_hash().as_bytes(),
+            self.mode.as_bytes(),
+            self.reader.as_bytes(),
+            self.judge.as_bytes(),
+            self.embedder.as_bytes(),
+        ])
+    }
+}
+
+/// A started or resumed run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunHandle {
+    pub id: i64,
+    pub resumed: bool,
+}
+
+/// One row of the end-of-run table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub paradigm: ParadigmId,
+    pub qtype: QueryType,
+    pub n: i64,
+    pub errors: i64,
+    pub correct: f64,
+    pub no_answer: f64,
+    /// Mean over queries with gold chunks; `None` when none had.
+    pub evidence_recall: Option<f64>,
+    pub context_tokens: f64,
+    pub latency_ms: f64,
+    pub total_tokens: f64,
+}
+
+/// The results database.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: String,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Store> {
+        let shown = path.display().to_string();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                BenchError::io(format!("creating the directory of database {shown}"), e)
+            })?;
+        }
+        let opts = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(std::time::Duration::from_secs(30));
+        Self::connect(opts, shown).await
+    }
+
+    /// A private in-memory database (tests).
+    pub async fn open_in_memory() -> Result<Store> {
+        let opts = SqliteConnectOptions::from_str("sqlite::memory:")
+            .map_err(|e| store_err(":memory:", e))?
+            .foreign_keys(true);
+        Self::connect(opts, ":memory:".into()).await
+    }
+
+    async fn connect(opts: SqliteConnectOptions, path: String) -> Result<Store> {
+        // One connection: SQLite serialises writers anyway, and in-memory databases are per connection.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(opts)
+            .await
+            .map_err(|e| store_err(&path, e))?;
+        let store = Store { pool, path };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
+        if version > SCHEMA_VERSION {
+            return Err(BenchError::Invalid(format!(
+                "results store {}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter",
+                self.path
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+            sqlx::raw_sql(sql)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            sqlx::raw_sql(&format!("PRAGMA user_version = {}", i + 1))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            tx.commit().await.map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    fn err(&self, e: sqlx::Error) -> BenchError {
+        store_err(&self.path, e)
+    }
+
+    /// Records the corpus and its questions (idempotent for the same content hash).
+    pub async fn upsert_corpus(&self, corpus: &Corpus) -> Result<()> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        sqlx::query(
+            "INSERT OR IGNORE INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&corpus.name)
+        .bind(&corpus.content_hash)
+        .bind(&corpus.source)
+        .bind(corpus.documents.len() as i64)
+        .bind(corpus.chunks.len() as i64)
+        .bind(corpus.chunk_tokens() as i64)
+        .bind(corpus.queries.len() as i64)
+        .bind(corpus.queries_with_gold_chunks() as i64)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        for q in &corpus.queries {
+            sqlx::query(
+                "INSERT OR IGNORE INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&corpus.name)
+            .bind(&corpus.content_hash)
+            .bind(&q.id)
+            .bind(&q.text)
+            .bind(q.qtype.as_str())
+            .bind(&q.gold.answer)
+            .bind(json(&q.gold.aliases))
+            .bind(json(&q.evidence))
+            .bind(json(&q.gold_chunks))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().await.map_err(|e| self.err(e))
+    }
+
+    /// Resumes the latest run with the same spec, or starts a new one (always when `fresh`).
+    pub async fn start_run(&self, spec: &RunSpec<'_>, fresh: bool) -> Result<RunHandle> {
+        let key = spec.run_key();
+        if !fresh {
+            let existing: Option<i64> =
+                sqlx::query_scalar("SELECT max(id) FROM runs WHERE run_key = ?")
+                    .bind(&key)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| self.err(e))?;
+            if let Some(id) = existing {
+                sqlx::query("UPDATE runs SET finished_at = NULL WHERE id = ?")
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| self.err(e))?;
+                return Ok(RunHandle { id, resumed: true });
+            }
+        }
+        let id = sqlx::query(
+            "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&key)
+        .bind(&spec.corpus.name)
+        .bind(&spec.corpus.content_hash)
+        .bind(spec.config.canonical_json())
+        .bind(spec.config_hash())
+        .bind(spec.config.seed as i64)
+        .bind(&spec.crate_version)
+        .bind(&spec.mode)
+        .bind(&spec.reader)
+        .bind(&spec.judge)
+        .bind(&spec.embedder)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?
+        .last_insert_rowid();
+        Ok(RunHandle { id, resumed: false })
+    }
+
+    /// (query, paradigm) pairs of the run that finished without error: a resume skips them.
+    pub async fn finished_pairs(&self, run_id: i64) -> Result<HashSet<(String, ParadigmId)>> {
+        let rows = sqlx::query(
+            "SELECT query_id, paradigm FROM results WHERE run_id = ? AND error IS NULL",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|r| {
+                let p: String = r.get(1);
+                Ok((r.get::<String, _>(0), p.parse()?))
+            })
+            .collect()
+    }
+
+    /// Writes one finished tuple atomically; an earlier failed attempt of the same tuple is replaced.
+    pub async fn write_result(&self, run_id: i64, r: &ResultRecord) -> Result<()> {
+        let t = &r.output.tokens;
+        let l = &r.output.latency;
+        sqlx::query(
+            "INSERT OR REPLACE INTO results (run_id, query_id, paradigm, answer, context_json, context_tokens,
+                tokens_construction_in, tokens_construction_out, tokens_retrieval_in, tokens_retrieval_out,
+                tokens_generation_in, tokens_generation_out, token_source,
+                latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
+                judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(run_id)
+        .bind(&r.query_id)
+        .bind(r.paradigm.as_str())
+        .bind(&r.output.answer)
+        .bind(json(&r.output.context))
+        .bind(r.output.context_tokens as i64)
+        .bind(t.construction_in as i64)
+        .bind(t.construction_out as i64)
+        .bind(t.retrieval_in as i64)
+        .bind(t.retrieval_out as i64)
+        .bind(t.generation_in as i64)
+        .bind(t.generation_out as i64)
+        .bind(r.output.token_source.as_str())
+        .bind(l.retrieval_ms)
+        .bind(l.generation_ms)
+        .bind(l.judge_ms)
+        .bind(r.judge.map(|j| j.as_str()))
+        .bind(r.quality.em)
+        .bind(r.quality.f1)
+        .bind(r.quality.answer_recall)
+        .bind(r.quality.evidence_recall)
+        .bind(&r.mode)
+        .bind(&r.config_hash)
+        .bind(&r.error)
+        .bind(r.output.trace.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub async fn finish_run(&self, run_id: i64) -> Result<()> {
+        sqlx::query(
+            "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?",
+        )
+        .bind(run_id)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Number of result rows of a run.
+    pub async fn count_results(&self, run_id: i64) -> Result<i64> {
+        sqlx::query_scalar("SELECT count(*) FROM results WHERE run_id = ?")
+            .bind(run_id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
+    /// The end-of-run table: per paradigm and query type, computed from the stored rows.
+    pub async fn summary(&self, run_id: i64) -> Result<Vec<SummaryRow>> {
+        let rows = sqlx::query(
+            "SELECT r.paradigm, q.qtype, count(*) AS n,
+                    sum(r.error IS NOT NULL) AS errors,
+                    avg(r.judge_label = 'correct') AS correct,
+                    avg(r.judge_label = 'no-answer') AS no_answer,
+                    avg(r.evidence_recall) AS evidence_recall,
+                    avg(r.context_tokens) AS context_tokens,
+                    avg(r.latency_retrieval_ms + r.latency_generation_ms) AS latency_ms,
+                    avg(r.tokens_retrieval_in + r.tokens_retrieval_out + r.tokens_generation_in + r.tokens_generation_out) AS total_tokens
+             FROM results r
+             JOIN runs u ON u.id = r.run_id
+             JOIN queries q ON q.corpus = u.corpus AND q.corpus_hash = u.corpus_hash AND q.query_id = r.query_id
+             WHERE r.run_id = ?
+             GROUP BY r.paradigm, q.qtype
+             ORDER BY r.paradigm, q.qtype",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            out.push(SummaryRow {
+                paradigm: r.get::<String, _>("paradigm").parse()?,
+                qtype: r.get::<String, _>("qtype").parse()?,
+                n: r.get("n"),
+                errors: r.get("errors"),
+                correct: r.get::<Option<f64>, _>("correct").unwrap_or(0.0),
+                no_answer: r.get::<Option<f64>, _>("no_answer").unwrap_or(0.0),
+                evidence_recall: r.get("evidence_recall"),
+                context_tokens: r.get::<Option<f64>, _>("context_tokens").unwrap_or(0.0),
+                latency_ms: r.get::<Option<f64>, _>("latency_ms").unwrap_or(0.0),
+                total_tokens: r.get::<Option<f64>, _>("total_tokens").unwrap_or(0.0),
+            });
+        }
+        out.sort_by_key(|r| (r.paradigm, r.qtype));
+        Ok(out)
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("serialisable")
+}
+
+fn store_err(path: &str, source: sqlx::Error) -> BenchError {
+    BenchError::Store {
+        path: path.to_owned(),
+        source,
+    }
+}

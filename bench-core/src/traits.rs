@@ -1,0 +1,256 @@
+//! The plug-in traits: each has one or two required methods and defaults for the rest.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::record::{JudgeLabel, ParadigmOutput, RetrievedChunk, TokenSource};
+use crate::types::{ParadigmId, Query, QueryType};
+
+/// Row-major matrix of embedding vectors.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Embeddings {
+    pub dim: usize,
+    pub data: Vec<f32>,
+}
+
+impl Embeddings {
+    pub fn new(dim: usize, data: Vec<f32>) -> Self {
+        assert!(dim > 0 && data.len() % dim == 0, "data is not a multiple of dim");
+        Embeddings { dim, data }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &[f32]> {
+        self.data.chunks_exact(self.dim.max(1))
+    }
+}
+
+/// A sentence encoder: text in, L2-normalised vectors out.
+pub trait Embedder: Send + Sync {
+    /// Identity recorded with results and used in cache keys (model and weights hash).
+    fn name(&self) -> &str;
+    fn dim(&self) -> usize;
+    /// Embeds a batch; row `i` is the vector of `texts[i]`, unit length.
+    fn embed(&self, texts: &[&str]) -> Result<Embeddings>;
+
+    /// Embeds one text.
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed(&[text])?.data)
+    }
+}
+
+/// A question as a retriever sees it: its text and, when already computed, its vector.
+#[derive(Debug, Clone, Copy)]
+pub struct RetrievalQuery<'a> {
+    pub text: &'a str,
+    pub vector: Option<&'a [f32]>,
+}
+
+/// Ranked chunks plus whatever the retrieval itself cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Retrieval {
+    /// Best first; `chunk_id` values are `Chunk::id`.
+    pub ranked: Vec<RetrievedChunk>,
+    /// LLM tokens spent while retrieving (entity extraction and the like).
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub trace: serde_json::Value,
+}
+
+/// A retriever primitive (NaiveRetriever, GraphRetriever, fusions of them).
+#[async_trait]
+pub trait Retriever: Send + Sync {
+    fn name(&self) -> &str;
+    async fn retrieve(&self, query: RetrievalQuery<'_>) -> Result<Retrieval>;
+}
+
+/// A chunk handed to a reader.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextChunk<'a> {
+    pub chunk_id: &'a str,
+    pub text: &'a str,
+    /// 0-based position in the context.
+    pub rank: usize,
+}
+
+/// A reader's answer and its cost.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Generation {
+    pub text: String,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub token_source: TokenSource,
+}
+
+/// The answering step: question and context in, answer out (an LLM or the offline reader).
+#[async_trait]
+pub trait Reader: Send + Sync {
+    /// Identity recorded with results.
+    fn identity(&self) -> String;
+    /// Answers `question` from `context`; an empty context means answer from parametric knowledge.
+    async fn answer(
+        &self,
+        question: &str,
+        qtype: QueryType,
+        context: &[ContextChunk<'_>],
+    ) -> Result<Generation>;
+}
+
+/// A judge's verdict and its cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub label: JudgeLabel,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+/// Labels a response against the gold answers.
+#[async_trait]
+pub trait Judge: Send + Sync {
+    fn identity(&self) -> String;
+    async fn judge(&self, query: &Query, response: &str) -> Result<Verdict>;
+}
+
+/// A RAG paradigm: runs one query end to end (retrieve, read), never judging itself.
+#[async_trait]
+pub trait Paradigm: Send + Sync {
+    fn id(&self) -> ParadigmId;
+    /// `vector` is the query's embedding, computed once per query by the harness.
+    async fn run(&self, query: &Query, vector: &[f32]) -> Result<ParadigmOutput>;
+
+    /// Settings that change this paradigm's behaviour beyond the shared configuration.
+    fn settings(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// Chat roles of the OpenAI-compatible API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+}
+
+/// One chat completion request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// Ask for a JSON reply.
+    pub json: bool,
+}
+
+/// Token usage as an endpoint reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub content: String,
+    /// `None` when the endpoint reported no usage (then callers count with cl100k).
+    pub usage: Option<Usage>,
+}
+
+impl ChatResponse {
+    /// Tokens in and out, from `usage` when present, else counted over the request and reply.
+    pub fn token_bill(&self, request: &ChatRequest) -> (u64, u64, TokenSource) {
+        match self.usage {
+            Some(u) => (u.prompt_tokens, u.completion_tokens, TokenSource::Usage),
+            None => {
+                let sent: u64 = request
+                    .messages
+                    .iter()
+                    .map(|m| crate::tokens::count(&m.content))
+                    .sum();
+                (
+                    sent,
+                    crate::tokens::count(&self.content),
+                    TokenSource::Cl100k,
+                )
+            }
+        }
+    }
+}
+
+/// A chat-completion LLM (the OpenAI-compatible client, or a scripted one in tests).
+#[async_trait]
+pub trait Llm: Send + Sync {
+    /// `model@base_url`: recorded with results; never contains a key.
+    fn identity(&self) -> String;
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_bill_prefers_usage_and_counts_otherwise() {
+        let req = ChatRequest {
+            messages: vec![ChatMessage::user("hello world")],
+            temperature: 0.0,
+            max_tokens: 10,
+            json: false,
+        };
+        let with = ChatResponse {
+            content: "hi".into(),
+            usage: Some(Usage {
+                prompt_tokens: 7,
+                completion_tokens: 3,
+            }),
+        };
+        assert_eq!(with.token_bill(&req), (7, 3, TokenSource::Usage));
+        let without = ChatResponse {
+            content: "hello world".into(),
+            usage: None,
+        };
+        assert_eq!(without.token_bill(&req), (2, 2, TokenSource::Cl100k));
+    }
+
+    #[test]
+    fn embeddings_rows() {
+        let e = Embeddings::new(2, vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e.row(2), &[0.6, 0.8]);
+        assert_eq!(e.rows().count(), 3);
+    }
+}

@@ -1,0 +1,256 @@
+//! The benchmark's nouns: documents, chunks, queries, query types and paradigm ids.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::BenchError;
+
+/// One source document of a corpus, as loaded (before chunking).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    /// Stable id inside the corpus (the data set's id, or its position when it has none).
+    pub id: String,
+    /// Title; empty when the data set has none.
+    pub title: String,
+    pub text: String,
+}
+
+impl Document {
+    /// The text that is chunked: `title + "\n" + text`, or the text alone when untitled (decisions.md).
+    pub fn chunk_source(&self) -> String {
+        if self.title.is_empty() {
+            self.text.clone()
+        } else {
+            format!("{}\n{}", self.title, self.text)
+        }
+    }
+}
+
+/// A retrieval unit: a window of a document's tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// `"{document id}#{window index}"`: stable across runs for the same corpus and chunking.
+    pub id: String,
+    /// Position of the chunk in the corpus's chunk list (its row in the vector index).
+    pub index: u32,
+    pub document: String,
+    pub text: String,
+    /// cl100k_base tokens of `text`.
+    pub tokens: u32,
+}
+
+/// Query type, as the paper groups them (Table 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryType {
+    Factual,
+    Reasoning,
+    Summary,
+    Other,
+}
+
+impl QueryType {
+    pub const ALL: [QueryType; 4] = [
+        QueryType::Factual,
+        QueryType::Reasoning,
+        QueryType::Summary,
+        QueryType::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryType::Factual => "factual",
+            QueryType::Reasoning => "reasoning",
+            QueryType::Summary => "summary",
+            QueryType::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for QueryType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for QueryType {
+    type Err = BenchError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        QueryType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "unknown query type {s:?}: expected factual, reasoning, summary or other"
+                ))
+            })
+    }
+}
+
+/// A gold answer and its accepted aliases.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GoldAnswer {
+    pub answer: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+impl GoldAnswer {
+    /// The answer followed by its aliases.
+    pub fn all(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.answer.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
+}
+
+/// A benchmark question with its gold answer and evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    pub id: String,
+    pub text: String,
+    pub qtype: QueryType,
+    pub gold: GoldAnswer,
+    /// Gold evidence as the data set states it (titles, sentences, triples), for the record.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// Gold evidence mapped to chunk ids; empty when the data did not allow a mapping.
+    #[serde(default)]
+    pub gold_chunks: Vec<String>,
+}
+
+/// The RAG paradigms a router chooses between (paper §3.2, plus the seeds' variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ParadigmId {
+    #[serde(rename = "llm-only")]
+    LlmOnly,
+    #[serde(rename = "naive")]
+    Naive,
+    #[serde(rename = "graph")]
+    Graph,
+    #[serde(rename = "hybrid")]
+    Hybrid,
+    #[serde(rename = "iterative")]
+    Iterative,
+    #[serde(rename = "iterative-graph")]
+    IterativeGraph,
+    #[serde(rename = "fusion")]
+    Fusion,
+}
+
+impl ParadigmId {
+    pub const ALL: [ParadigmId; 7] = [
+        ParadigmId::LlmOnly,
+        ParadigmId::Naive,
+        ParadigmId::Graph,
+        ParadigmId::Hybrid,
+        ParadigmId::Iterative,
+        ParadigmId::IterativeGraph,
+        ParadigmId::Fusion,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParadigmId::LlmOnly => "llm-only",
+            ParadigmId::Naive => "naive",
+            ParadigmId::Graph => "graph",
+            ParadigmId::Hybrid => "hybrid",
+            ParadigmId::Iterative => "iterative",
+            ParadigmId::IterativeGraph => "iterative-graph",
+            ParadigmId::Fusion => "fusion",
+        }
+    }
+
+    /// Whether the paradigm reads retrieved context (everything but LLM-only).
+    pub fn retrieves(self) -> bool {
+        self != ParadigmId::LlmOnly
+    }
+}
+
+impl fmt::Display for ParadigmId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ParadigmId {
+    type Err = BenchError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        ParadigmId::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                let known: Vec<_> = ParadigmId::ALL.iter().map(|p| p.as_str()).collect();
+                BenchError::Invalid(format!(
+                    "unknown paradigm {s:?}: known paradigms are {}",
+                    known.join(", ")
+                ))
+            })
+    }
+}
+
+/// A loaded, chunked corpus with its questions.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// Registry name (`demo`, `musique-dev`, ...).
+    pub name: String,
+    pub documents: Vec<Document>,
+    pub chunks: Vec<Chunk>,
+    pub queries: Vec<Query>,
+    /// sha256 over the documents, chunking settings and questions: a run's identity includes it.
+    pub content_hash: String,
+    /// Where the files were read from, for the record.
+    pub source: String,
+}
+
+impl Corpus {
+    /// Total cl100k tokens over all chunks.
+    pub fn chunk_tokens(&self) -> u64 {
+        self.chunks.iter().map(|c| u64::from(c.tokens)).sum()
+    }
+
+    /// Questions whose gold evidence mapped to at least one chunk.
+    pub fn queries_with_gold_chunks(&self) -> usize {
+        self.queries
+            .iter()
+            .filter(|q| !q.gold_chunks.is_empty())
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paradigm_ids_round_trip_through_text_and_serde() {
+        for p in ParadigmId::ALL {
+            assert_eq!(p.as_str().parse::<ParadigmId>().unwrap(), p);
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.as_str()));
+        }
+        let err = "graphrag".parse::<ParadigmId>().unwrap_err().to_string();
+        assert!(err.contains("iterative-graph"), "{err}");
+    }
+
+    #[test]
+    fn query_types_parse_case_insensitively() {
+        assert_eq!("Summary".parse::<QueryType>().unwrap(), QueryType::Summary);
+        assert!("creative".parse::<QueryType>().is_err());
+    }
+
+    #[test]
+    fn chunk_source_joins_title_and_text() {
+        let d = Document {
+            id: "1".into(),
+            title: "T".into(),
+            text: "body".into(),
+        };
+        assert_eq!(d.chunk_source(), "T\nbody");
+        let d = Document {
+            title: String::new(),
+            ..d
+        };
+        assert_eq!(d.chunk_source(), "body");
+    }
+}

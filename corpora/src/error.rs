@@ -1,0 +1,48 @@
+//! The corpora crate's error, wrapping the core's.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum CorpusError {
+    #[error(transparent)]
+    Core(#[from] bench_core::BenchError),
+    /// A data file that does not have the expected shape: file, record or line, field, expectation.
+    #[error("{file}: {location}: {message}")]
+    Malformed {
+        file: String,
+        location: String,
+        message: String,
+    },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("unknown corpus {name:?}; known corpora: {known}")]
+    UnknownCorpus { name: String, known: String },
+    #[error("encoder: {0}")]
+    Encoder(String),
+    #[error("index: {0}")]
+    Index(String),
+}
+
+impl CorpusError {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        CorpusError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+impl From<CorpusError> for bench_core::BenchError {
+    fn from(e: CorpusError) -> Self {
+        match e {
+            CorpusError::Core(c) => c,
+            other => bench_core::BenchError::Other(other.to_string()),
+        }
+    }
+}
+
+pub type Result<T, E = CorpusError> = std::result::Result<T, E>;

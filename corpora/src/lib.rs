@@ -1,0 +1,8 @@
+//! Corpus loaders, chunking, the local sentence encoder, the vector cache and the dense index.
+
+pub mod embed;
+pub mod error;
+pub mod index;
+pub mod load;
+
+pub use error::{CorpusError, Result};

@@ -1,0 +1,1 @@
+//! Loaders for the shared data sets and the generic JSONL format, chunking, and the corpus registry.

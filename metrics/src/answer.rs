@@ -1,0 +1,1 @@
+//! Answer-quality metrics (SQuAD EM and F1, answer recall, evidence recall) and the offline judge.

@@ -1,0 +1,1 @@
+//! Retriever primitives, the paradigms built on them, and the offline reader.

@@ -224,7 +224,10 @@ mod tests {
         let p = dir.path().join("c.toml");
         std::fs::write(&p, "seed = 7\n[retrieval]\ntop_k = 5\n").unwrap();
         let c = BenchConfig::from_toml_file(&p).unwrap();
-        assert_eq!((c.seed, c.retrieval.top_k, c.retrieval.context_budget), (7, 5, 8000));
+        assert_eq!(
+            (c.seed, c.retrieval.top_k, c.retrieval.context_budget),
+            (7, 5, 8000)
+        );
         std::fs::write(&p, "[retrieval]\ntopk = 5\n").unwrap();
         let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
         assert!(e.contains("c.toml") && e.contains("topk"), "{e}");

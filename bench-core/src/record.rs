@@ -139,7 +139,10 @@ pub struct QualityMetrics {
 pub enum Mode {
     Offline,
     /// `base_url` and `model` of the answering LLM; never a key.
-    Llm { base_url: String, model: String },
+    Llm {
+        base_url: String,
+        model: String,
+    },
 }
 
 impl Mode {

@@ -140,7 +140,8 @@ pub struct RunHandle {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
     pub paradigm: ParadigmId,
-    pub qtype: QueryType,
+    /// `None` for the paradigm's row over all query types.
+    pub qtype: Option<QueryType>,
     pub n: i64,
     pub errors: i64,
     pub correct: f64,
@@ -396,10 +397,18 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The end-of-run table: per paradigm and query type, computed from the stored rows.
+    /// The end-of-run table: per paradigm and query type, and per paradigm over all types,
+    /// computed from the stored rows.
     pub async fn summary(&self, run_id: i64) -> Result<Vec<SummaryRow>> {
-        let rows = sqlx::query(
-            "SELECT r.paradigm, q.qtype, count(*) AS n,
+        let mut out = Vec::new();
+        for by_type in [true, false] {
+            let (select, group) = if by_type {
+                ("q.qtype", "r.paradigm, q.qtype")
+            } else {
+                ("NULL", "r.paradigm")
+            };
+            let sql = format!(
+                "SELECT r.paradigm, {select} AS qtype, count(*) AS n,
                     sum(r.error IS NOT NULL) AS errors,
                     avg(r.judge_label = 'correct') AS correct,
                     avg(r.judge_label = 'no-answer') AS no_answer,
@@ -407,33 +416,37 @@ impl Store {
                     avg(r.context_tokens) AS context_tokens,
                     avg(r.latency_retrieval_ms + r.latency_generation_ms) AS latency_ms,
                     avg(r.tokens_retrieval_in + r.tokens_retrieval_out + r.tokens_generation_in + r.tokens_generation_out) AS total_tokens
-             FROM results r
-             JOIN runs u ON u.id = r.run_id
-             JOIN queries q ON q.corpus = u.corpus AND q.corpus_hash = u.corpus_hash AND q.query_id = r.query_id
-             WHERE r.run_id = ?
-             GROUP BY r.paradigm, q.qtype
-             ORDER BY r.paradigm, q.qtype",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            out.push(SummaryRow {
-                paradigm: r.get::<String, _>("paradigm").parse()?,
-                qtype: r.get::<String, _>("qtype").parse()?,
-                n: r.get("n"),
-                errors: r.get("errors"),
-                correct: r.get::<Option<f64>, _>("correct").unwrap_or(0.0),
-                no_answer: r.get::<Option<f64>, _>("no_answer").unwrap_or(0.0),
-                evidence_recall: r.get("evidence_recall"),
-                context_tokens: r.get::<Option<f64>, _>("context_tokens").unwrap_or(0.0),
-                latency_ms: r.get::<Option<f64>, _>("latency_ms").unwrap_or(0.0),
-                total_tokens: r.get::<Option<f64>, _>("total_tokens").unwrap_or(0.0),
-            });
+                 FROM results r
+                 JOIN runs u ON u.id = r.run_id
+                 JOIN queries q ON q.corpus = u.corpus AND q.corpus_hash = u.corpus_hash AND q.query_id = r.query_id
+                 WHERE r.run_id = ?
+                 GROUP BY {group}"
+            );
+            let rows = sqlx::query(&sql)
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.err(e))?;
+            for r in rows {
+                out.push(SummaryRow {
+                    paradigm: r.get::<String, _>("paradigm").parse()?,
+                    qtype: r
+                        .get::<Option<String>, _>("qtype")
+                        .map(|t| t.parse())
+                        .transpose()?,
+                    n: r.get("n"),
+                    errors: r.get("errors"),
+                    correct: r.get::<Option<f64>, _>("correct").unwrap_or(0.0),
+                    no_answer: r.get::<Option<f64>, _>("no_answer").unwrap_or(0.0),
+                    evidence_recall: r.get("evidence_recall"),
+                    context_tokens: r.get::<Option<f64>, _>("context_tokens").unwrap_or(0.0),
+                    latency_ms: r.get::<Option<f64>, _>("latency_ms").unwrap_or(0.0),
+                    total_tokens: r.get::<Option<f64>, _>("total_tokens").unwrap_or(0.0),
+                });
+            }
         }
-        out.sort_by_key(|r| (r.paradigm, r.qtype));
+        // Per paradigm: its query types in order, then its overall row.
+        out.sort_by_key(|r| (r.paradigm, r.qtype.is_none(), r.qtype));
         Ok(out)
     }
 }

@@ -16,7 +16,10 @@ pub struct Embeddings {
 
 impl Embeddings {
     pub fn new(dim: usize, data: Vec<f32>) -> Self {
-        assert!(dim > 0 && data.len() % dim == 0, "data is not a multiple of dim");
+        assert!(
+            dim > 0 && data.len() % dim == 0,
+            "data is not a multiple of dim"
+        );
         Embeddings { dim, data }
     }
 

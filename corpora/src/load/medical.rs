@@ -1,0 +1,159 @@
+//! GraphRAG-Bench Medical: `medical.json` (one textbook) and `medical_questions.json`.
+
+use bench_core::config::DataConfig;
+use bench_core::{Document, GoldAnswer, Query, QueryType};
+use serde_json::Value;
+use std::path::Path;
+
+use super::records::{parse_json_array, read_file, Record};
+use super::{Parsed, PendingQuery};
+use crate::error::Result;
+
+pub(crate) const CORPUS_FILE: &str = "medical.json";
+pub(crate) const QUESTIONS_FILE: &str = "medical_questions.json";
+
+/// GraphRAG-Bench's question types as the paper groups them; Creative Generation is left out
+/// (None) unless `include_creative`, then kept as `other`.
+fn map_type(raw: &str, include_creative: bool) -> Option<Option<QueryType>> {
+    match raw {
+        "Fact Retrieval" => Some(Some(QueryType::Factual)),
+        "Complex Reasoning" => Some(Some(QueryType::Reasoning)),
+        "Contextual Summarize" => Some(Some(QueryType::Summary)),
+        "Creative Generation" => Some(include_creative.then_some(QueryType::Other)),
+        _ => None,
+    }
+}
+
+/// The evidence field is one string of sentences joined by ";" (a list is accepted too); each
+/// sentence is gold evidence on its own.
+fn evidence_sentences(rec: &Record<'_>) -> Result<Vec<String>> {
+    let raw: Vec<&str> = match rec.get("evidence") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok(s.as_str()),
+                _ => Err(rec.error(&format!("evidence[{i}]"), "expected a string")),
+            })
+            .collect::<Result<_>>()?,
+        Some(_) => {
+            return Err(rec.error("evidence", "expected a string or an array of strings"));
+        }
+    };
+    Ok(raw
+        .into_iter()
+        .flat_map(|s| s.split(';'))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+pub(crate) fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed> {
+    let corpus_path = dir.join(CORPUS_FILE);
+    let corpus_file = corpus_path.display().to_string();
+    let records = parse_json_array(&corpus_file, &read_file(&corpus_path, hint)?)?;
+    let mut documents = Vec::with_capacity(records.len());
+    for (i, v) in records.iter().enumerate() {
+        let rec = Record::new(&corpus_file, format!("record [{i}]"), v)?;
+        // Untitled: the context alone gives the paper's 221,495 tokens and 538 chunks
+        // (a "Medical\n" title would add tokens and change the windows).
+        documents.push(Document {
+            id: format!("d{i}"),
+            title: String::new(),
+            text: rec.non_empty_str("context")?.to_string(),
+        });
+    }
+
+    let q_path = dir.join(QUESTIONS_FILE);
+    let queries_file = q_path.display().to_string();
+    let records = parse_json_array(&queries_file, &read_file(&q_path, hint)?)?;
+    let mut queries = Vec::with_capacity(records.len());
+    for (i, v) in records.iter().enumerate() {
+        let rec = Record::new(&queries_file, format!("record [{i}]"), v)?;
+        let id = rec.non_empty_str("id")?;
+        let rec = rec.with_id(id);
+        let raw_type = rec.str("question_type")?;
+        let Some(qtype) = map_type(raw_type, data.include_creative) else {
+            return Err(rec.error(
+                "question_type",
+                format_args!(
+                    "unknown type {raw_type:?}: expected Fact Retrieval, Complex Reasoning, \
+                     Contextual Summarize or Creative Generation"
+                ),
+            ));
+        };
+        let Some(qtype) = qtype else { continue };
+        let sentences = evidence_sentences(&rec)?;
+        queries.push(PendingQuery {
+            query: Query {
+                id: id.to_string(),
+                text: rec.non_empty_str("question")?.to_string(),
+                qtype,
+                gold: GoldAnswer {
+                    answer: rec.non_empty_str("answer")?.to_string(),
+                    aliases: Vec::new(),
+                },
+                evidence: sentences.clone(),
+                gold_chunks: Vec::new(),
+            },
+            location: rec.location().to_string(),
+            gold_docs: Vec::new(),
+            gold_sentences: sentences,
+        });
+    }
+    Ok(Parsed {
+        documents,
+        corpus_file,
+        queries,
+        queries_file,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_follow_the_paper() {
+        assert_eq!(
+            map_type("Fact Retrieval", false),
+            Some(Some(QueryType::Factual))
+        );
+        assert_eq!(
+            map_type("Complex Reasoning", false),
+            Some(Some(QueryType::Reasoning))
+        );
+        assert_eq!(
+            map_type("Contextual Summarize", false),
+            Some(Some(QueryType::Summary))
+        );
+        assert_eq!(map_type("Creative Generation", false), Some(None));
+        assert_eq!(
+            map_type("Creative Generation", true),
+            Some(Some(QueryType::Other))
+        );
+        assert_eq!(map_type("Trivia", true), None);
+    }
+
+    #[test]
+    fn evidence_is_split_into_sentences() {
+        let v = serde_json::json!({"evidence": "A is B.; C is D.;  ; E."});
+        let rec = Record::new("m.json", "record [0]".into(), &v).unwrap();
+        assert_eq!(
+            evidence_sentences(&rec).unwrap(),
+            ["A is B.", "C is D.", "E."]
+        );
+        let v = serde_json::json!({"evidence": ["A.", "B.; C."]});
+        let rec = Record::new("m.json", "record [0]".into(), &v).unwrap();
+        assert_eq!(evidence_sentences(&rec).unwrap(), ["A.", "B.", "C."]);
+        let v = serde_json::json!({"evidence": 3});
+        let rec = Record::new("m.json", "record [0]".into(), &v).unwrap();
+        assert!(evidence_sentences(&rec)
+            .unwrap_err()
+            .to_string()
+            .contains("\"evidence\""));
+    }
+}

@@ -1,0 +1,100 @@
+//! 2WikiMultihopQA as HippoRAG prepared it: passages `[{title,text}]`, questions with evidence triples.
+
+use bench_core::{Document, GoldAnswer, Query, QueryType};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::evidence::TitleIndex;
+use super::records::{parse_json_array, read_file, Record};
+use super::{Parsed, PendingQuery};
+use crate::error::Result;
+
+pub(crate) const CORPUS_FILE: &str = "2wikimultihopqa_corpus.json";
+pub(crate) const QUESTIONS_FILE: &str = "2wikimultihop_questions.json";
+
+/// Reads `[{title, text}]` passages; ids are positions (`p{index}`) because titles need not be
+/// unique. Shared with MuSiQue, whose corpus file has the same shape.
+pub(crate) fn read_passages(path: &Path, hint: &str) -> Result<(String, Vec<Document>)> {
+    let file = path.display().to_string();
+    let records = parse_json_array(&file, &read_file(path, hint)?)?;
+    let mut docs = Vec::with_capacity(records.len());
+    for (i, v) in records.iter().enumerate() {
+        let rec = Record::new(&file, format!("record [{i}]"), v)?;
+        docs.push(Document {
+            id: format!("p{i}"),
+            title: rec.str("title")?.to_string(),
+            text: rec.non_empty_str("text")?.to_string(),
+        });
+    }
+    Ok((file, docs))
+}
+
+/// The evidence triples `[[subject, relation, object], ...]`, each checked to be strings.
+fn triples<'a>(rec: &Record<'a>) -> Result<Vec<&'a [Value]>> {
+    rec.array("evidence")?
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match t {
+            Value::Array(parts) if !parts.is_empty() && parts.iter().all(Value::is_string) => {
+                Ok(parts.as_slice())
+            }
+            _ => Err(rec.error(
+                &format!("evidence[{i}]"),
+                "expected a triple [subject, relation, object] of strings",
+            )),
+        })
+        .collect()
+}
+
+pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
+    let (corpus_file, documents) = read_passages(&dir.join(CORPUS_FILE), hint)?;
+    let titles = TitleIndex::new(documents.iter().map(|d| d.title.as_str()));
+
+    let q_path = dir.join(QUESTIONS_FILE);
+    let queries_file = q_path.display().to_string();
+    let records = parse_json_array(&queries_file, &read_file(&q_path, hint)?)?;
+    let mut queries = Vec::with_capacity(records.len());
+    for (i, v) in records.iter().enumerate() {
+        let rec = Record::new(&queries_file, format!("record [{i}]"), v)?;
+        let id = rec.non_empty_str("id")?;
+        let rec = rec.with_id(id);
+        let triples = triples(&rec)?;
+        // The passage about each triple's subject is a supporting passage.
+        let mut gold_docs = BTreeSet::new();
+        for t in &triples {
+            let subject = t[0].as_str().unwrap_or_default();
+            if let Some(docs) = titles.lookup(subject) {
+                gold_docs.extend(docs.iter().copied());
+            }
+        }
+        queries.push(PendingQuery {
+            query: Query {
+                id: id.to_string(),
+                text: rec.non_empty_str("question")?.to_string(),
+                // Every 2Wiki question type (compositional, comparison, inference,
+                // bridge_comparison) needs two or more passages.
+                qtype: QueryType::Reasoning,
+                gold: GoldAnswer {
+                    answer: rec.non_empty_str("answer")?.to_string(),
+                    aliases: Vec::new(),
+                },
+                // Each triple as compact JSON: the raw evidence, unambiguous.
+                evidence: triples
+                    .iter()
+                    .map(|t| Value::Array(t.to_vec()).to_string())
+                    .collect(),
+                gold_chunks: Vec::new(),
+            },
+            location: rec.location().to_string(),
+            gold_docs: gold_docs.into_iter().collect(),
+            gold_sentences: Vec::new(),
+        });
+    }
+    Ok(Parsed {
+        documents,
+        corpus_file,
+        queries,
+        queries_file,
+    })
+}

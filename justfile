@@ -1,0 +1,40 @@
+# ragrouter-bench recipes. `cargo install just` to use them; nothing here is needed for the
+# README's set-up, main command or tests.
+
+default:
+    @just --list
+
+# Fetch and verify the sentence encoder's weights (otherwise done on first use).
+setup:
+    cargo run --release -- setup
+
+# Run every available paradigm over a corpus (demo, medical, 2wiki, musique-dev, jsonl:<dir>).
+bench corpus *args:
+    cargo run --release -- bench {{corpus}} {{args}}
+
+# The known corpora and where their files are looked for.
+corpora:
+    cargo run --release -- corpora
+
+# Corpus metrics of raw files: just metrics --edges FILE.tsv --embeddings FILE.f32 --dim 384
+metrics *args:
+    cargo run --release -- metrics {{args}}
+
+# The test suite, exactly as CI runs it.
+test:
+    bash .ci/run
+
+# Performance benchmarks: each prints its ratio against a baseline measured in the same run.
+perf:
+    cargo run --release -p corpora --example perf_encoder
+    cargo run --release -p corpora --example perf_search
+    cargo run --release -p metrics --example perf_metrics
+
+# The dense-search benchmark with faiss as the side-by-side baseline
+# (needs: apt-get install -y cmake libopenblas-dev; builds FAISS from source, ~5 min).
+perf-faiss:
+    cargo run --release -p corpora --features faiss --example perf_search
+
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --all-targets -- -D warnings

@@ -1,0 +1,169 @@
+//! Times every corpus metric on a seeded synthetic input of MuSiQue's size (run with --release).
+//!
+//! `cargo run --release -p metrics --example perf_metrics [-- SEED]`
+
+use std::fmt::Write as _;
+use std::io::Cursor;
+use std::time::Instant;
+
+use metrics::corpus::embedding::{self, HUBNESS_K};
+use metrics::corpus::graph::{self, Graph};
+use metrics::corpus::knn;
+use metrics::corpus::CorpusMetrics;
+
+const NODES: usize = 206_738;
+const TRIPLES: usize = 276_898;
+const RELATIONS: usize = 44_766;
+const ROWS: usize = 21_153;
+const DIM: usize = 384;
+
+/// SplitMix64: tiny, seedable, good enough for synthetic data.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.unit() * n as f64) as usize
+    }
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let u = 1.0 - self.unit();
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// A KG-like TSV: every node appears, hub-heavy tails, some local closure (triangles),
+/// Zipf-like relations, a few self-loops and repeated triples.
+fn synthetic_tsv(rng: &mut SplitMix) -> String {
+    let mut out = String::with_capacity(TRIPLES * 40);
+    for t in 0..TRIPLES {
+        let head = if t < NODES { t } else { rng.below(NODES) };
+        let roll = rng.unit();
+        let tail = if roll < 0.002 {
+            head
+        } else if roll < 0.35 {
+            (head + 1 + rng.below(6)) % NODES
+        } else {
+            // u^3 concentrates tails on low ids: a few hubs with large degree.
+            (NODES as f64 * rng.unit().powi(3)) as usize
+        };
+        let relation = if t < RELATIONS {
+            t
+        } else {
+            (RELATIONS as f64 * rng.unit().powi(2)) as usize
+        };
+        writeln!(out, "entity_{head:06}\trel_{relation}\tentity_{tail:06}").unwrap();
+    }
+    out
+}
+
+/// Clustered unit-ish vectors (the metrics normalise them) with ~1% exact duplicate rows.
+fn synthetic_embeddings(rng: &mut SplitMix) -> Vec<f32> {
+    let centres: Vec<Vec<f64>> = (0..300)
+        .map(|_| (0..DIM).map(|_| rng.normal()).collect())
+        .collect();
+    let mut data = Vec::with_capacity(ROWS * DIM);
+    for r in 0..ROWS {
+        if r > 0 && rng.unit() < 0.01 {
+            let src = rng.below(r);
+            let copy = data[src * DIM..(src + 1) * DIM].to_vec();
+            data.extend(copy);
+            continue;
+        }
+        let c = &centres[rng.below(centres.len())];
+        let row: Vec<f64> = c.iter().map(|&x| 0.8 * x + rng.normal()).collect();
+        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+        data.extend(row.iter().map(|&x| (x / norm) as f32));
+    }
+    data
+}
+
+fn timed<T>(label: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let value = f();
+    println!("{label:<28} {:>9.3} s", start.elapsed().as_secs_f64());
+    value
+}
+
+fn main() {
+    let seed: u64 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("seed must be an integer"))
+        .unwrap_or(20_240_611);
+    println!(
+        "threads: {}, seed {seed}; generating {NODES} nodes / {TRIPLES} triples / {RELATIONS} relations, {ROWS} x {DIM} embeddings",
+        rayon::current_num_threads()
+    );
+    let mut rng = SplitMix(seed);
+    let tsv = synthetic_tsv(&mut rng);
+    let data = synthetic_embeddings(&mut rng);
+
+    println!("-- per metric (sequential stages)");
+    let total = Instant::now();
+    let list = timed("parse TSV", || {
+        graph::parse_edges_tsv(Cursor::new(tsv.as_bytes()), "synthetic.tsv").unwrap()
+    });
+    let g = timed("graph build (dedup, CSR)", || Graph::from_edge_list(&list));
+    let (cc, lcc) = timed("connected components", || graph::components(&g));
+    let clustering = timed("average clustering", || graph::average_clustering(&g));
+    let gm = timed("counts/density/degree", || {
+        graph::metrics_from_parts(&list, &g, cc, lcc, clustering)
+    });
+    let unit = timed("L2-normalise rows", || {
+        embedding::unit_rows(&data, DIM).unwrap()
+    });
+    let nn = timed("kNN pass (k=10, r1, r2)", || {
+        knn::knn_pass(&unit, HUBNESS_K)
+    });
+    let two = timed("TwoNN (mle + linear fit)", || {
+        embedding::twonn(&nn.r1, &nn.r2)
+    });
+    let hub = timed("hubness (N_10 skew)", || embedding::hubness(&nn));
+    let raw64: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
+    let disp = timed("dispersion (raw centroid)", || {
+        embedding::dispersion(&raw64, DIM)
+    });
+    let disp_unit = timed("dispersion (unit centroid)", || {
+        embedding::dispersion(&unit.f64, DIM)
+    });
+    let em = embedding::metrics_from_parts(unit.rows, DIM, &two, &hub, &disp, &disp_unit);
+    println!(
+        "{:<28} {:>9.3} s",
+        "TOTAL (stages)",
+        total.elapsed().as_secs_f64()
+    );
+
+    println!("-- whole pass through the public entry points");
+    let whole = Instant::now();
+    let list2 = graph::parse_edges_tsv(Cursor::new(tsv.as_bytes()), "synthetic.tsv").unwrap();
+    let (gm2, em2) = rayon::join(
+        || graph::graph_metrics(&list2),
+        || embedding::embedding_metrics(&data, DIM).unwrap(),
+    );
+    println!(
+        "{:<28} {:>9.3} s",
+        "TOTAL (whole)",
+        whole.elapsed().as_secs_f64()
+    );
+    assert_eq!(gm, gm2, "stage-wise and whole graph metrics differ");
+    assert_eq!(em, em2, "stage-wise and whole embedding metrics differ");
+
+    let report = CorpusMetrics {
+        graph: Some(gm),
+        embeddings: Some(em),
+    };
+    for (k, v) in report.flat_map() {
+        println!("  {k:<48} {v}");
+    }
+}

@@ -1,0 +1,293 @@
+//! Embedding-space metrics: TwoNN intrinsic dimension, hubness (skewness of N_10) and dispersion.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::error::MetricsError;
+use super::knn::{knn_pass, KnnResult, UnitRows};
+use super::neumaier_sum;
+
+/// Neighbourhood size of the hubness metric (`hubness_skew_k10`).
+pub const HUBNESS_K: usize = 10;
+
+/// Decodes raw little-endian float32, row-major; errors name the byte offset that is wrong.
+pub fn parse_f32_le(bytes: &[u8], dim: usize, file: &str) -> Result<Vec<f32>, MetricsError> {
+    let bad = |offset: usize, message: String| MetricsError::BadBytes {
+        file: file.to_owned(),
+        offset: offset as u64,
+        message,
+    };
+    if dim == 0 {
+        return Err(MetricsError::Invalid(format!(
+            "{file}: dimension must be at least 1"
+        )));
+    }
+    if bytes.is_empty() {
+        return Err(bad(0, "empty file: no embedding rows".to_owned()));
+    }
+    let row_bytes = 4 * dim;
+    if bytes.len() % row_bytes != 0 {
+        let whole = bytes.len() - bytes.len() % row_bytes;
+        return Err(bad(
+            whole,
+            format!(
+                "file length {} is not a multiple of 4 * dim = {row_bytes}: {} trailing bytes \
+                 after {} whole rows (wrong --dim, or not raw float32?)",
+                bytes.len(),
+                bytes.len() - whole,
+                whole / row_bytes
+            ),
+        ));
+    }
+    let mut data = Vec::with_capacity(bytes.len() / 4);
+    for (i, chunk) in bytes.chunks_exact(4).enumerate() {
+        let x = f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        if !x.is_finite() {
+            return Err(bad(
+                4 * i,
+                format!(
+                    "row {}, column {}: value {x} is not finite",
+                    i / dim,
+                    i % dim
+                ),
+            ));
+        }
+        data.push(x);
+    }
+    Ok(data)
+}
+
+/// Reads a raw little-endian float32 file of `dim` columns.
+pub fn read_f32_file(path: &Path, dim: usize) -> Result<Vec<f32>, MetricsError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| MetricsError::io(format!("reading {name}"), e))?;
+    parse_f32_le(&bytes, dim, &name)
+}
+
+/// L2-normalises every row (in float64); a zero row cannot be normalised and is an error.
+pub fn unit_rows(data: &[f32], dim: usize) -> Result<UnitRows, MetricsError> {
+    check_shape(data, dim)?;
+    let rows = data.len() / dim;
+    let mut f64_rows: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
+    for (r, row) in f64_rows.chunks_exact_mut(dim).enumerate() {
+        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm == 0.0 || !norm.is_finite() {
+            return Err(MetricsError::Invalid(format!(
+                "embedding row {r} (byte offset {}) has norm {norm}: cannot be L2-normalised",
+                r * dim * 4
+            )));
+        }
+        row.iter_mut().for_each(|x| *x /= norm);
+    }
+    let f32_rows = f64_rows.iter().map(|&x| x as f32).collect();
+    Ok(UnitRows {
+        rows,
+        dim,
+        f64: f64_rows,
+        f32: f32_rows,
+    })
+}
+
+fn check_shape(data: &[f32], dim: usize) -> Result<(), MetricsError> {
+    if dim == 0 || data.len() % dim != 0 {
+        return Err(MetricsError::Invalid(format!(
+            "{} values do not form rows of dimension {dim}",
+            data.len()
+        )));
+    }
+    Ok(())
+}
+
+/// TwoNN estimates from per-row r1, r2.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TwoNn {
+    /// The paper's maximum-likelihood form N / sum(ln mu).
+    pub mle: f64,
+    /// Facco et al.'s fit through the origin on the smallest 90% of ln mu.
+    pub linear_p90: f64,
+    pub points_used: usize,
+    /// Rows with r1 == 0 (an exact duplicate elsewhere), left out of both estimates.
+    pub dropped_r1_zero: usize,
+}
+
+/// TwoNN from the two nearest-neighbour distances (NaN rows, i.e. fewer than 3 rows, are skipped).
+pub fn twonn(r1: &[f64], r2: &[f64]) -> TwoNn {
+    let dropped = r1.iter().filter(|&&r| r == 0.0).count();
+    let mut log_mu: Vec<f64> = r1
+        .iter()
+        .zip(r2)
+        .filter(|(a, b)| **a > 0.0 && b.is_finite())
+        .map(|(a, b)| (b / a).ln())
+        .collect();
+    let n = log_mu.len();
+    let nf = n as f64;
+    let mle = if n == 0 {
+        f64::NAN
+    } else {
+        nf / neumaier_sum(log_mu.iter().copied())
+    };
+    log_mu.sort_unstable_by(f64::total_cmp);
+    // floor(0.9 N) in integers: 0.9f64 lies above 0.9, so the float product never falls below it.
+    let keep = 9 * n / 10;
+    let (mut sxy, mut sxx) = (Vec::with_capacity(keep), Vec::with_capacity(keep));
+    for (i, &x) in log_mu.iter().take(keep).enumerate() {
+        // y_i = -ln(1 - i/N), i = 1..keep
+        let y = -(-((i + 1) as f64 / nf)).ln_1p();
+        sxy.push(x * y);
+        sxx.push(x * x);
+    }
+    let linear_p90 = if keep == 0 {
+        f64::NAN
+    } else {
+        neumaier_sum(sxy) / neumaier_sum(sxx)
+    };
+    TwoNn {
+        mle,
+        linear_p90,
+        points_used: n,
+        dropped_r1_zero: dropped,
+    }
+}
+
+/// Hubness from the k-occurrence counts N_k.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hubness {
+    /// Population skewness m3 / m2^1.5 of N_k; NaN when every N_k is equal.
+    pub skew: f64,
+    pub nk_max: usize,
+    pub nk_zero: usize,
+    /// N_k of every row.
+    pub counts: Vec<u32>,
+}
+
+pub fn hubness(knn: &KnnResult) -> Hubness {
+    let n = knn.r1.len();
+    let mut counts = vec![0u32; n];
+    for &j in &knn.neighbours {
+        counts[j as usize] += 1;
+    }
+    let nf = n as f64;
+    let mean = counts.iter().map(|&c| u64::from(c)).sum::<u64>() as f64 / nf;
+    let dev = || counts.iter().map(|&c| f64::from(c) - mean);
+    let m2 = neumaier_sum(dev().map(|d| d * d)) / nf;
+    let m3 = neumaier_sum(dev().map(|d| d * d * d)) / nf;
+    let skew = if m2 > 0.0 {
+        m3 / m2.powf(1.5)
+    } else {
+        f64::NAN
+    };
+    Hubness {
+        skew,
+        nk_max: counts.iter().copied().max().unwrap_or(0) as usize,
+        nk_zero: counts.iter().filter(|&&c| c == 0).count(),
+        counts,
+    }
+}
+
+/// Mean, population std, min and max of a set of cosine distances.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DispersionStats {
+    pub mean: f64,
+    pub std: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Cosine distances 1 - cos(x, centroid), the centroid being the mean of the rows as given.
+pub fn dispersion(rows: &[f64], dim: usize) -> DispersionStats {
+    let n = rows.len() / dim;
+    if n == 0 {
+        let nan = f64::NAN;
+        return DispersionStats {
+            mean: nan,
+            std: nan,
+            min: nan,
+            max: nan,
+        };
+    }
+    let centroid: Vec<f64> = (0..dim)
+        .map(|c| neumaier_sum((0..n).map(|r| rows[r * dim + c])) / n as f64)
+        .collect();
+    let c_norm = centroid.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let dist: Vec<f64> = rows
+        .par_chunks_exact(dim)
+        .map(|x| {
+            let dot: f64 = x.iter().zip(&centroid).map(|(a, b)| a * b).sum();
+            let x_norm = x.iter().map(|a| a * a).sum::<f64>().sqrt();
+            1.0 - dot / (x_norm * c_norm)
+        })
+        .collect();
+    let mean = neumaier_sum(dist.iter().copied()) / n as f64;
+    let var = neumaier_sum(dist.iter().map(|d| (d - mean) * (d - mean))) / n as f64;
+    DispersionStats {
+        mean,
+        std: var.sqrt(),
+        min: dist.iter().copied().fold(f64::INFINITY, f64::min),
+        max: dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+/// The embedding metrics, keyed as in metric-fixtures' `expected.json` (`embeddings.*`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingMetrics {
+    pub rows: u64,
+    pub dim: u64,
+    pub twonn_mle: f64,
+    pub twonn_linear_p90: f64,
+    pub twonn_points_used: u64,
+    pub twonn_points_dropped_r1_zero: u64,
+    pub hubness_skew_k10: f64,
+    pub hubness_nk_max: u64,
+    pub hubness_nk_zero: u64,
+    /// Dispersion around the centroid of the raw rows (the indicator).
+    pub dispersion_mean: f64,
+    pub dispersion_std: f64,
+    pub dispersion_min: f64,
+    pub dispersion_max: f64,
+    /// Dispersion around the centroid of the L2-normalised rows, for comparison.
+    pub dispersion_unitrow_centroid: DispersionStats,
+}
+
+/// Assembles [`EmbeddingMetrics`] from separately computed parts (lets a caller time each part).
+pub fn metrics_from_parts(
+    rows: usize,
+    dim: usize,
+    two: &TwoNn,
+    hub: &Hubness,
+    raw: &DispersionStats,
+    unit: &DispersionStats,
+) -> EmbeddingMetrics {
+    EmbeddingMetrics {
+        rows: rows as u64,
+        dim: dim as u64,
+        twonn_mle: two.mle,
+        twonn_linear_p90: two.linear_p90,
+        twonn_points_used: two.points_used as u64,
+        twonn_points_dropped_r1_zero: two.dropped_r1_zero as u64,
+        hubness_skew_k10: hub.skew,
+        hubness_nk_max: hub.nk_max as u64,
+        hubness_nk_zero: hub.nk_zero as u64,
+        dispersion_mean: raw.mean,
+        dispersion_std: raw.std,
+        dispersion_min: raw.min,
+        dispersion_max: raw.max,
+        dispersion_unitrow_centroid: *unit,
+    }
+}
+
+/// All embedding metrics of a row-major float32 matrix with `dim` columns.
+pub fn embedding_metrics(data: &[f32], dim: usize) -> Result<EmbeddingMetrics, MetricsError> {
+    let unit = unit_rows(data, dim)?;
+    let raw64: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
+    let (knn, (raw, unit_disp)) = rayon::join(
+        || knn_pass(&unit, HUBNESS_K),
+        || (dispersion(&raw64, dim), dispersion(&unit.f64, dim)),
+    );
+    let two = twonn(&knn.r1, &knn.r2);
+    let hub = hubness(&knn);
+    Ok(metrics_from_parts(
+        unit.rows, dim, &two, &hub, &raw, &unit_disp,
+    ))
+}

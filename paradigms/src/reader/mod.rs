@@ -1,0 +1,7 @@
+//! Readers turn a question and its context into an answer: the offline BM25 reader or an LLM.
+
+mod llm;
+mod offline;
+
+pub use llm::LlmReader;
+pub use offline::{split_sentences, OfflineReader};

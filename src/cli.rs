@@ -1,0 +1,90 @@
+//! Command-line definitions (clap derive); no logic lives here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ragrouter",
+    version,
+    about = "Benchmark harness for adaptive RAG routing (RAGRouter-Bench)",
+    long_about = "Runs RAG paradigms over real corpora, stores one (query, corpus, paradigm, performance) \
+tuple per run in SQLite, characterises corpora and evaluates routers. With no LLM endpoint configured \
+everything runs offline, deterministically, and every record says `offline`."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Log filter (tracing env-filter syntax), also read from RAGROUTER_LOG.
+    #[arg(long, global = true, env = "RAGROUTER_LOG", default_value = "warn")]
+    pub log: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run paradigms over a corpus's questions and store the tuples.
+    Bench(BenchArgs),
+    /// List the known corpora and where their files are looked for.
+    Corpora(DataArgs),
+    /// Fetch and verify the local sentence encoder's weights (done on first use otherwise).
+    Setup(SetupArgs),
+    // METRICS-DOC Corpus metrics of raw files (edge list TSV and/or float32 embeddings).
+    // METRICS-CMD
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DataArgs {
+    /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// Directory for the encoder's weights (else $RAGROUTER_MODEL_DIR, else the user cache).
+    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
+    pub corpus: String,
+    /// Comma-separated paradigm ids.
+    #[arg(long, value_delimiter = ',', default_values_t = default_paradigms())]
+    pub paradigms: Vec<String>,
+    /// Run only the first N questions (in file order).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Results database.
+    #[arg(long, default_value = ".ragrouter/results.sqlite")]
+    pub db: PathBuf,
+    /// Directory for cached vectors.
+    #[arg(long, default_value = ".ragrouter/cache")]
+    pub cache_dir: PathBuf,
+    /// TOML configuration overriding the defaults of decisions.md.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Seed recorded with the run (overrides the configuration's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Start a new run even if one with the same configuration exists.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Queries answered concurrently.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Directory of the encoder's weights.
+    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+}
+
+fn default_paradigms() -> Vec<String> {
+    crate::bench::AVAILABLE
+        .iter()
+        .map(|p| p.as_str().to_owned())
+        .collect()
+}

@@ -1,0 +1,5 @@
+//! Sub-commands other than `bench`.
+
+pub mod corpora;
+// pub mod metrics; (arrives with the metrics work)
+pub mod setup;

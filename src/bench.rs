@@ -43,6 +43,8 @@ struct Shared {
     judge: Arc<dyn Judge>,
     mode: String,
     config_hash: String,
+    /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
+    fault_delay: Option<std::time::Duration>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -158,6 +160,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             judge,
             mode: mode.label(),
             config_hash: spec.config_hash(),
+            fault_delay: std::env::var("RAGROUTER_FAULT_DELAY_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis),
         });
         let interrupted = execute(
             &shared,
@@ -311,6 +317,10 @@ async fn execute(
             tasks.spawn(async move {
                 let record =
                     answer_one(&shared, paradigm.as_ref(), &queries[qi], vectors.row(qi)).await;
+                if let Some(delay) = shared.fault_delay {
+                    // Fault-injection knob: widens the window in which a kill lands mid-run.
+                    tokio::time::sleep(delay).await;
+                }
                 shared.store.write_result(shared.run_id, &record).await
             });
         }

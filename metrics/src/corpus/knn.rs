@@ -155,7 +155,7 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
         .flat_map(|bi| (bi..blocks).map(move |bj| (bi, bj)))
         .collect();
     let span = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
-    pairs
+    let r = pairs
         .par_iter()
         .fold(
             || (TopLists::new(n, cap), vec![0f32; BLOCK * BLOCK]),
@@ -163,12 +163,15 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
                 let (i0, i1) = span(bi);
                 let (j0, j1) = span(bj);
                 let w = j1 - j0;
+                let t0 = std::time::Instant::now();
                 gram_block(
                     &rows.f32[i0 * dim..i1 * dim],
                     &rows.f32[j0 * dim..j1 * dim],
                     dim,
                     &mut gram,
                 );
+                GEMM_NS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+                let t0 = std::time::Instant::now();
                 for i in i0..i1 {
                     let line = &gram[(i - i0) * w..(i - i0 + 1) * w];
                     // Each unordered pair is visited once and feeds both rows' lists.
@@ -182,13 +185,18 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
                         }
                     }
                 }
+                SCAN_NS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
                 (top, gram)
             },
         )
         .map(|(top, _)| top)
         .reduce_with(TopLists::merge)
-        .unwrap_or_else(|| TopLists::new(n, cap))
+        .unwrap_or_else(|| TopLists::new(n, cap));
+    eprintln!("gemm {} ms scan {} ms (thread-summed)", GEMM_NS.load(std::sync::atomic::Ordering::Relaxed)/1000000, SCAN_NS.load(std::sync::atomic::Ordering::Relaxed)/1000000);
+    r
 }
+static GEMM_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static SCAN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn dot64(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

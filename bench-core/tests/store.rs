@@ -1,0 +1,186 @@
+//! The results store: migrations, resume semantics, atomic rows and the summary.
+
+use bench_core::store::SCHEMA_VERSION;
+use bench_core::{
+    BenchConfig, Chunk, Corpus, Document, GoldAnswer, JudgeLabel, ParadigmId, ParadigmOutput,
+    QualityMetrics, Query, QueryType, ResultRecord, RunSpec, Store,
+};
+
+fn corpus() -> Corpus {
+    let q = |id: &str, t: QueryType| Query {
+        id: id.into(),
+        text: format!("question {id}"),
+        qtype: t,
+        gold: GoldAnswer {
+            answer: "a".into(),
+            aliases: vec![],
+        },
+        evidence: vec![],
+        gold_chunks: vec!["d#0".into()],
+    };
+    Corpus {
+        name: "t".into(),
+        documents: vec![Document {
+            id: "d".into(),
+            title: String::new(),
+            text: "text".into(),
+        }],
+        chunks: vec![Chunk {
+            id: "d#0".into(),
+            index: 0,
+            document: "d".into(),
+            text: "text".into(),
+            tokens: 1,
+        }],
+        queries: vec![q("q1", QueryType::Factual), q("q2", QueryType::Reasoning)],
+        content_hash: "h1".into(),
+        source: "test".into(),
+    }
+}
+
+fn spec<'a>(c: &'a Corpus, cfg: &'a BenchConfig) -> RunSpec<'a> {
+    RunSpec {
+        corpus: c,
+        config: cfg,
+        mode: "offline".into(),
+        reader: "r".into(),
+        judge: "j".into(),
+        embedder: "e".into(),
+        crate_version: "0".into(),
+    }
+}
+
+fn record(q: &str, p: ParadigmId, label: Option<JudgeLabel>, error: Option<&str>) -> ResultRecord {
+    ResultRecord {
+        query_id: q.into(),
+        paradigm: p,
+        output: ParadigmOutput {
+            answer: "an answer".into(),
+            context_tokens: 10,
+            ..Default::default()
+        },
+        judge: label,
+        quality: QualityMetrics {
+            evidence_recall: Some(1.0),
+            ..Default::default()
+        },
+        mode: "offline".into(),
+        config_hash: "c".into(),
+        error: error.map(str::to_owned),
+    }
+}
+
+#[tokio::test]
+async fn a_rerun_resumes_and_fresh_starts_a_new_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub/r.sqlite");
+    let (c, cfg) = (corpus(), BenchConfig::default());
+    let store = Store::open(&path).await.unwrap();
+    store.upsert_corpus(&c).await.unwrap();
+    let run = store.start_run(&spec(&c, &cfg), false).await.unwrap();
+    assert!(!run.resumed);
+    store
+        .write_result(run.id, &record("q1", ParadigmId::Naive, Some(JudgeLabel::Correct), None))
+        .await
+        .unwrap();
+    store
+        .write_result(run.id, &record("q2", ParadigmId::Naive, None, Some("timeout")))
+        .await
+        .unwrap();
+    drop(store);
+
+    // Reopened: same spec resumes the same run; only the error-free tuple counts as finished.
+    let store = Store::open(&path).await.unwrap();
+    store.upsert_corpus(&c).await.unwrap();
+    let again = store.start_run(&spec(&c, &cfg), false).await.unwrap();
+    assert_eq!((again.id, again.resumed), (run.id, true));
+    let done = store.finished_pairs(run.id).await.unwrap();
+    assert_eq!(done.len(), 1);
+    assert!(done.contains(&("q1".to_owned(), ParadigmId::Naive)));
+
+    // The retried tuple replaces its failed row: still one row per (query, paradigm).
+    store
+        .write_result(run.id, &record("q2", ParadigmId::Naive, Some(JudgeLabel::Incorrect), None))
+        .await
+        .unwrap();
+    assert_eq!(store.count_results(run.id).await.unwrap(), 2);
+    assert_eq!(store.finished_pairs(run.id).await.unwrap().len(), 2);
+
+    let fresh = store.start_run(&spec(&c, &cfg), true).await.unwrap();
+    assert!(fresh.id > run.id && !fresh.resumed);
+    assert_eq!(store.count_results(fresh.id).await.unwrap(), 0);
+
+    // A different configuration is a different run.
+    let other = BenchConfig {
+        seed: 7,
+        ..BenchConfig::default()
+    };
+    let r3 = store.start_run(&spec(&c, &other), false).await.unwrap();
+    assert!(!r3.resumed);
+}
+
+#[tokio::test]
+async fn summary_groups_by_paradigm_and_type_from_the_rows() {
+    let store = Store::open_in_memory().await.unwrap();
+    let (c, cfg) = (corpus(), BenchConfig::default());
+    store.upsert_corpus(&c).await.unwrap();
+    let run = store.start_run(&spec(&c, &cfg), false).await.unwrap();
+    for (q, label) in [("q1", JudgeLabel::Correct), ("q2", JudgeLabel::NoAnswer)] {
+        store
+            .write_result(run.id, &record(q, ParadigmId::Naive, Some(label), None))
+            .await
+            .unwrap();
+    }
+    let rows = store.summary(run.id).await.unwrap();
+    let kinds: Vec<_> = rows.iter().map(|r| (r.paradigm, r.qtype)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (ParadigmId::Naive, Some(QueryType::Factual)),
+            (ParadigmId::Naive, Some(QueryType::Reasoning)),
+            (ParadigmId::Naive, None),
+        ]
+    );
+    let all = &rows[2];
+    assert_eq!((all.n, all.errors), (2, 0));
+    assert_eq!((all.correct, all.no_answer), (0.5, 0.5));
+    assert_eq!(all.evidence_recall, Some(1.0));
+    assert_eq!(all.context_tokens, 10.0);
+}
+
+#[tokio::test]
+async fn schema_is_versioned_and_a_newer_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    let store = Store::open(&path).await.unwrap();
+    let v: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION);
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+    sqlx::raw_sql(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1))
+        .execute(store.pool())
+        .await
+        .unwrap();
+    drop(store);
+    let err = Store::open(&path).await.unwrap_err().to_string();
+    assert!(err.contains("newer"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unwritable_path_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    // A database "inside" a regular file cannot be created.
+    let err = Store::open(&file.join("r.sqlite"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("plain-file"), "{err}");
+}

@@ -102,19 +102,11 @@ impl Default for JudgeConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct DataConfig {
     /// Keep GraphRAG-Bench's Creative Generation questions (the paper leaves them out).
     pub include_creative: bool,
-}
-
-impl Default for DataConfig {
-    fn default() -> Self {
-        DataConfig {
-            include_creative: false,
-        }
-    }
 }
 
 /// Everything that decides a run's results. Two runs with equal hashes are the same run.

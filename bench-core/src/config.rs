@@ -87,6 +87,80 @@ impl Default for OfflineReaderConfig {
     }
 }
 
+/// GraphRAG (Algorithm 4) settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GraphConfig {
+    /// Nearest graph entities looked up per query entity.
+    pub link_k: usize,
+    /// Seeds kept after max-pooling.
+    pub seed_k: usize,
+    /// Minimum entity similarity for a seed.
+    pub min_entity_similarity: f32,
+    pub damping: f64,
+    /// Nodes with a PPR score below this are dropped.
+    pub min_ppr_score: f64,
+    pub top_nodes: usize,
+    pub max_triplets: usize,
+    /// `push` (approximate, local) or `exact` (power iteration).
+    pub ppr_engine: String,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        GraphConfig {
+            link_k: 20,
+            seed_k: 20,
+            min_entity_similarity: 0.4,
+            damping: 0.85,
+            min_ppr_score: 1e-5,
+            top_nodes: 100,
+            max_triplets: 500,
+            ppr_engine: "push".into(),
+        }
+    }
+}
+
+/// HybridRAG and Fusion settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HybridConfig {
+    /// `rrf` (the paper's text) or `interleave` (the paper's public code).
+    pub fusion: String,
+    pub rrf_k: f64,
+}
+
+impl Default for HybridConfig {
+    fn default() -> Self {
+        HybridConfig {
+            fusion: "rrf".into(),
+            rrf_k: 60.0,
+        }
+    }
+}
+
+/// IterativeRAG (Algorithm 3) settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IterativeConfig {
+    /// Retrieval rounds after the direct answer of round 0.
+    pub max_rounds: usize,
+    pub evaluator_temperature: f32,
+    /// Offline evaluator: share of the question's IDF mass the answer must cover to count as
+    /// sufficient (it must also name an entity the question does not).
+    pub offline_sufficient_coverage: f64,
+}
+
+impl Default for IterativeConfig {
+    fn default() -> Self {
+        IterativeConfig {
+            max_rounds: 3,
+            evaluator_temperature: 0.1,
+            offline_sufficient_coverage: 0.5,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct JudgeConfig {
@@ -118,6 +192,9 @@ pub struct BenchConfig {
     pub retrieval: RetrievalConfig,
     pub generation: GenerationConfig,
     pub offline_reader: OfflineReaderConfig,
+    pub graph: GraphConfig,
+    pub hybrid: HybridConfig,
+    pub iterative: IterativeConfig,
     pub judge: JudgeConfig,
     pub data: DataConfig,
     /// Queries answered concurrently.
@@ -133,6 +210,9 @@ impl Default for BenchConfig {
             retrieval: RetrievalConfig::default(),
             generation: GenerationConfig::default(),
             offline_reader: OfflineReaderConfig::default(),
+            graph: GraphConfig::default(),
+            hybrid: HybridConfig::default(),
+            iterative: IterativeConfig::default(),
             judge: JudgeConfig::default(),
             data: DataConfig::default(),
             concurrency: 4,
@@ -168,6 +248,24 @@ impl BenchConfig {
         }
         if !(0.0..=1.0).contains(&self.judge.correct_recall) {
             return Err("judge.correct_recall must lie in [0, 1]".into());
+        }
+        if !matches!(self.hybrid.fusion.as_str(), "rrf" | "interleave") {
+            return Err(format!(
+                "hybrid.fusion must be \"rrf\" or \"interleave\", not {:?}",
+                self.hybrid.fusion
+            ));
+        }
+        if !matches!(self.graph.ppr_engine.as_str(), "push" | "exact") {
+            return Err(format!(
+                "graph.ppr_engine must be \"push\" or \"exact\", not {:?}",
+                self.graph.ppr_engine
+            ));
+        }
+        if !(0.0..1.0).contains(&self.graph.damping) {
+            return Err("graph.damping must lie in [0, 1)".into());
+        }
+        if self.iterative.max_rounds == 0 {
+            return Err("iterative.max_rounds must be at least 1".into());
         }
         if self.concurrency == 0 {
             return Err("concurrency must be at least 1".into());

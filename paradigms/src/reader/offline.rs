@@ -157,6 +157,21 @@ impl OfflineReader {
             .join(" ")
     }
 
+    /// Share of the question's IDF mass whose terms occur in `text`: how much of what the
+    /// question asks about the text speaks to (the offline evaluator's sufficiency score).
+    pub fn idf_coverage(&self, question: &str, text: &str) -> f64 {
+        let mut q: Vec<String> = terms(question).collect();
+        q.sort_unstable();
+        q.dedup();
+        let present: std::collections::HashSet<String> = terms(text).collect();
+        let idf = |t: &String| self.idf.get(t).copied().unwrap_or(self.unseen_idf);
+        let total: f64 = q.iter().map(idf).sum();
+        if total == 0.0 {
+            return 0.0;
+        }
+        q.iter().filter(|t| present.contains(*t)).map(idf).sum::<f64>() / total
+    }
+
     pub fn config(&self) -> &OfflineReaderConfig {
         &self.cfg
     }

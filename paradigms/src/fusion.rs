@@ -1,0 +1,218 @@
+//! Rank fusion of two retrievers: RRF (HybridRAG), interleaving (the paper's public code) and
+//! complexity-weighted RRF (EA-GraphRAG's fusion lane).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bench_core::{Retrieval, RetrievalQuery, RetrievedChunk, Retriever};
+use serde::{Deserialize, Serialize};
+
+/// RRF smoothing constant (Cormack et al. 2009; decisions.md).
+pub const RRF_K: f64 = 60.0;
+
+/// How two rankings are merged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionMethod {
+    /// score(c) = sum over lists of 1 / (k + rank), ranks from 1.
+    Rrf,
+    /// First of list A, first of list B, second of A, ... skipping repeats.
+    Interleave,
+}
+
+impl FusionMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Interleave => "interleave",
+        }
+    }
+}
+
+/// Weighted RRF: score(c) = sum_i w_i / (k + rank_i(c)), ranks from 1; a chunk missing from a
+/// list gets nothing from it. Ties keep first appearance (list order, then rank).
+pub fn weighted_rrf(lists: &[(&[RetrievedChunk], f64)], k: f64) -> Vec<RetrievedChunk> {
+    let mut scores: HashMap<&str, (f64, usize)> = HashMap::new();
+    let mut order = 0usize;
+    for (list, weight) in lists {
+        let mut seen = std::collections::HashSet::new();
+        for (i, c) in list.iter().enumerate() {
+            if !seen.insert(c.chunk_id.as_str()) {
+                continue; // a list votes once per chunk
+            }
+            let e = scores.entry(&c.chunk_id).or_insert_with(|| {
+                order += 1;
+                (0.0, order)
+            });
+            e.0 += weight / (k + (i + 1) as f64);
+        }
+    }
+    let mut out: Vec<(&str, f64, usize)> = scores.into_iter().map(|(c, (s, o))| (c, s, o)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    out.into_iter()
+        .map(|(c, s, _)| RetrievedChunk {
+            chunk_id: c.to_owned(),
+            score: s as f32,
+        })
+        .collect()
+}
+
+/// Plain RRF with equal weights.
+pub fn rrf(a: &[RetrievedChunk], b: &[RetrievedChunk], k: f64) -> Vec<RetrievedChunk> {
+    weighted_rrf(&[(a, 1.0), (b, 1.0)], k)
+}
+
+/// Alternates between the lists, starting with `a`, dropping chunks already taken.
+pub fn interleave(a: &[RetrievedChunk], b: &[RetrievedChunk]) -> Vec<RetrievedChunk> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    for i in 0..a.len().max(b.len()) {
+        for list in [a, b] {
+            if let Some(c) = list.get(i) {
+                if seen.insert(c.chunk_id.clone()) {
+                    out.push(c.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How the fused retriever weighs its two inputs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Weighting {
+    /// HybridRAG: the two lists count equally (RRF) or alternate (interleave).
+    Equal(FusionMethod),
+    /// Fusion: weights (1 - s) for the dense list and s for the graph list, s = s(q).
+    Complexity,
+}
+
+/// A retriever that runs a dense and a graph retriever and fuses their rankings.
+pub struct FusedRetriever {
+    pub dense: Arc<dyn Retriever>,
+    pub graph: Arc<dyn Retriever>,
+    pub weighting: Weighting,
+    /// s(q) for the complexity weighting; unused otherwise.
+    pub complexity: fn(&str) -> f64,
+    name: String,
+}
+
+impl std::fmt::Debug for FusedRetriever {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FusedRetriever").field("name", &self.name).finish()
+    }
+}
+
+impl FusedRetriever {
+    pub fn new(
+        dense: Arc<dyn Retriever>,
+        graph: Arc<dyn Retriever>,
+        weighting: Weighting,
+        complexity: fn(&str) -> f64,
+    ) -> Self {
+        let name = match weighting {
+            Weighting::Equal(m) => format!("hybrid-{}", m.as_str()),
+            Weighting::Complexity => "fusion-weighted-rrf".to_owned(),
+        };
+        FusedRetriever {
+            dense,
+            graph,
+            weighting,
+            complexity,
+            name,
+        }
+    }
+}
+
+#[async_trait]
+impl Retriever for FusedRetriever {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn retrieve(&self, query: RetrievalQuery<'_>) -> bench_core::Result<Retrieval> {
+        let d = self.dense.retrieve(query).await?;
+        let g = self.graph.retrieve(query).await?;
+        let (ranked, s) = match self.weighting {
+            Weighting::Equal(FusionMethod::Rrf) => (rrf(&d.ranked, &g.ranked, RRF_K), None),
+            Weighting::Equal(FusionMethod::Interleave) => (interleave(&d.ranked, &g.ranked), None),
+            Weighting::Complexity => {
+                let s = (self.complexity)(query.text).clamp(0.0, 1.0);
+                (
+                    weighted_rrf(&[(&d.ranked, 1.0 - s), (&g.ranked, s)], RRF_K),
+                    Some(s),
+                )
+            }
+        };
+        Ok(Retrieval {
+            ranked,
+            tokens_in: d.tokens_in + g.tokens_in,
+            tokens_out: d.tokens_out + g.tokens_out,
+            trace: serde_json::json!({
+                "fusion": self.name,
+                "complexity_score": s,
+                "dense_candidates": d.ranked.len(),
+                "graph_candidates": g.ranked.len(),
+                "graph": g.trace,
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(ids: &[&str]) -> Vec<RetrievedChunk> {
+        ids.iter()
+            .map(|id| RetrievedChunk {
+                chunk_id: (*id).into(),
+                score: 0.0,
+            })
+            .collect()
+    }
+
+    fn ids(v: &[RetrievedChunk]) -> Vec<&str> {
+        v.iter().map(|c| c.chunk_id.as_str()).collect()
+    }
+
+    #[test]
+    fn rrf_matches_hand_computed_scores() {
+        // a: 1/61 + 1/63; b: 1/62 + 1/61; c: 1/63; d: 1/62.
+        let fused = rrf(&list(&["a", "b", "c"]), &list(&["b", "d", "a"]), 60.0);
+        assert_eq!(ids(&fused), ["b", "a", "d", "c"]);
+        let b = 1.0 / 62.0 + 1.0 / 61.0;
+        assert!((f64::from(fused[0].score) - b).abs() < 1e-7);
+        assert!((f64::from(fused[3].score) - 1.0 / 63.0).abs() < 1e-7);
+    }
+
+    #[test]
+    fn rrf_ties_keep_first_appearance_and_lists_vote_once() {
+        let fused = rrf(&list(&["x", "x", "y"]), &list(&["y", "x"]), 60.0);
+        // x: 1/61 + 1/62, y: 1/63 + 1/61 → x first; the repeated x in list one adds nothing.
+        assert_eq!(ids(&fused), ["x", "y"]);
+        let tie = rrf(&list(&["p"]), &list(&["q"]), 60.0);
+        assert_eq!(ids(&tie), ["p", "q"]);
+    }
+
+    #[test]
+    fn weighted_rrf_moves_with_the_complexity_score() {
+        let (d, g) = (list(&["d1", "d2"]), list(&["g1", "g2"]));
+        let simple = weighted_rrf(&[(&d, 0.9), (&g, 0.1)], 60.0);
+        assert_eq!(ids(&simple), ["d1", "d2", "g1", "g2"]);
+        let complex = weighted_rrf(&[(&d, 0.1), (&g, 0.9)], 60.0);
+        assert_eq!(ids(&complex), ["g1", "g2", "d1", "d2"]);
+        // s = 0 is the dense list alone (graph chunks trail with score 0).
+        let dense_only = weighted_rrf(&[(&d, 1.0), (&g, 0.0)], 60.0);
+        assert_eq!(ids(&dense_only)[..2], ["d1", "d2"]);
+        assert_eq!(dense_only[2].score, 0.0);
+    }
+
+    #[test]
+    fn interleave_alternates_and_dedups() {
+        let out = interleave(&list(&["a", "b", "c", "e"]), &list(&["b", "d"]));
+        assert_eq!(ids(&out), ["a", "b", "d", "c", "e"]);
+        assert!(interleave(&[], &[]).is_empty());
+    }
+}

@@ -1,0 +1,427 @@
+//! IterativeRAG, the paper's Algorithm 3: answer directly, self-evaluate, then retrieve for a
+//! sub-question, answer the original question from the accumulated context, and repeat until
+//! the answer is sufficient, no sub-question comes, a sub-question repeats, or rounds run out.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use bench_core::{
+    ChatMessage, ChatRequest, ContextChunk, Llm, Paradigm, ParadigmId, ParadigmOutput,
+    PhaseLatency, PhaseTokens, Query, Reader, RetrievalQuery, RetrievedChunk, Retriever,
+    TokenSource,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::chunks::{context_chunks, fit_budget, ChunkTable};
+use crate::reader::OfflineReader;
+
+/// The evaluator's verdict on an answer (the paper's {sufficient, reason, sub_question}).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub sufficient: bool,
+    pub reason: String,
+    pub sub_question: Option<String>,
+    #[serde(skip)]
+    pub tokens_in: u64,
+    #[serde(skip)]
+    pub tokens_out: u64,
+}
+
+/// Judges whether an answer suffices and proposes the next sub-question.
+#[async_trait]
+pub trait Evaluator: Send + Sync {
+    fn identity(&self) -> String;
+    async fn evaluate(
+        &self,
+        question: &str,
+        answer: &str,
+        context: &[ContextChunk<'_>],
+    ) -> bench_core::Result<Evaluation>;
+}
+
+/// Entities of a text (the offline extractor's rule, supplied by the caller).
+pub type EntityFn = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
+
+/// The offline evaluator of decisions.md.
+pub struct OfflineEvaluator {
+    pub reader: Arc<OfflineReader>,
+    pub entities: EntityFn,
+    /// Share of the question's IDF mass the answer must cover.
+    pub min_coverage: f64,
+}
+
+impl std::fmt::Debug for OfflineEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineEvaluator")
+            .field("min_coverage", &self.min_coverage)
+            .finish()
+    }
+}
+
+fn lower_set(v: Vec<String>) -> std::collections::HashSet<String> {
+    v.into_iter().map(|e| e.to_lowercase()).collect()
+}
+
+impl OfflineEvaluator {
+    /// The context entity the question lacks that the most chunks mention (then most
+    /// mentions, then first seen): the "most central" one.
+    fn central_missing_entity(&self, question: &str, context: &[ContextChunk<'_>]) -> Option<String> {
+        let asked = lower_set((self.entities)(question));
+        let mut stats: HashMap<String, (usize, usize, usize, String)> = HashMap::new();
+        let mut order = 0;
+        for c in context {
+            let mut in_chunk = std::collections::HashSet::new();
+            for e in (self.entities)(c.text) {
+                let key = e.to_lowercase();
+                if asked.contains(&key) || question.to_lowercase().contains(&key) {
+                    continue;
+                }
+                let s = stats.entry(key.clone()).or_insert_with(|| {
+                    order += 1;
+                    (0, 0, order, e.clone())
+                });
+                s.1 += 1;
+                if in_chunk.insert(key) {
+                    s.0 += 1;
+                }
+            }
+        }
+        stats
+            .into_values()
+            .max_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)))
+            .map(|s| s.3)
+    }
+}
+
+#[async_trait]
+impl Evaluator for OfflineEvaluator {
+    fn identity(&self) -> String {
+        format!("offline-evaluator(coverage>={})", self.min_coverage)
+    }
+
+    async fn evaluate(
+        &self,
+        question: &str,
+        answer: &str,
+        context: &[ContextChunk<'_>],
+    ) -> bench_core::Result<Evaluation> {
+        let coverage = self.reader.idf_coverage(question, answer);
+        let asked = lower_set((self.entities)(question));
+        let new_entity = (self.entities)(answer)
+            .into_iter()
+            .find(|e| !asked.contains(&e.to_lowercase()));
+        let sufficient = !answer.trim().is_empty()
+            && coverage >= self.min_coverage
+            && new_entity.is_some();
+        let sub_question = if sufficient {
+            None
+        } else {
+            Some(match self.central_missing_entity(question, context) {
+                Some(e) => format!("{question} {e}"),
+                None => question.to_owned(),
+            })
+        };
+        Ok(Evaluation {
+            sufficient,
+            reason: format!(
+                "coverage {coverage:.2} (need {}), new entity: {}",
+                self.min_coverage,
+                new_entity.as_deref().unwrap_or("none")
+            ),
+            sub_question,
+            tokens_in: 0,
+            tokens_out: 0,
+        })
+    }
+}
+
+/// Version of the self-evaluation prompt.
+pub const EVAL_PROMPT_VERSION: &str = "eval-v1";
+
+const EVAL_SYSTEM: &str = "You check whether an answer fully and correctly answers a question, \
+given the passages it was based on. Reply with one JSON object and nothing else: \
+{\"sufficient\": true or false, \"reason\": \"one sentence\", \"sub_question\": \"the one \
+question whose answer is still missing, or null\"}.";
+
+/// The LLM self-evaluator (paper Figure 16, in this project's words).
+pub struct LlmEvaluator {
+    pub llm: Arc<dyn Llm>,
+    pub temperature: f32,
+}
+
+impl std::fmt::Debug for LlmEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmEvaluator")
+            .field("llm", &self.llm.identity())
+            .finish()
+    }
+}
+
+/// The first JSON object in a reply, tolerating code fences and prose around it.
+pub fn extract_json_object(reply: &str) -> Option<serde_json::Value> {
+    let start = reply.find('{')?;
+    let end = reply.rfind('}')?;
+    if end < start {
+        return None;
+    }
+    serde_json::from_str(&reply[start..=end]).ok()
+}
+
+#[async_trait]
+impl Evaluator for LlmEvaluator {
+    fn identity(&self) -> String {
+        format!("llm-evaluator[{EVAL_PROMPT_VERSION}]:{}", self.llm.identity())
+    }
+
+    async fn evaluate(
+        &self,
+        question: &str,
+        answer: &str,
+        context: &[ContextChunk<'_>],
+    ) -> bench_core::Result<Evaluation> {
+        let mut passages = String::new();
+        for c in context {
+            passages.push_str(&format!("[{}] {}\n\n", c.rank + 1, c.text.trim()));
+        }
+        let request = ChatRequest {
+            messages: vec![
+                ChatMessage::system(EVAL_SYSTEM),
+                ChatMessage::user(format!(
+                    "Passages:\n{passages}Question: {question}\nAnswer: {answer}\nJSON:"
+                )),
+            ],
+            temperature: self.temperature,
+            max_tokens: 300,
+            json: true,
+        };
+        let response = self.llm.chat(&request).await?;
+        let (tokens_in, tokens_out, _) = response.token_bill(&request);
+        let unparseable = || bench_core::BenchError::Llm {
+            kind: bench_core::LlmErrorKind::Unparseable,
+            message: format!(
+                "self-evaluation reply is not the expected JSON: {:?}",
+                response.content.chars().take(200).collect::<String>()
+            ),
+        };
+        let v = extract_json_object(&response.content).ok_or_else(unparseable)?;
+        let sufficient = v
+            .get("sufficient")
+            .and_then(serde_json::Value::as_bool)
+            .ok_or_else(unparseable)?;
+        Ok(Evaluation {
+            sufficient,
+            reason: v
+                .get("reason")
+                .and_then(|r| r.as_str())
+                .unwrap_or_default()
+                .to_owned(),
+            sub_question: v
+                .get("sub_question")
+                .and_then(|s| s.as_str())
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            tokens_in,
+            tokens_out,
+        })
+    }
+}
+
+/// Why the loop stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    Sufficient,
+    NoSubQuestion,
+    RepeatedSubQuestion,
+    MaxRounds,
+}
+
+/// One round of the trace.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Round {
+    pub round: usize,
+    /// The query retrieved for (round 0 retrieves nothing).
+    pub query: String,
+    pub new_chunks: Vec<String>,
+    pub context_chunks: usize,
+    pub answer: String,
+    pub evaluation: Evaluation,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+/// Algorithm 3 over any base retriever (`iterative`: dense; `iterative-graph`: graph).
+pub struct Iterative {
+    pub id: ParadigmId,
+    pub retriever: Arc<dyn Retriever>,
+    pub reader: Arc<dyn Reader>,
+    pub evaluator: Arc<dyn Evaluator>,
+    pub chunks: Arc<ChunkTable>,
+    pub budget: u64,
+    pub max_rounds: usize,
+}
+
+impl std::fmt::Debug for Iterative {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Iterative")
+            .field("id", &self.id)
+            .field("retriever", &self.retriever.name())
+            .field("max_rounds", &self.max_rounds)
+            .finish()
+    }
+}
+
+/// Union of the accumulated and new chunks, best score first (ties: earlier first).
+fn merge(accum: &mut Vec<RetrievedChunk>, new: &[RetrievedChunk]) -> Vec<String> {
+    let mut added = Vec::new();
+    for c in new {
+        match accum.iter_mut().find(|a| a.chunk_id == c.chunk_id) {
+            Some(a) => a.score = a.score.max(c.score),
+            None => {
+                added.push(c.chunk_id.clone());
+                accum.push(c.clone());
+            }
+        }
+    }
+    // Stable sort keeps earlier rounds first among equal scores.
+    accum.sort_by(|a, b| b.score.total_cmp(&a.score));
+    added
+}
+
+#[async_trait]
+impl Paradigm for Iterative {
+    fn id(&self) -> ParadigmId {
+        self.id
+    }
+
+    async fn run(&self, query: &Query, vector: &[f32]) -> bench_core::Result<ParadigmOutput> {
+        let q = query.text.as_str();
+        let mut tokens = PhaseTokens::default();
+        let mut source: Option<TokenSource> = None;
+        let mut latency = PhaseLatency::default();
+        let mut rounds = Vec::new();
+
+        // Round 0: the direct answer, no retrieval.
+        let t = Instant::now();
+        let a0 = self.reader.answer(q, query.qtype, &[]).await?;
+        latency.generation_ms += t.elapsed().as_secs_f64() * 1e3;
+        tokens.generation_in += a0.tokens_in;
+        tokens.generation_out += a0.tokens_out;
+        source = Some(source.map_or(a0.token_source, |s| s.merge(a0.token_source)));
+        let t = Instant::now();
+        let e0 = self.evaluator.evaluate(q, &a0.text, &[]).await?;
+        latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
+        tokens.retrieval_in += e0.tokens_in;
+        tokens.retrieval_out += e0.tokens_out;
+        let mut answer = a0.text.clone();
+        let mut context: Vec<RetrievedChunk> = Vec::new();
+        let mut context_tokens = 0;
+        let stop;
+        let mut q_curr = e0.sub_question.clone().unwrap_or_else(|| q.to_owned());
+        let sufficient0 = e0.sufficient;
+        rounds.push(Round {
+            round: 0,
+            query: String::new(),
+            new_chunks: vec![],
+            context_chunks: 0,
+            answer: a0.text,
+            tokens_in: a0.tokens_in + e0.tokens_in,
+            tokens_out: a0.tokens_out + e0.tokens_out,
+            evaluation: e0,
+        });
+        if sufficient0 {
+            stop = StopReason::Sufficient;
+        } else {
+            let mut history = vec![q.to_owned()];
+            let mut accum: Vec<RetrievedChunk> = Vec::new();
+            let mut reason = StopReason::MaxRounds;
+            for round in 1..=self.max_rounds {
+                let t = Instant::now();
+                let r = self
+                    .retriever
+                    .retrieve(RetrievalQuery {
+                        text: &q_curr,
+                        // The harness embedded the original question; sub-questions get embedded.
+                        vector: (q_curr == q).then_some(vector),
+                    })
+                    .await?;
+                tokens.retrieval_in += r.tokens_in;
+                tokens.retrieval_out += r.tokens_out;
+                let added = merge(&mut accum, &r.ranked);
+                let (kept, used) = fit_budget(&accum, &self.chunks, self.budget)?;
+                latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
+
+                let t = Instant::now();
+                let ctx = context_chunks(&kept, &self.chunks)?;
+                // Always answer the ORIGINAL question from the accumulated context.
+                let a = self.reader.answer(q, query.qtype, &ctx).await?;
+                latency.generation_ms += t.elapsed().as_secs_f64() * 1e3;
+                tokens.generation_in += a.tokens_in;
+                tokens.generation_out += a.tokens_out;
+                source = Some(source.map_or(a.token_source, |s| s.merge(a.token_source)));
+
+                let t = Instant::now();
+                let e = self.evaluator.evaluate(q, &a.text, &ctx).await?;
+                latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
+                tokens.retrieval_in += e.tokens_in;
+                tokens.retrieval_out += e.tokens_out;
+
+                answer = a.text.clone();
+                context = kept;
+                context_tokens = used;
+                let next = e.sub_question.clone();
+                let sufficient = e.sufficient;
+                rounds.push(Round {
+                    round,
+                    query: q_curr.clone(),
+                    new_chunks: added,
+                    context_chunks: context.len(),
+                    answer: a.text,
+                    tokens_in: a.tokens_in + e.tokens_in + r.tokens_in,
+                    tokens_out: a.tokens_out + e.tokens_out + r.tokens_out,
+                    evaluation: e,
+                });
+                if sufficient {
+                    reason = StopReason::Sufficient;
+                    break;
+                }
+                let Some(next) = next else {
+                    reason = StopReason::NoSubQuestion;
+                    break;
+                };
+                if history.contains(&next) {
+                    reason = StopReason::RepeatedSubQuestion;
+                    break;
+                }
+                history.push(next.clone());
+                q_curr = next;
+            }
+            stop = reason;
+        }
+        Ok(ParadigmOutput {
+            answer,
+            context,
+            context_tokens,
+            tokens,
+            token_source: source.unwrap_or_default(),
+            latency,
+            trace: serde_json::json!({
+                "retriever": self.retriever.name(),
+                "evaluator": self.evaluator.identity(),
+                "stop": stop,
+                "rounds": rounds,
+            }),
+        })
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({
+            "retriever": self.retriever.name(),
+            "max_rounds": self.max_rounds,
+            "budget": self.budget,
+        })
+    }
+}

@@ -29,8 +29,10 @@ pub enum Command {
     Corpora(DataArgs),
     /// Fetch and verify the local sentence encoder's weights (done on first use otherwise).
     Setup(SetupArgs),
-    // METRICS-DOC Corpus metrics of raw files (edge list TSV and/or float32 embeddings).
-    // METRICS-CMD
+    /// Build (or load from cache) a corpus's knowledge graph and print its statistics.
+    Graph(crate::commands::graph::GraphArgs),
+    /// Corpus metrics of raw files (edge list TSV and/or float32 embeddings).
+    Metrics(crate::commands::metrics::MetricsArgs),
 }
 
 #[derive(Debug, Args, Clone)]

@@ -26,7 +26,8 @@ fn main() {
         Command::Bench(args) => bench::run(args),
         Command::Corpora(args) => commands::corpora::run(&args),
         Command::Setup(args) => commands::setup::run(&args),
-        // METRICS-RUN
+        Command::Graph(args) => commands::graph::run(&args),
+        Command::Metrics(args) => commands::metrics::run_files(&args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

@@ -86,7 +86,14 @@ fn demo_runs_offline_prints_the_table_and_resumes() {
     check_ok(&out);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("mode: offline"), "{stdout}");
-    for needle in ["llm-only", "naive", "factual", "reasoning", "summary", "correct %"] {
+    for needle in [
+        "llm-only",
+        "naive",
+        "factual",
+        "reasoning",
+        "summary",
+        "correct %",
+    ] {
         assert!(stdout.contains(needle), "table lacks {needle}:\n{stdout}");
     }
     let db = dir.path().join("r.sqlite");
@@ -97,7 +104,10 @@ fn demo_runs_offline_prints_the_table_and_resumes() {
         2 * queries
     );
     assert_eq!(
-        query_db(&db, "SELECT count(*) FROM results WHERE mode = 'offline' AND error IS NULL")[0],
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE mode = 'offline' AND error IS NULL"
+        )[0],
         2 * queries
     );
     // The offline LLM-only baseline answers nothing; NaiveRAG gets some right.
@@ -105,20 +115,34 @@ fn demo_runs_offline_prints_the_table_and_resumes() {
         query_db(&db, "SELECT count(*) FROM results WHERE paradigm = 'llm-only' AND judge_label = 'no-answer'")[0],
         queries
     );
-    assert!(query_db(&db, "SELECT count(*) FROM results WHERE paradigm = 'naive' AND judge_label = 'correct'")[0] > 0);
+    assert!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE paradigm = 'naive' AND judge_label = 'correct'"
+        )[0] > 0
+    );
 
     // Same command again: the run resumes with nothing left to do.
     let again = bench(dir.path(), &["demo"]);
     check_ok(&again);
     assert!(text(&again.stdout).contains("(resumed)"));
     assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 1);
-    assert_eq!(query_db(&db, "SELECT count(*) FROM results")[0], 2 * queries);
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results")[0],
+        2 * queries
+    );
 
     // --fresh starts a second run.
-    let fresh = bench(dir.path(), &["demo", "--fresh", "--paradigms", "naive", "--limit", "3"]);
+    let fresh = bench(
+        dir.path(),
+        &["demo", "--fresh", "--paradigms", "naive", "--limit", "3"],
+    );
     check_ok(&fresh);
     assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 2);
-    assert_eq!(query_db(&db, "SELECT count(*) FROM results WHERE run_id = 2")[0], 3);
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results WHERE run_id = 2")[0],
+        3
+    );
 }
 
 #[test]
@@ -153,7 +177,11 @@ fn bad_inputs_fail_clearly_and_write_nothing() {
     let out = bench(dir.path(), &[&arg]);
     check_fails(&out, 2, &["corpus.jsonl", "line 2", "title"]);
 
-    assert!(!db.exists(), "a run that failed to start wrote {}", db.display());
+    assert!(
+        !db.exists(),
+        "a run that failed to start wrote {}",
+        db.display()
+    );
 
     // An unwritable database path: the message names it, exit 1.
     let blocker = dir.path().join("plain-file");
@@ -174,13 +202,20 @@ fn sigkill_mid_run_then_rerun_gives_every_tuple_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.sqlite");
     let args = |c: &mut Command| {
-        c.args(["bench", "musique-dev", "--paradigms", "llm-only,naive", "--concurrency", "2"])
-            .arg("--data-dir")
-            .arg(&data)
-            .arg("--db")
-            .arg(&db)
-            .arg("--cache-dir")
-            .arg(dir.path().join("cache"));
+        c.args([
+            "bench",
+            "musique-dev",
+            "--paradigms",
+            "llm-only,naive",
+            "--concurrency",
+            "2",
+        ])
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--db")
+        .arg(&db)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"));
     };
     let mut first = bin();
     args(&mut first);
@@ -193,8 +228,14 @@ fn sigkill_mid_run_then_rerun_gives_every_tuple_exactly_once() {
     // Wait until some tuples are stored (embedding the corpus comes first), then SIGKILL.
     let start = Instant::now();
     loop {
-        assert!(start.elapsed() < Duration::from_secs(300), "no tuple was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be killed");
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no tuple was stored in time"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be killed"
+        );
         // Before the store exists or is migrated the query fails: keep waiting.
         let n = try_query_db(&db, "SELECT count(*) FROM results");
         if matches!(n.as_deref(), Ok([n]) if *n >= 20) {
@@ -205,23 +246,42 @@ fn sigkill_mid_run_then_rerun_gives_every_tuple_exactly_once() {
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
     let at_kill = query_db(&db, "SELECT count(*) FROM results")[0];
-    assert!(at_kill < 200, "killed too late to prove anything ({at_kill} rows)");
+    assert!(
+        at_kill < 200,
+        "killed too late to prove anything ({at_kill} rows)"
+    );
 
     let mut second = bin();
     args(&mut second);
     let out = second.output().unwrap();
     check_ok(&out);
-    assert!(text(&out.stderr).contains("resuming"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("resuming"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 1);
     assert_eq!(query_db(&db, "SELECT count(*) FROM results")[0], 200);
     assert_eq!(
-        query_db(&db, "SELECT count(DISTINCT query_id || '/' || paradigm) FROM results")[0],
+        query_db(
+            &db,
+            "SELECT count(DISTINCT query_id || '/' || paradigm) FROM results"
+        )[0],
         200
     );
     // Whole rows only: every row has its judge label or its error.
     assert_eq!(
-        query_db(&db, "SELECT count(*) FROM results WHERE judge_label IS NULL AND error IS NULL")[0],
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE judge_label IS NULL AND error IS NULL"
+        )[0],
         0
     );
-    assert_eq!(query_db(&db, "SELECT count(*) FROM runs WHERE finished_at IS NOT NULL")[0], 1);
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM runs WHERE finished_at IS NOT NULL"
+        )[0],
+        1
+    );
 }

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod error;
+pub mod extractions;
 pub mod record;
 pub mod store;
 pub mod tokens;

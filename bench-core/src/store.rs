@@ -92,6 +92,41 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, query_id, paradigm)
     );
     "#,
+    // 2: per-chunk triplet extractions (the graph build's cache) and graph builds.
+    r#"
+    CREATE TABLE extractions (
+        chunk_hash TEXT NOT NULL,
+        extractor TEXT NOT NULL,
+        model TEXT NOT NULL,
+        prompt_hash TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        triplets_json TEXT NOT NULL,
+        tokens_in INTEGER NOT NULL,
+        tokens_out INTEGER NOT NULL,
+        error TEXT,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+        PRIMARY KEY (chunk_hash, extractor, model, prompt_hash)
+    );
+    CREATE TABLE graph_builds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        corpus TEXT NOT NULL,
+        corpus_hash TEXT NOT NULL,
+        extractor TEXT NOT NULL,
+        model TEXT NOT NULL,
+        prompt_hash TEXT NOT NULL,
+        chunks INTEGER NOT NULL,
+        nodes INTEGER NOT NULL,
+        edges INTEGER NOT NULL,
+        relation_types INTEGER NOT NULL,
+        triplets INTEGER NOT NULL,
+        components INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        tokens_in INTEGER NOT NULL,
+        tokens_out INTEGER NOT NULL,
+        built_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+    );
+    CREATE INDEX graph_builds_by_corpus ON graph_builds(corpus, corpus_hash);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -80,11 +80,17 @@ async fn a_rerun_resumes_and_fresh_starts_a_new_run() {
     let run = store.start_run(&spec(&c, &cfg), false).await.unwrap();
     assert!(!run.resumed);
     store
-        .write_result(run.id, &record("q1", ParadigmId::Naive, Some(JudgeLabel::Correct), None))
+        .write_result(
+            run.id,
+            &record("q1", ParadigmId::Naive, Some(JudgeLabel::Correct), None),
+        )
         .await
         .unwrap();
     store
-        .write_result(run.id, &record("q2", ParadigmId::Naive, None, Some("timeout")))
+        .write_result(
+            run.id,
+            &record("q2", ParadigmId::Naive, None, Some("timeout")),
+        )
         .await
         .unwrap();
     drop(store);
@@ -100,7 +106,10 @@ async fn a_rerun_resumes_and_fresh_starts_a_new_run() {
 
     // The retried tuple replaces its failed row: still one row per (query, paradigm).
     store
-        .write_result(run.id, &record("q2", ParadigmId::Naive, Some(JudgeLabel::Incorrect), None))
+        .write_result(
+            run.id,
+            &record("q2", ParadigmId::Naive, Some(JudgeLabel::Incorrect), None),
+        )
         .await
         .unwrap();
     assert_eq!(store.count_results(run.id).await.unwrap(), 2);

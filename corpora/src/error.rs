@@ -25,6 +25,13 @@ pub enum CorpusError {
     Encoder(String),
     #[error("index: {0}")]
     Index(String),
+    /// A chunk's triplet extraction failed; the tokens its attempts spent are still counted.
+    #[error("extraction: {message}")]
+    Extraction {
+        message: String,
+        tokens_in: u64,
+        tokens_out: u64,
+    },
 }
 
 impl CorpusError {

@@ -89,10 +89,33 @@ fn synthetic_embeddings(rng: &mut SplitMix) -> Vec<f32> {
     data
 }
 
+/// CPU seconds used by this process so far (user + system), from /proc; 0 where unavailable.
+/// Printed next to wall time because the machine may be shared with other work.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // Clock ticks are 100 per second on Linux.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn timed<T>(label: &str, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
     let value = f();
-    println!("{label:<28} {:>9.3} s", start.elapsed().as_secs_f64());
+    println!(
+        "{label:<28} {:>9.3} s wall {:>8.2} s cpu",
+        start.elapsed().as_secs_f64(),
+        cpu_seconds() - cpu
+    );
     value
 }
 
@@ -110,7 +133,7 @@ fn main() {
     let data = synthetic_embeddings(&mut rng);
 
     println!("-- per metric (sequential stages)");
-    let total = Instant::now();
+    let (total, total_cpu) = (Instant::now(), cpu_seconds());
     let list = timed("parse TSV", || {
         graph::parse_edges_tsv(Cursor::new(tsv.as_bytes()), "synthetic.tsv").unwrap()
     });
@@ -139,23 +162,27 @@ fn main() {
     });
     let em = embedding::metrics_from_parts(unit.rows, DIM, &two, &hub, &disp, &disp_unit);
     println!(
-        "{:<28} {:>9.3} s",
+        "{:<28} {:>9.3} s wall {:>8.2} s cpu",
         "TOTAL (stages)",
-        total.elapsed().as_secs_f64()
+        total.elapsed().as_secs_f64(),
+        cpu_seconds() - total_cpu
     );
 
     println!("-- whole pass through the public entry points");
-    let whole = Instant::now();
+    let (whole, whole_cpu) = (Instant::now(), cpu_seconds());
     let list2 = graph::parse_edges_tsv(Cursor::new(tsv.as_bytes()), "synthetic.tsv").unwrap();
     let (gm2, em2) = rayon::join(
         || graph::graph_metrics(&list2),
         || embedding::embedding_metrics(&data, DIM).unwrap(),
     );
     println!(
-        "{:<28} {:>9.3} s",
+        "{:<28} {:>9.3} s wall {:>8.2} s cpu",
         "TOTAL (whole)",
-        whole.elapsed().as_secs_f64()
+        whole.elapsed().as_secs_f64(),
+        cpu_seconds() - whole_cpu
     );
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("(load average while measuring: {})", load.trim());
     assert_eq!(gm, gm2, "stage-wise and whole graph metrics differ");
     assert_eq!(em, em2, "stage-wise and whole embedding metrics differ");
 

@@ -2,3 +2,4 @@
 
 pub mod answer;
 pub mod corpus;
+pub mod query;

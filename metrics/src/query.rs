@@ -21,8 +21,18 @@ const PREPOSITIONS: &[&str] = &[
     "under", "over", "between", "during", "against",
 ];
 const MONTHS: &[&str] = &[
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
 
 /// The features the scorer reads; all counts are over word tokens of the question.
@@ -71,10 +81,12 @@ impl QueryFeatures {
 }
 
 fn words(q: &str) -> Vec<&str> {
-    q.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '?' | '!' | '"' | '(' | ')'))
-        .map(|w| w.trim_matches(|c: char| c == '.' || c == '\''))
-        .filter(|w| !w.is_empty())
-        .collect()
+    q.split(|c: char| {
+        c.is_whitespace() || matches!(c, ',' | ';' | ':' | '?' | '!' | '"' | '(' | ')')
+    })
+    .map(|w| w.trim_matches(|c: char| c == '.' || c == '\''))
+    .filter(|w| !w.is_empty())
+    .collect()
 }
 
 fn is_capitalised(w: &str) -> bool {
@@ -83,7 +95,8 @@ fn is_capitalised(w: &str) -> bool {
 
 fn is_number(w: &str) -> bool {
     w.chars().any(|c| c.is_ascii_digit())
-        && w.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '/'))
+        && w.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '/'))
 }
 
 /// Computes the features of a question.
@@ -135,7 +148,9 @@ pub fn query_features(question: &str) -> QueryFeatures {
         possessive_count,
         entity_count: names + numbers + dates,
         entity_type_count: [names, numbers, dates].iter().filter(|&&n| n > 0).count(),
-        wh_question: lower.first().is_some_and(|w| WH_WORDS.contains(&w.as_str())),
+        wh_question: lower
+            .first()
+            .is_some_and(|w| WH_WORDS.contains(&w.as_str())),
         depth_proxy: 2.0
             + clause_count as f64
             + possessive_count as f64
@@ -200,7 +215,10 @@ mod tests {
         // depth 2 + 1 clause + 1 prep/2 = 3.5 → 3.5/8 capped at 0.3; clauses min(1/3, 0.25);
         // entities min(1/5, 0.2); + 0.15 subordination + 0.1 coordination = 1.0.
         let expected = 0.3 + 0.25 + 0.2 + 0.15 + 0.1;
-        assert!((complex - expected).abs() < 1e-12, "{complex} vs {expected}");
+        assert!(
+            (complex - expected).abs() < 1e-12,
+            "{complex} vs {expected}"
+        );
         assert!(complex > 0.7, "a complex question routes to the graph lane");
     }
 

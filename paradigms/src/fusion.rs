@@ -48,7 +48,8 @@ pub fn weighted_rrf(lists: &[(&[RetrievedChunk], f64)], k: f64) -> Vec<Retrieved
             e.0 += weight / (k + (i + 1) as f64);
         }
     }
-    let mut out: Vec<(&str, f64, usize)> = scores.into_iter().map(|(c, (s, o))| (c, s, o)).collect();
+    let mut out: Vec<(&str, f64, usize)> =
+        scores.into_iter().map(|(c, (s, o))| (c, s, o)).collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
     out.into_iter()
         .map(|(c, s, _)| RetrievedChunk {
@@ -100,7 +101,9 @@ pub struct FusedRetriever {
 
 impl std::fmt::Debug for FusedRetriever {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FusedRetriever").field("name", &self.name).finish()
+        f.debug_struct("FusedRetriever")
+            .field("name", &self.name)
+            .finish()
     }
 }
 

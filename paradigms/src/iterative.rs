@@ -67,7 +67,11 @@ fn lower_set(v: Vec<String>) -> std::collections::HashSet<String> {
 impl OfflineEvaluator {
     /// The context entity the question lacks that the most chunks mention (then most
     /// mentions, then first seen): the "most central" one.
-    fn central_missing_entity(&self, question: &str, context: &[ContextChunk<'_>]) -> Option<String> {
+    fn central_missing_entity(
+        &self,
+        question: &str,
+        context: &[ContextChunk<'_>],
+    ) -> Option<String> {
         let asked = lower_set((self.entities)(question));
         let mut stats: HashMap<String, (usize, usize, usize, String)> = HashMap::new();
         let mut order = 0;
@@ -112,9 +116,8 @@ impl Evaluator for OfflineEvaluator {
         let new_entity = (self.entities)(answer)
             .into_iter()
             .find(|e| !asked.contains(&e.to_lowercase()));
-        let sufficient = !answer.trim().is_empty()
-            && coverage >= self.min_coverage
-            && new_entity.is_some();
+        let sufficient =
+            !answer.trim().is_empty() && coverage >= self.min_coverage && new_entity.is_some();
         let sub_question = if sufficient {
             None
         } else {
@@ -172,7 +175,10 @@ pub fn extract_json_object(reply: &str) -> Option<serde_json::Value> {
 #[async_trait]
 impl Evaluator for LlmEvaluator {
     fn identity(&self) -> String {
-        format!("llm-evaluator[{EVAL_PROMPT_VERSION}]:{}", self.llm.identity())
+        format!(
+            "llm-evaluator[{EVAL_PROMPT_VERSION}]:{}",
+            self.llm.identity()
+        )
     }
 
     async fn evaluate(

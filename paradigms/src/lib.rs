@@ -2,12 +2,18 @@
 
 pub mod chunks;
 pub mod dense;
+pub mod fusion;
+pub mod iterative;
 pub mod llm_only;
+pub mod ppr;
 pub mod rag;
 pub mod reader;
 
 pub use chunks::{fit_budget, ChunkTable};
 pub use dense::DenseRetriever;
+pub use fusion::{FusedRetriever, FusionMethod, Weighting};
+pub use iterative::{Evaluator, Iterative, LlmEvaluator, OfflineEvaluator};
 pub use llm_only::LlmOnly;
+pub use ppr::{PprEngine, PushWorkspace};
 pub use rag::RetrieveThenRead;
 pub use reader::{LlmReader, OfflineReader};

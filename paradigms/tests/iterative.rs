@@ -19,7 +19,11 @@ impl Retriever for KeyedRetriever {
         "keyed"
     }
     async fn retrieve(&self, q: RetrievalQuery<'_>) -> bench_core::Result<Retrieval> {
-        let id = if q.text == "Who built the bridge?" { "a#0" } else { "b#0" };
+        let id = if q.text == "Who built the bridge?" {
+            "a#0"
+        } else {
+            "b#0"
+        };
         Ok(Retrieval {
             ranked: vec![RetrievedChunk {
                 chunk_id: id.into(),
@@ -50,7 +54,10 @@ fn eval(sufficient: bool, sub: Option<&str>) -> Scripted {
 /// Runs Algorithm 3 with the given script; returns the output and the number of LLM calls.
 async fn check(script: Vec<Scripted>) -> (bench_core::Result<bench_core::ParadigmOutput>, usize) {
     let corpus = tiny_corpus(
-        &[("a", "Ada Brook built the bridge."), ("b", "Ada Brook was born in Varnholt.")],
+        &[
+            ("a", "Ada Brook built the bridge."),
+            ("b", "Ada Brook was born in Varnholt."),
+        ],
         vec![],
     );
     let llm = Arc::new(ScriptedLlm::new(script));
@@ -66,7 +73,13 @@ async fn check(script: Vec<Scripted>) -> (bench_core::Result<bench_core::Paradig
         budget: 8000,
         max_rounds: 3,
     };
-    let q = query("q", "Who built the bridge?", QueryType::Factual, "Ada Brook", &[]);
+    let q = query(
+        "q",
+        "Who built the bridge?",
+        QueryType::Factual,
+        "Ada Brook",
+        &[],
+    );
     let out = p.run(&q, &[1.0]).await;
     (out, llm.calls())
 }
@@ -83,7 +96,10 @@ async fn a_sufficient_direct_answer_stops_at_round_zero() {
     assert_eq!(out.answer, "Ada Brook");
     assert!(out.context.is_empty());
     assert_eq!(out.trace["rounds"].as_array().unwrap().len(), 1);
-    assert_eq!((out.tokens.generation_in, out.tokens.retrieval_in), (10, 10));
+    assert_eq!(
+        (out.tokens.generation_in, out.tokens.retrieval_in),
+        (10, 10)
+    );
 }
 
 #[tokio::test]
@@ -103,7 +119,10 @@ async fn retrieval_rounds_answer_the_original_question_until_sufficient() {
     let rounds = out.trace["rounds"].as_array().unwrap();
     assert_eq!(rounds[1]["query"], "Who built the bridge?");
     // Generation: two reader calls; retrieval: two evaluator calls.
-    assert_eq!((out.tokens.generation_in, out.tokens.retrieval_in), (20, 20));
+    assert_eq!(
+        (out.tokens.generation_in, out.tokens.retrieval_in),
+        (20, 20)
+    );
 }
 
 #[tokio::test]
@@ -151,7 +170,11 @@ async fn max_rounds_ends_with_the_last_answer_and_accumulated_context() {
     assert_eq!(out.answer, "a3");
     let mut ids: Vec<_> = out.context.iter().map(|c| c.chunk_id.as_str()).collect();
     ids.sort();
-    assert_eq!(ids, ["a#0", "b#0"], "chunks accumulate across rounds, once each");
+    assert_eq!(
+        ids,
+        ["a#0", "b#0"],
+        "chunks accumulate across rounds, once each"
+    );
 }
 
 #[tokio::test]

@@ -97,7 +97,11 @@ async fn naive_rag_retrieves_above_threshold_in_similarity_order_and_reads_offli
         .map(|id| u64::from(table.get(id).unwrap().tokens))
         .sum();
     assert_eq!(out.context_tokens, expected);
-    assert_eq!(out.tokens.total(), 0, "the offline reader spends no LLM tokens");
+    assert_eq!(
+        out.tokens.total(),
+        0,
+        "the offline reader spends no LLM tokens"
+    );
 }
 
 #[tokio::test]
@@ -137,10 +141,19 @@ async fn llm_reader_sends_numbered_context_and_bills_usage() {
     )]));
     let reader = Arc::new(LlmReader::new(llm.clone(), &GenerationConfig::default()));
     let (p, _) = naive(8000, Some(reader));
-    let q = query("q", "When was the bridge built?", QueryType::Factual, "1832", &[]);
+    let q = query(
+        "q",
+        "When was the bridge built?",
+        QueryType::Factual,
+        "1832",
+        &[],
+    );
     let out = p.run(&q, &vector(&q.text)).await.unwrap();
     assert_eq!(out.answer, "1832");
-    assert_eq!((out.tokens.generation_in, out.tokens.generation_out), (120, 2));
+    assert_eq!(
+        (out.tokens.generation_in, out.tokens.generation_out),
+        (120, 2)
+    );
     assert_eq!(out.token_source, TokenSource::Usage);
     let req = &llm.requests.lock().unwrap()[0];
     assert_eq!(req.temperature, 0.3);
@@ -166,7 +179,10 @@ async fn llm_only_sends_no_context_at_its_own_temperature_and_offline_answers_no
     assert!(!req.messages[1].content.contains("Passages"));
 
     let offline = LlmOnly {
-        reader: Arc::new(OfflineReader::new(&chunks(), OfflineReaderConfig::default())),
+        reader: Arc::new(OfflineReader::new(
+            &chunks(),
+            OfflineReaderConfig::default(),
+        )),
     };
     assert_eq!(offline.run(&q, &[]).await.unwrap().answer, "");
 }
@@ -182,5 +198,8 @@ async fn an_llm_failure_is_an_error_not_an_answer() {
     };
     let q = query("q", "x?", QueryType::Factual, "y", &[]);
     let err = p.run(&q, &[]).await.unwrap_err().to_string();
-    assert!(err.contains("HTTP 500") && err.contains("retryable"), "{err}");
+    assert!(
+        err.contains("HTTP 500") && err.contains("retryable"),
+        "{err}"
+    );
 }

@@ -1,5 +1,6 @@
 //! Sub-commands other than `bench`.
 
 pub mod corpora;
-// pub mod metrics; (arrives with the metrics work)
+pub mod graph;
+pub mod metrics;
 pub mod setup;

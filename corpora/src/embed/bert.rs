@@ -330,11 +330,11 @@ fn add_rows(dst: &mut [f32], src: &[f32], bias: &[f32]) {
 
 fn layer_norm_rows(x: &mut [f32], h: usize, ln: &LayerNorm, eps: f32) {
     for r in x.chunks_exact_mut(h) {
-        let mean = r.iter().sum::<f32>() / h as f32;
-        let var = r.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+        let mean = sum8(r, |v| v) / h as f32;
+        let var = sum8(r, |v| (v - mean) * (v - mean)) / h as f32;
         let inv = 1.0 / (var + eps).sqrt();
-        for j in 0..h {
-            r[j] = (r[j] - mean) * inv * ln.w[j] + ln.b[j];
+        for ((v, w), b) in r.iter_mut().zip(&ln.w).zip(&ln.b) {
+            *v = (*v - mean) * inv * w + b;
         }
     }
 }
@@ -344,7 +344,7 @@ fn softmax(r: &mut [f32]) {
     for v in r.iter_mut() {
         *v = exp_f32(*v - max);
     }
-    let inv = 1.0 / r.iter().sum::<f32>();
+    let inv = 1.0 / sum8(r, |v| v);
     r.iter_mut().for_each(|v| *v *= inv);
 }
 
@@ -360,18 +360,36 @@ fn gelu_in_place(x: &mut [f32]) {
 #[inline(always)]
 fn exp_f32(x: f32) -> f32 {
     let x = x.clamp(-87.0, 88.0);
-    // Round to nearest through the 1.5 * 2^23 trick: `round()` is a libm call without SSE4.1.
-    let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+    // Round to nearest through the 1.5 * 2^23 trick (`round()` is a libm call without SSE4.1);
+    // the integer then sits in the low mantissa bits of `t`, so 2^n is built with integer ops
+    // (an `as i32` conversion saturates and would not vectorise).
+    let t = x * std::f32::consts::LOG2_E + 12_582_912.0;
+    let n = t - 12_582_912.0;
     let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
     let mut p = 1.987_569_1e-4f32;
     p = p * r + 1.398_2e-3;
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 0.5; // Cephes: 5.0000001201e-1, which rounds to 0.5 in f32
     let e = p * r * r + r + 1.0;
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    let scale = f32::from_bits(t.to_bits().wrapping_sub(0x4B40_0000).wrapping_add(127) << 23);
     e * scale
+}
+
+/// Sum with eight independent accumulators: a plain `sum()` must keep f32 addition order and
+/// stays scalar.
+#[inline(always)]
+fn sum8(x: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for j in 0..8 {
+            acc[j] += f(c[j]);
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().map(|&v| f(v)).sum();
+    acc.iter().sum::<f32>() + tail
 }
 
 /// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), branch-free.

@@ -98,3 +98,17 @@ impl KnowledgeGraph {
         self.node_ids.get(name).copied()
     }
 }
+
+pub mod build;
+pub mod extract;
+pub mod llm;
+pub mod normalize;
+pub mod offline;
+
+pub use build::{
+    assemble, build_graph, chunk_hash, embed_entities, load_or_build, BuildOptions, BuildStats,
+    GraphBuild, GraphStats,
+};
+pub use extract::{Extraction, ExtractorId, TripletExtractor};
+pub use llm::{LlmExtractor, LlmExtractorOptions};
+pub use offline::OfflineExtractor;

@@ -14,6 +14,9 @@ pub const CANDIDATE_MARGIN: usize = 6;
 /// Rows per Gram block: a 512 x 512 float32 block (1 MiB) stays in L2 while it is scanned.
 const BLOCK: usize = 512;
 
+/// Gram entries tested together before any per-entry branch.
+const SCAN_CHUNK: usize = 16;
+
 /// L2-normalised rows, in float64 (for exact distances) and float32 (for the Gram matrix).
 #[derive(Debug, Clone)]
 pub struct UnitRows {
@@ -155,7 +158,7 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
         .flat_map(|bi| (bi..blocks).map(move |bj| (bi, bj)))
         .collect();
     let span = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
-    let r = pairs
+    pairs
         .par_iter()
         .fold(
             || (TopLists::new(n, cap), vec![0f32; BLOCK * BLOCK]),
@@ -163,40 +166,46 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
                 let (i0, i1) = span(bi);
                 let (j0, j1) = span(bj);
                 let w = j1 - j0;
-                let t0 = std::time::Instant::now();
                 gram_block(
                     &rows.f32[i0 * dim..i1 * dim],
                     &rows.f32[j0 * dim..j1 * dim],
                     dim,
                     &mut gram,
                 );
-                GEMM_NS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-                let t0 = std::time::Instant::now();
                 for i in i0..i1 {
-                    let line = &gram[(i - i0) * w..(i - i0 + 1) * w];
                     // Each unordered pair is visited once and feeds both rows' lists.
                     let first = if bi == bj { i + 1 } else { j0 };
-                    for (j, &s) in (first..j1).zip(&line[first - j0..]) {
-                        if s >= top.floor[i] {
-                            top.push(i, s, j as u32);
+                    let line = &gram[(i - i0) * w + (first - j0)..(i - i0 + 1) * w];
+                    let mut floor_i = top.floor[i];
+                    let mut j = first;
+                    for chunk in line.chunks(SCAN_CHUNK) {
+                        // Branch-free test of a whole chunk first: most chunks hold no
+                        // candidate for either side once the lists are full.
+                        let hit = chunk
+                            .iter()
+                            .zip(&top.floor[j..j + chunk.len()])
+                            .fold(false, |acc, (&s, &f)| acc | (s >= floor_i) | (s >= f));
+                        if hit {
+                            for (jj, &s) in (j..).zip(chunk) {
+                                if s >= floor_i {
+                                    top.push(i, s, jj as u32);
+                                    floor_i = top.floor[i];
+                                }
+                                if s >= top.floor[jj] {
+                                    top.push(jj, s, i as u32);
+                                }
+                            }
                         }
-                        if s >= top.floor[j] {
-                            top.push(j, s, i as u32);
-                        }
+                        j += chunk.len();
                     }
                 }
-                SCAN_NS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
                 (top, gram)
             },
         )
         .map(|(top, _)| top)
         .reduce_with(TopLists::merge)
-        .unwrap_or_else(|| TopLists::new(n, cap));
-    eprintln!("gemm {} ms scan {} ms (thread-summed)", GEMM_NS.load(std::sync::atomic::Ordering::Relaxed)/1000000, SCAN_NS.load(std::sync::atomic::Ordering::Relaxed)/1000000);
-    r
+        .unwrap_or_else(|| TopLists::new(n, cap))
 }
-static GEMM_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static SCAN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn dot64(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

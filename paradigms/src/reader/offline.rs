@@ -169,7 +169,11 @@ impl OfflineReader {
         if total == 0.0 {
             return 0.0;
         }
-        q.iter().filter(|t| present.contains(*t)).map(idf).sum::<f64>() / total
+        q.iter()
+            .filter(|t| present.contains(*t))
+            .map(idf)
+            .sum::<f64>()
+            / total
     }
 
     pub fn config(&self) -> &OfflineReaderConfig {

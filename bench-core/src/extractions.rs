@@ -1,0 +1,313 @@
+//! Store tables of the knowledge-graph build: per-chunk triplet extractions and graph builds.
+//!
+//! An extraction row is keyed by (chunk content hash, extractor, model, prompt hash), so the same
+//! text extracted the same way is never extracted twice. Failed rows are kept (and reported)
+//! but never reused: the next build retries them and replaces the row.
+
+use std::collections::HashMap;
+
+use sqlx::Row;
+
+use crate::error::{BenchError, Result};
+use crate::store::Store;
+
+/// Who extracted: the extractor's name, the model it used and a hash of its prompt or rules.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExtractorKey {
+    pub extractor: String,
+    pub model: String,
+    pub prompt_hash: String,
+}
+
+/// Outcome of one chunk's extraction as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExtractionStatus {
+    /// `triplets_json` holds the chunk's triplets.
+    Ok,
+    /// `error` says why; the row is retried by the next build.
+    Failed,
+}
+
+impl ExtractionStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ExtractionStatus::Ok => "ok",
+            ExtractionStatus::Failed => "failed",
+        }
+    }
+}
+
+/// One stored extraction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractionRow {
+    pub chunk_hash: String,
+    pub status: ExtractionStatus,
+    /// JSON array of `{subject, relation, object}`; `[]` for failures.
+    pub triplets_json: String,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub error: Option<String>,
+}
+
+/// One graph build, as recorded: the corpus's construction cost lives here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphBuildRecord {
+    pub corpus: String,
+    pub corpus_hash: String,
+    pub extractor: ExtractorKey,
+    pub chunks: u64,
+    pub nodes: u64,
+    pub edges: u64,
+    pub relation_types: u64,
+    pub triplets: u64,
+    pub components: u64,
+    pub failures: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+impl Store {
+    /// Stored extractions (ok and failed) of the given chunk hashes under `key`, in one query.
+    pub async fn cached_extractions(
+        &self,
+        key: &ExtractorKey,
+        chunk_hashes: &[String],
+    ) -> Result<HashMap<String, ExtractionRow>> {
+        // One JSON parameter instead of thousands of placeholders: SQLite caps bound variables.
+        let hashes = serde_json::to_string(chunk_hashes).expect("strings serialise");
+        let rows = sqlx::query(
+            "SELECT chunk_hash, status, triplets_json, tokens_in, tokens_out, error
+             FROM extractions
+             WHERE extractor = ? AND model = ? AND prompt_hash = ?
+               AND chunk_hash IN (SELECT value FROM json_each(?))",
+        )
+        .bind(&key.extractor)
+        .bind(&key.model)
+        .bind(&key.prompt_hash)
+        .bind(hashes)
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.store_err(e))?;
+        rows.into_iter()
+            .map(|r| {
+                let row = row_from(&r)?;
+                Ok((row.chunk_hash.clone(), row))
+            })
+            .collect()
+    }
+
+    /// Writes one chunk's extraction, replacing an earlier (failed) attempt of the same key.
+    pub async fn put_extraction(&self, key: &ExtractorKey, row: &ExtractionRow) -> Result<()> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO extractions
+                (chunk_hash, extractor, model, prompt_hash, status, triplets_json, tokens_in, tokens_out, error)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&row.chunk_hash)
+        .bind(&key.extractor)
+        .bind(&key.model)
+        .bind(&key.prompt_hash)
+        .bind(row.status.as_str())
+        .bind(&row.triplets_json)
+        .bind(row.tokens_in as i64)
+        .bind(row.tokens_out as i64)
+        .bind(&row.error)
+        .execute(self.pool())
+        .await
+        .map_err(|e| self.store_err(e))?;
+        Ok(())
+    }
+
+    /// Failed extractions under `key`: (chunk hash, error), by hash.
+    pub async fn extraction_failures(&self, key: &ExtractorKey) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "SELECT chunk_hash, coalesce(error, '') FROM extractions
+             WHERE extractor = ? AND model = ? AND prompt_hash = ? AND status = 'failed'
+             ORDER BY chunk_hash",
+        )
+        .bind(&key.extractor)
+        .bind(&key.model)
+        .bind(&key.prompt_hash)
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.store_err(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
+            .collect())
+    }
+
+    /// Records a finished graph build (its counts and the corpus's construction tokens).
+    pub async fn record_graph_build(&self, b: &GraphBuildRecord) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO graph_builds (corpus, corpus_hash, extractor, model, prompt_hash, chunks, nodes, edges,
+                relation_types, triplets, components, failures, tokens_in, tokens_out)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&b.corpus)
+        .bind(&b.corpus_hash)
+        .bind(&b.extractor.extractor)
+        .bind(&b.extractor.model)
+        .bind(&b.extractor.prompt_hash)
+        .bind(b.chunks as i64)
+        .bind(b.nodes as i64)
+        .bind(b.edges as i64)
+        .bind(b.relation_types as i64)
+        .bind(b.triplets as i64)
+        .bind(b.components as i64)
+        .bind(b.failures as i64)
+        .bind(b.tokens_in as i64)
+        .bind(b.tokens_out as i64)
+        .execute(self.pool())
+        .await
+        .map_err(|e| self.store_err(e))?;
+        Ok(())
+    }
+
+    /// Construction tokens (in, out) of the latest graph build of this corpus content by this
+    /// extractor; `None` when it was never built.
+    pub async fn construction_tokens(
+        &self,
+        corpus: &str,
+        corpus_hash: &str,
+        key: &ExtractorKey,
+    ) -> Result<Option<(u64, u64)>> {
+        let row = sqlx::query(
+            "SELECT tokens_in, tokens_out FROM graph_builds
+             WHERE corpus = ? AND corpus_hash = ? AND extractor = ? AND model = ? AND prompt_hash = ?
+             ORDER BY id DESC LIMIT 1",
+        )
+        .bind(corpus)
+        .bind(corpus_hash)
+        .bind(&key.extractor)
+        .bind(&key.model)
+        .bind(&key.prompt_hash)
+        .fetch_optional(self.pool())
+        .await
+        .map_err(|e| self.store_err(e))?;
+        Ok(row.map(|r| (r.get::<i64, _>(0) as u64, r.get::<i64, _>(1) as u64)))
+    }
+
+    fn store_err(&self, source: sqlx::Error) -> BenchError {
+        BenchError::Store {
+            path: self.path().to_owned(),
+            source,
+        }
+    }
+}
+
+fn row_from(r: &sqlx::sqlite::SqliteRow) -> Result<ExtractionRow> {
+    let status: String = r.get(1);
+    let status = match status.as_str() {
+        "ok" => ExtractionStatus::Ok,
+        "failed" => ExtractionStatus::Failed,
+        other => {
+            return Err(BenchError::Invalid(format!(
+                "extractions: unknown status {other:?}"
+            )))
+        }
+    };
+    Ok(ExtractionRow {
+        chunk_hash: r.get(0),
+        status,
+        triplets_json: r.get(2),
+        tokens_in: r.get::<i64, _>(3) as u64,
+        tokens_out: r.get::<i64, _>(4) as u64,
+        error: r.get(5),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> ExtractorKey {
+        ExtractorKey {
+            extractor: "offline".into(),
+            model: "rules".into(),
+            prompt_hash: "abc".into(),
+        }
+    }
+
+    fn row(hash: &str, status: ExtractionStatus) -> ExtractionRow {
+        ExtractionRow {
+            chunk_hash: hash.into(),
+            error: (status == ExtractionStatus::Failed).then(|| "boom".into()),
+            status,
+            triplets_json: "[]".into(),
+            tokens_in: 3,
+            tokens_out: 4,
+        }
+    }
+
+    #[tokio::test]
+    async fn put_get_replace_and_failures() {
+        let store = Store::open_in_memory().await.unwrap();
+        let k = key();
+        store
+            .put_extraction(&k, &row("h1", ExtractionStatus::Ok))
+            .await
+            .unwrap();
+        store
+            .put_extraction(&k, &row("h2", ExtractionStatus::Failed))
+            .await
+            .unwrap();
+        let other = ExtractorKey {
+            model: "other".into(),
+            ..key()
+        };
+        store
+            .put_extraction(&other, &row("h3", ExtractionStatus::Ok))
+            .await
+            .unwrap();
+
+        let hashes: Vec<String> = ["h1", "h2", "h3", "h4"].map(String::from).to_vec();
+        let got = store.cached_extractions(&k, &hashes).await.unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got["h1"], row("h1", ExtractionStatus::Ok));
+        assert_eq!(got["h2"].status, ExtractionStatus::Failed);
+        assert_eq!(
+            store.extraction_failures(&k).await.unwrap(),
+            vec![("h2".to_string(), "boom".to_string())]
+        );
+
+        // A retry that succeeds replaces the failed row.
+        store
+            .put_extraction(&k, &row("h2", ExtractionStatus::Ok))
+            .await
+            .unwrap();
+        assert!(store.extraction_failures(&k).await.unwrap().is_empty());
+        let got = store.cached_extractions(&k, &hashes).await.unwrap();
+        assert_eq!(got["h2"].status, ExtractionStatus::Ok);
+    }
+
+    #[tokio::test]
+    async fn construction_tokens_are_the_latest_build() {
+        let store = Store::open_in_memory().await.unwrap();
+        assert_eq!(
+            store.construction_tokens("c", "x", &key()).await.unwrap(),
+            None
+        );
+        let mut b = GraphBuildRecord {
+            corpus: "c".into(),
+            corpus_hash: "x".into(),
+            extractor: key(),
+            chunks: 2,
+            nodes: 3,
+            edges: 2,
+            relation_types: 1,
+            triplets: 2,
+            components: 1,
+            failures: 0,
+            tokens_in: 10,
+            tokens_out: 5,
+        };
+        store.record_graph_build(&b).await.unwrap();
+        b.tokens_in = 12;
+        store.record_graph_build(&b).await.unwrap();
+        assert_eq!(
+            store.construction_tokens("c", "x", &key()).await.unwrap(),
+            Some((12, 5))
+        );
+    }
+}

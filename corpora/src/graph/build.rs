@@ -1,0 +1,454 @@
+//! Graph construction: per-chunk extraction through the store's cache (resumable, each result
+//! written as it finishes), then a deterministic assembly into a [`KnowledgeGraph`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bench_core::extractions::{ExtractionRow, ExtractionStatus, GraphBuildRecord};
+use bench_core::{BenchError, Corpus, Embedder, Embeddings, Store};
+use sha2::{Digest, Sha256};
+use tokio::task::JoinSet;
+
+use super::extract::{ExtractorId, TripletExtractor};
+use super::{normalize, Csr, GraphTriplet, KnowledgeGraph, Triplet};
+use crate::embed::VectorCache;
+use crate::error::{CorpusError, Result};
+
+/// What [`build_graph`] may be told besides the corpus and the extractor.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// Chunks extracted at once; `None` takes the extractor's own (15 for the LLM, the cores
+    /// for the offline rules).
+    pub concurrency: Option<usize>,
+    /// Build from the first N chunks only (a partial graph, e.g. to try an LLM on a sample).
+    pub limit_chunks: Option<usize>,
+}
+
+/// Size and connectivity of a graph.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GraphStats {
+    pub nodes: usize,
+    pub edges: usize,
+    pub relation_types: usize,
+    pub triplets: usize,
+    pub components: usize,
+    /// Nodes of the largest connected component.
+    pub largest_component: usize,
+}
+
+impl GraphStats {
+    pub fn of(graph: &KnowledgeGraph) -> GraphStats {
+        let (components, largest_component) = components(&graph.adjacency);
+        GraphStats {
+            nodes: graph.nodes.len(),
+            edges: graph.adjacency.edge_count(),
+            relation_types: graph.relations.len(),
+            triplets: graph.triplets.len(),
+            components,
+            largest_component,
+        }
+    }
+}
+
+/// What a build did and cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildStats {
+    pub extractor: ExtractorId,
+    /// Chunks the graph covers.
+    pub chunks: usize,
+    /// (chunk id, error) of every chunk whose extraction failed: not in the graph, retried by
+    /// the next build.
+    pub failures: Vec<(String, String)>,
+    /// Construction tokens of the whole graph (every chunk's extraction, cached or not).
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// Distinct chunk texts read from the store / extracted by this build.
+    pub cached_chunks: usize,
+    pub extracted_chunks: usize,
+    pub graph: GraphStats,
+}
+
+/// A built graph and its statistics.
+#[derive(Debug, Clone)]
+pub struct GraphBuild {
+    pub graph: KnowledgeGraph,
+    pub stats: BuildStats,
+}
+
+/// sha256 of a chunk's text: extractions are keyed by content, not by position.
+pub fn chunk_hash(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// One distinct text's result.
+#[derive(Debug)]
+enum Outcome {
+    Ok(Vec<Triplet>),
+    Failed(String),
+}
+
+/// Builds `corpus`'s knowledge graph with `extractor`. Chunks with a stored successful
+/// extraction under the extractor's identity are not extracted again; the others are, at most
+/// `concurrency` at a time, and each result (success or failure) is written to `store` as it
+/// finishes, so an interrupted build resumes where it stopped. `progress(done, total)` counts
+/// distinct chunk texts. The build is recorded in `graph_builds`.
+pub async fn build_graph(
+    corpus: &Corpus,
+    extractor: Arc<dyn TripletExtractor>,
+    store: &Store,
+    options: &BuildOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<GraphBuild> {
+    let id = extractor.identity();
+    let chunks = &corpus.chunks[..options
+        .limit_chunks
+        .unwrap_or(usize::MAX)
+        .min(corpus.chunks.len())];
+    let hashes: Vec<String> = chunks.iter().map(|c| chunk_hash(&c.text)).collect();
+    // Distinct texts in corpus order, each with the first chunk holding it.
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let mut distinct: Vec<String> = Vec::new();
+    for (i, h) in hashes.iter().enumerate() {
+        if !first_of.contains_key(h.as_str()) {
+            first_of.insert(h, i);
+            distinct.push(h.clone());
+        }
+    }
+
+    let cached = store.cached_extractions(&id, &distinct).await?;
+    let mut outcomes: HashMap<String, Outcome> = HashMap::with_capacity(distinct.len());
+    let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
+    for (hash, row) in cached {
+        if row.status != ExtractionStatus::Ok {
+            continue;
+        }
+        match serde_json::from_str::<Vec<Triplet>>(&row.triplets_json) {
+            Ok(t) => {
+                tokens_in += row.tokens_in;
+                tokens_out += row.tokens_out;
+                outcomes.insert(hash, Outcome::Ok(t));
+            }
+            Err(e) => {
+                tracing::warn!(chunk_hash = %hash, error = %e, "re-extracting an unreadable stored extraction")
+            }
+        }
+    }
+    let cached_chunks = outcomes.len();
+    let pending: Vec<&String> = distinct
+        .iter()
+        .filter(|h| !outcomes.contains_key(*h))
+        .collect();
+    let total = distinct.len();
+    progress(cached_chunks, total);
+    if !pending.is_empty() {
+        tracing::info!(
+            extractor = %id.extractor,
+            model = %id.model,
+            cached = cached_chunks,
+            pending = pending.len(),
+            "extracting triplets"
+        );
+    }
+
+    let concurrency = options
+        .concurrency
+        .unwrap_or_else(|| extractor.concurrency())
+        .max(1);
+    let mut tasks = JoinSet::new();
+    let mut next = pending.iter();
+    let mut extracted_chunks = 0;
+    loop {
+        while tasks.len() < concurrency {
+            let Some(hash) = next.next() else { break };
+            let text = chunks[first_of[hash.as_str()]].text.clone();
+            let (extractor, hash) = (extractor.clone(), (*hash).clone());
+            tasks.spawn(async move {
+                let r = extractor.extract(&text).await;
+                (hash, r)
+            });
+        }
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
+        let (hash, result) = joined.map_err(|e| {
+            CorpusError::Core(BenchError::Other(format!("an extraction task failed: {e}")))
+        })?;
+        let (row, outcome) = match result {
+            Ok(x) => (
+                ExtractionRow {
+                    chunk_hash: hash.clone(),
+                    status: ExtractionStatus::Ok,
+                    triplets_json: serde_json::to_string(&x.triplets).expect("serialisable"),
+                    tokens_in: x.tokens_in,
+                    tokens_out: x.tokens_out,
+                    error: None,
+                },
+                Outcome::Ok(x.triplets),
+            ),
+            Err(e) => {
+                let (tin, tout) = match &e {
+                    CorpusError::Extraction {
+                        tokens_in,
+                        tokens_out,
+                        ..
+                    } => (*tokens_in, *tokens_out),
+                    _ => (0, 0),
+                };
+                let message = e.to_string();
+                (
+                    ExtractionRow {
+                        chunk_hash: hash.clone(),
+                        status: ExtractionStatus::Failed,
+                        triplets_json: "[]".into(),
+                        tokens_in: tin,
+                        tokens_out: tout,
+                        error: Some(message.clone()),
+                    },
+                    Outcome::Failed(message),
+                )
+            }
+        };
+        // Written before anything else happens: a kill after this line loses nothing.
+        store.put_extraction(&id, &row).await?;
+        tokens_in += row.tokens_in;
+        tokens_out += row.tokens_out;
+        outcomes.insert(hash, outcome);
+        extracted_chunks += 1;
+        progress(cached_chunks + extracted_chunks, total);
+    }
+
+    let mut failures = Vec::new();
+    let per_chunk = chunks.iter().zip(&hashes).map(|(c, h)| {
+        let outcome = &outcomes[h.as_str()];
+        if let Outcome::Failed(e) = outcome {
+            failures.push((c.id.clone(), e.clone()));
+        }
+        (
+            c.index,
+            match outcome {
+                Outcome::Ok(t) => t.as_slice(),
+                Outcome::Failed(_) => &[],
+            },
+        )
+    });
+    let graph = assemble(per_chunk);
+    let gstats = GraphStats::of(&graph);
+    let stats = BuildStats {
+        extractor: id.clone(),
+        chunks: chunks.len(),
+        failures,
+        tokens_in,
+        tokens_out,
+        cached_chunks,
+        extracted_chunks,
+        graph: gstats,
+    };
+    store
+        .record_graph_build(&GraphBuildRecord {
+            corpus: corpus.name.clone(),
+            corpus_hash: corpus.content_hash.clone(),
+            extractor: id,
+            chunks: stats.chunks as u64,
+            nodes: gstats.nodes as u64,
+            edges: gstats.edges as u64,
+            relation_types: gstats.relation_types as u64,
+            triplets: gstats.triplets as u64,
+            components: gstats.components as u64,
+            failures: stats.failures.len() as u64,
+            tokens_in,
+            tokens_out,
+        })
+        .await?;
+    Ok(GraphBuild { graph, stats })
+}
+
+/// The graph of per-chunk triplets `(chunk index, triplets)`: entities and relations normalised,
+/// node and relation ids in sorted name order, triplets sorted by (chunk, u, v, relation) without
+/// repeats, self-loops and empty names dropped. The same input always gives the same graph.
+pub fn assemble<'a>(per_chunk: impl IntoIterator<Item = (u32, &'a [Triplet])>) -> KnowledgeGraph {
+    let mut raw: Vec<(u32, String, String, String)> = Vec::new();
+    for (chunk, triplets) in per_chunk {
+        for t in triplets {
+            let (s, o) = (normalize::entity(&t.subject), normalize::entity(&t.object));
+            if s.is_empty() || o.is_empty() || s == o {
+                continue;
+            }
+            raw.push((chunk, s, normalize::relation(&t.relation), o));
+        }
+    }
+    let mut nodes: Vec<String> = raw
+        .iter()
+        .flat_map(|(_, s, _, o)| [s.clone(), o.clone()])
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut relations: Vec<String> = raw.iter().map(|(_, _, r, _)| r.clone()).collect();
+    relations.sort_unstable();
+    relations.dedup();
+    let node_ids: HashMap<String, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i as u32))
+        .collect();
+    let relation_ids: HashMap<&str, u32> = relations
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.as_str(), i as u32))
+        .collect();
+    let mut triplets: Vec<GraphTriplet> = raw
+        .iter()
+        .map(|(chunk, s, r, o)| GraphTriplet {
+            u: node_ids[s],
+            v: node_ids[o],
+            relation: relation_ids[r.as_str()],
+            chunk: *chunk,
+        })
+        .collect();
+    triplets.sort_unstable_by_key(|t| (t.chunk, t.u, t.v, t.relation));
+    triplets.dedup();
+    let adjacency = Csr::from_edges(nodes.len(), triplets.iter().map(|t| (t.u, t.v)));
+    KnowledgeGraph {
+        nodes,
+        node_ids,
+        relations,
+        triplets,
+        adjacency,
+    }
+}
+
+/// Connected components of an undirected CSR: (count, size of the largest). Isolated nodes are
+/// components of one.
+pub fn components(csr: &Csr) -> (usize, usize) {
+    let n = csr.node_count();
+    let mut seen = vec![false; n];
+    let mut stack = Vec::new();
+    let (mut count, mut largest) = (0, 0);
+    for start in 0..n {
+        if seen[start] {
+            continue;
+        }
+        count += 1;
+        seen[start] = true;
+        stack.push(start as u32);
+        let mut size = 0;
+        while let Some(u) = stack.pop() {
+            size += 1;
+            for &v in csr.neighbors(u) {
+                if !seen[v as usize] {
+                    seen[v as usize] = true;
+                    stack.push(v);
+                }
+            }
+        }
+        largest = largest.max(size);
+    }
+    (count, largest)
+}
+
+/// Vectors of the graph's entity names, row i = node i, through the vector cache (key
+/// `<corpus>:entities`): a second call with the same graph embeds nothing.
+pub fn embed_entities(
+    corpus: &str,
+    graph: &KnowledgeGraph,
+    embedder: &dyn Embedder,
+    cache: &VectorCache,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Embeddings> {
+    let names: Vec<&str> = graph.nodes.iter().map(String::as_str).collect();
+    cache.get_or_embed(&format!("{corpus}:entities"), &names, embedder, progress)
+}
+
+/// The graph and entity vectors the graph retriever needs: built from the stored extractions
+/// (extracting only what is missing) and embedded through the cache.
+pub async fn load_or_build(
+    corpus: &Corpus,
+    extractor: Arc<dyn TripletExtractor>,
+    store: &Store,
+    embedder: &dyn Embedder,
+    cache: &VectorCache,
+) -> Result<(KnowledgeGraph, Embeddings, BuildStats)> {
+    let build = build_graph(
+        corpus,
+        extractor,
+        store,
+        &BuildOptions::default(),
+        &|_, _| {},
+    )
+    .await?;
+    if !build.stats.failures.is_empty() {
+        tracing::warn!(
+            corpus = %corpus.name,
+            failures = build.stats.failures.len(),
+            "graph built without the chunks whose extraction failed; the next build retries them"
+        );
+    }
+    let vectors = embed_entities(&corpus.name, &build.graph, embedder, cache, &|_, _| {})?;
+    Ok((build.graph, vectors, build.stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str, r: &str, o: &str) -> Triplet {
+        Triplet {
+            subject: s.into(),
+            relation: r.into(),
+            object: o.into(),
+        }
+    }
+
+    #[test]
+    fn assembly_is_sorted_normalised_undirected_and_simple() {
+        let c0 = vec![
+            t("Warsaw", "capital of", "Poland"),
+            t("Marie  Curie", "Born in", "Warsaw."),
+            t("marie curie", "born in", "warsaw"), // repeat after normalisation
+            t("Poland", "x", "poland"),            // self-loop
+        ];
+        let c1 = vec![t("Poland", "borders", "Warsaw"), t("", "r", "x")];
+        let g = assemble([(0, c0.as_slice()), (1, c1.as_slice())]);
+        assert_eq!(g.nodes, ["marie curie", "poland", "warsaw"]);
+        assert_eq!(g.relations, ["borders", "born in", "capital of"]);
+        assert_eq!(g.node("warsaw"), Some(2));
+        assert_eq!(
+            g.triplets,
+            [
+                GraphTriplet {
+                    u: 0,
+                    v: 2,
+                    relation: 1,
+                    chunk: 0
+                },
+                GraphTriplet {
+                    u: 2,
+                    v: 1,
+                    relation: 2,
+                    chunk: 0
+                },
+                GraphTriplet {
+                    u: 1,
+                    v: 2,
+                    relation: 0,
+                    chunk: 1
+                },
+            ]
+        );
+        // warsaw-poland appears twice (both directions) but is one undirected edge.
+        assert_eq!(g.adjacency.edge_count(), 2);
+        assert_eq!(g.adjacency.neighbors(2), [0, 1]);
+        assert_eq!(g.adjacency.neighbors(1), [2]);
+        assert_eq!(components(&g.adjacency), (1, 3));
+        // Input order of chunks does not matter.
+        let g2 = assemble([(1, c1.as_slice()), (0, c0.as_slice())]);
+        assert_eq!(g2.triplets, g.triplets);
+        assert_eq!(g2.nodes, g.nodes);
+    }
+
+    #[test]
+    fn components_count_isolated_nodes() {
+        let csr = Csr::from_edges(5, [(0, 1), (1, 2)]);
+        assert_eq!(components(&csr), (3, 3));
+        assert_eq!(components(&Csr::from_edges(0, [])), (0, 0));
+    }
+}

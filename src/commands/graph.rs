@@ -1,0 +1,155 @@
+//! `ragrouter graph <corpus>`: build (or resume) a corpus's knowledge graph, embed its entities
+//! and print its size, connectivity, failures and construction cost.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+use bench_core::{BenchConfig, Embedder, Store};
+use corpora::embed::{MiniLm, VectorCache};
+use corpora::graph::{build_graph, embed_entities, BuildOptions, OfflineExtractor};
+use corpora::load::{load_corpus, LoadOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(clap::Args, Debug)]
+pub struct GraphArgs {
+    /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
+    pub corpus: String,
+    /// Results database (the per-chunk extractions are stored there).
+    #[arg(long, default_value = ".ragrouter/results.sqlite")]
+    pub db: PathBuf,
+    /// Directory for cached vectors.
+    #[arg(long, default_value = ".ragrouter/cache")]
+    pub cache_dir: PathBuf,
+    /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Directory of the encoder's weights.
+    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Build from the first N chunks only.
+    #[arg(long)]
+    pub limit_chunks: Option<usize>,
+}
+
+fn bar(len: u64, msg: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len).with_message(msg.to_owned());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>20} {bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}]",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+pub fn run(args: &GraphArgs) -> Result<()> {
+    let t_all = Instant::now();
+    let config = BenchConfig::default();
+    let corpus = load_corpus(
+        &args.corpus,
+        &LoadOptions {
+            data_dir: args.data_dir.clone(),
+            chunking: config.chunking.clone(),
+            data: config.data.clone(),
+        },
+    )
+    .with_context(|| format!("loading corpus {}", args.corpus))?;
+    println!(
+        "corpus {}: {} documents, {} chunks",
+        corpus.name,
+        corpus.documents.len(),
+        corpus.chunks.len()
+    );
+    // The encoder is checked before the store is touched: bad input writes nothing.
+    let embedder: Arc<dyn Embedder> = Arc::new(
+        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+    );
+    let extractor = Arc::new(OfflineExtractor::new());
+    let options = BuildOptions {
+        concurrency: None,
+        limit_chunks: args.limit_chunks,
+    };
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let t_build = Instant::now();
+    let build = runtime.block_on(async {
+        let store = Store::open(&args.db).await?;
+        let progress = bar(0, "extracting triplets");
+        let build = build_graph(&corpus, extractor, &store, &options, &|done, total| {
+            progress.set_length(total as u64);
+            progress.set_position(done as u64);
+        })
+        .await;
+        progress.finish_and_clear();
+        anyhow::Ok(build?)
+    })?;
+    let build_secs = t_build.elapsed().as_secs_f64();
+    let s = &build.stats;
+    let g = &s.graph;
+    println!(
+        "extractor: {} ({}, rules {})",
+        s.extractor.extractor,
+        s.extractor.model,
+        &s.extractor.prompt_hash[..12]
+    );
+    println!(
+        "extraction: {} chunks, {} distinct texts from the store, {} extracted, {} failed [{build_secs:.2}s]",
+        s.chunks,
+        s.cached_chunks,
+        s.extracted_chunks,
+        s.failures.len()
+    );
+    println!(
+        "graph: {} nodes, {} edges, {} relation types, {} triplets",
+        g.nodes, g.edges, g.relation_types, g.triplets
+    );
+    println!(
+        "components: {}, largest {} nodes ({:.1}% of nodes)",
+        g.components,
+        g.largest_component,
+        100.0 * g.largest_component as f64 / g.nodes.max(1) as f64
+    );
+    println!(
+        "construction tokens: {} in, {} out (offline extractor: no LLM)",
+        s.tokens_in, s.tokens_out
+    );
+
+    let t_embed = Instant::now();
+    let progress = bar(build.graph.nodes.len() as u64, "embedding entities");
+    let vectors = embed_entities(
+        &corpus.name,
+        &build.graph,
+        embedder.as_ref(),
+        &VectorCache::new(&args.cache_dir),
+        &|done, _| progress.set_position(done as u64),
+    )
+    .context("embedding entity names")?;
+    progress.finish_and_clear();
+    println!(
+        "entity vectors: {} x {} [{:.2}s]",
+        vectors.len(),
+        vectors.dim,
+        t_embed.elapsed().as_secs_f64()
+    );
+    println!("total time: {:.2}s", t_all.elapsed().as_secs_f64());
+
+    if !s.failures.is_empty() {
+        println!("\nextraction failures (chunk: error):");
+        for (chunk, error) in s.failures.iter().take(20) {
+            println!("  {chunk}: {error}");
+        }
+        if s.failures.len() > 20 {
+            println!("  ... and {} more", s.failures.len() - 20);
+        }
+        anyhow::bail!(
+            "{} chunks failed extraction and are missing from the graph; run the same command again to retry them",
+            s.failures.len()
+        );
+    }
+    Ok(())
+}

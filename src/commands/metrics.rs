@@ -1,0 +1,138 @@
+//! `ragrouter metrics`: corpus metrics of raw files (TSV triples, raw little-endian float32 rows).
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use metrics::corpus::{
+    embedding_metrics, graph_metrics, parse_edges_tsv, read_f32_file, CorpusMetrics,
+};
+use serde_json::Value;
+
+/// Arguments of `ragrouter metrics`.
+#[derive(clap::Args, Debug)]
+pub struct MetricsArgs {
+    /// Corpus name (corpus mode); for raw files use --edges and/or --embeddings instead.
+    pub corpus: Option<String>,
+    /// Knowledge-graph triples, one `head<TAB>relation<TAB>tail` a line.
+    #[arg(long)]
+    pub edges: Option<PathBuf>,
+    /// Raw little-endian float32 embeddings, row-major, no header (needs --dim).
+    #[arg(long)]
+    pub embeddings: Option<PathBuf>,
+    /// Columns of the --embeddings matrix.
+    #[arg(long)]
+    pub dim: Option<usize>,
+    /// Print JSON (`graph.*`, `embeddings.*` as in the metric fixtures) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Computes the metrics of the raw files named in `args`; either input may be absent, not both.
+pub fn compute_files(args: &MetricsArgs) -> anyhow::Result<CorpusMetrics> {
+    if args.edges.is_none() && args.embeddings.is_none() {
+        bail!("nothing to measure: give --edges FILE.tsv and/or --embeddings FILE.f32 --dim D");
+    }
+    if args.embeddings.is_some() != args.dim.is_some() {
+        bail!("--embeddings and --dim go together (the raw float32 file has no header)");
+    }
+    let graph = match &args.edges {
+        Some(path) => {
+            let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+            let list = parse_edges_tsv(BufReader::new(file), &path.display().to_string())?;
+            Some(graph_metrics(&list))
+        }
+        None => None,
+    };
+    let embeddings = match (&args.embeddings, args.dim) {
+        (Some(path), Some(dim)) => {
+            let data = read_f32_file(path, dim)?;
+            Some(
+                embedding_metrics(&data, dim)
+                    .with_context(|| format!("embeddings {}", path.display()))?,
+            )
+        }
+        _ => None,
+    };
+    Ok(CorpusMetrics { graph, embeddings })
+}
+
+/// Renders the metrics as pretty JSON or as a two-column table.
+pub fn render(metrics: &CorpusMetrics, json: bool) -> anyhow::Result<String> {
+    if json {
+        return Ok(serde_json::to_string_pretty(metrics)? + "\n");
+    }
+    let flat = metrics.flat_map();
+    let width = flat.keys().map(String::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (key, value) in &flat {
+        out.push_str(&format!("{key:<width$}  {}\n", format_value(value)));
+    }
+    Ok(out)
+}
+
+fn format_value(value: &Value) -> String {
+    match value {
+        Value::Null => "n/a".to_owned(),
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            // Tiny densities would print as 0.000000 in fixed notation.
+            if x != 0.0 && x.abs() < 1e-3 {
+                format!("{x:.6e}")
+            } else {
+                format!("{x:.6}")
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Raw-file mode of `ragrouter metrics`: prints a table, or JSON with --json.
+pub fn run_files(args: &MetricsArgs) -> anyhow::Result<()> {
+    let metrics = compute_files(args)?;
+    print!("{}", render(&metrics, args.json)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(file: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/metric-fixtures/a_small")
+            .join(file)
+    }
+
+    fn args(edges: Option<&str>, emb: Option<&str>, dim: Option<usize>) -> MetricsArgs {
+        MetricsArgs {
+            corpus: None,
+            edges: edges.map(fixture),
+            embeddings: emb.map(fixture),
+            dim,
+            json: true,
+        }
+    }
+
+    #[test]
+    fn raw_files_give_fixture_keys() {
+        let m = compute_files(&args(Some("edges.tsv"), Some("emb.f32"), Some(4))).unwrap();
+        let json: Value = serde_json::from_str(&render(&m, true).unwrap()).unwrap();
+        assert_eq!(json["graph"]["nodes"], 10);
+        assert_eq!(json["embeddings"]["rows"], 12);
+        let table = render(&m, false).unwrap();
+        assert!(table.contains("graph.lcc_ratio") && table.contains("embeddings.twonn_mle"));
+    }
+
+    #[test]
+    fn either_input_is_optional_but_not_both() {
+        let m = compute_files(&args(Some("edges.tsv"), None, None)).unwrap();
+        assert!(m.graph.is_some() && m.embeddings.is_none());
+        assert!(compute_files(&args(None, None, None)).is_err());
+        assert!(compute_files(&args(None, Some("emb.f32"), None)).is_err());
+        // Wrong --dim: 48 floats do not form rows of 5.
+        let err = compute_files(&args(None, Some("emb.f32"), Some(5))).unwrap_err();
+        assert!(format!("{err:#}").contains("byte offset"), "{err:#}");
+    }
+}

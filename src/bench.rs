@@ -2,27 +2,36 @@
 //! judge every answer and store one tuple per (query, paradigm); resume what a run left undone.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use bench_core::{
     BenchConfig, Embedder, Judge, Mode, Paradigm, ParadigmId, QualityMetrics, Query, Reader,
-    ResultRecord, RunSpec, Store,
+    ResultRecord, Retriever, RunSpec, Store,
 };
 use corpora::embed::{MiniLm, VectorCache};
+use corpora::graph::{
+    build_graph, embed_entities, BuildOptions, KnowledgeGraph, OfflineExtractor, TripletExtractor,
+};
 use corpora::index::FlatIndex;
 use corpora::load::{load_corpus, LoadOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use metrics::answer::{answer_quality, evidence_recall, OfflineJudge};
-use paradigms::{ChunkTable, DenseRetriever, LlmOnly, OfflineReader, RetrieveThenRead};
+use metrics::query::complexity_score;
+use paradigms::{
+    ChunkTable, DenseRetriever, FnEntities, FusedRetriever, FusionMethod, GraphParams,
+    GraphRetriever, Iterative, LlmOnly, OfflineEvaluator, OfflineReader, PprEngine,
+    RetrieveThenRead, Weighting,
+};
 use tokio::task::JoinSet;
 
 use crate::cli::BenchArgs;
 use crate::table;
 
 /// Paradigms this build can run.
-pub const AVAILABLE: [ParadigmId; 2] = [ParadigmId::LlmOnly, ParadigmId::Naive];
+pub const AVAILABLE: [ParadigmId; 7] = ParadigmId::ALL;
 
 /// Bad input detected by the command itself (exit code 2).
 #[derive(Debug)]
@@ -45,6 +54,8 @@ struct Shared {
     config_hash: String,
     /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
     fault_delay: Option<std::time::Duration>,
+    /// Time spent writing tuples, for the stage breakdown.
+    store_micros: AtomicU64,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -77,6 +88,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         t_load.elapsed().as_secs_f64()
     );
 
+    let t_embed = Instant::now();
     let embedder: Arc<dyn Embedder> = Arc::new(
         MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
     );
@@ -99,42 +111,22 @@ pub fn run(args: BenchArgs) -> Result<()> {
         embedder.as_ref(),
         "embedding questions",
     )?;
+    let embed_secs = t_embed.elapsed().as_secs_f64();
     let index = Arc::new(FlatIndex::new(chunk_vectors).context("building the dense index")?);
 
     let mode = Mode::Offline;
     eprintln!("mode: {} (no LLM endpoint configured)", mode.label());
     let chunks = Arc::new(ChunkTable::new(corpus.chunks.clone()));
-    let reader: Arc<dyn Reader> = Arc::new(OfflineReader::new(
+    let offline_reader = Arc::new(OfflineReader::new(
         &corpus.chunks,
         config.offline_reader.clone(),
     ));
+    let reader: Arc<dyn Reader> = offline_reader.clone();
     let judge: Arc<dyn Judge> = Arc::new(OfflineJudge {
         correct_recall: config.judge.correct_recall,
     });
-    let paradigms: Vec<Arc<dyn Paradigm>> = paradigm_ids
-        .iter()
-        .map(|&id| -> Arc<dyn Paradigm> {
-            match id {
-                ParadigmId::LlmOnly => Arc::new(LlmOnly {
-                    reader: reader.clone(),
-                }),
-                ParadigmId::Naive => Arc::new(RetrieveThenRead {
-                    id,
-                    retriever: Arc::new(DenseRetriever {
-                        index: index.clone(),
-                        chunks: chunks.clone(),
-                        embedder: embedder.clone(),
-                        top_k: config.retrieval.top_k,
-                        min_similarity: config.retrieval.min_similarity,
-                    }),
-                    reader: reader.clone(),
-                    chunks: chunks.clone(),
-                    budget: config.retrieval.context_budget,
-                }),
-                _ => unreachable!("parse_paradigms admits only available paradigms"),
-            }
-        })
-        .collect();
+    let needs_graph = paradigm_ids.iter().any(|p| uses_graph(*p));
+    let extractor = Arc::new(OfflineExtractor::new());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -142,6 +134,31 @@ pub fn run(args: BenchArgs) -> Result<()> {
         .context("starting the async runtime")?;
     runtime.block_on(async {
         let store = Store::open(&args.db).await?;
+        store.upsert_corpus(&corpus).await?;
+
+        let t_graph = Instant::now();
+        let graph = if needs_graph {
+            Some(build_graph_with_progress(&corpus, extractor.clone(), &store, embedder.as_ref(), &cache).await?)
+        } else {
+            None
+        };
+        let graph_secs = t_graph.elapsed().as_secs_f64();
+
+        let parts = Parts {
+            config: &config,
+            chunks: chunks.clone(),
+            index: index.clone(),
+            embedder: embedder.clone(),
+            reader: reader.clone(),
+            offline_reader: offline_reader.clone(),
+            graph,
+            extractor: extractor.clone(),
+        };
+        let paradigms = paradigm_ids
+            .iter()
+            .map(|&id| parts.build(id))
+            .collect::<Result<Vec<_>>>()?;
+
         let spec = RunSpec {
             corpus: &corpus,
             config: &config,
@@ -149,9 +166,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
             reader: reader.identity(),
             judge: judge.identity(),
             embedder: embedder.name().to_owned(),
+            extractor: if needs_graph {
+                let id = extractor.identity();
+                format!("{}:{}:{}", id.extractor, id.model, id.prompt_hash)
+            } else {
+                String::new()
+            },
             crate_version: env!("CARGO_PKG_VERSION").to_owned(),
         };
-        store.upsert_corpus(&corpus).await?;
         let run = store.start_run(&spec, args.fresh).await?;
         let done = store.finished_pairs(run.id).await?;
         let shared = Arc::new(Shared {
@@ -164,7 +186,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .map(std::time::Duration::from_millis),
+            store_micros: AtomicU64::new(0),
         });
+        let t_answer = Instant::now();
         let interrupted = execute(
             &shared,
             &paradigms,
@@ -181,6 +205,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 run.id
             );
         }
+        let answer_secs = t_answer.elapsed().as_secs_f64();
         store.finish_run(run.id).await?;
         let rows = store.summary(run.id).await?;
         println!(
@@ -193,8 +218,199 @@ pub fn run(args: BenchArgs) -> Result<()> {
         );
         println!("mode: {}\n", mode.label());
         print!("{}", table::render(&rows));
+        if let Some((configuration, metrics)) =
+            store.corpus_metrics(&corpus.name, &corpus.content_hash).await?
+        {
+            println!("\ncorpus indicators ({configuration}):");
+            print!("{}", crate::commands::metrics::render_indicators(&metrics));
+        }
+        let stage = store.stage_totals(run.id).await?;
+        eprintln!(
+            "\nwall time by stage: embedding {embed_secs:.1}s, graph {graph_secs:.1}s, answering {answer_secs:.1}s \
+             (summed over tuples: retrieval {:.1}s, reading {:.1}s, judging {:.1}s, storing {:.1}s)",
+            stage.0 / 1e3,
+            stage.1 / 1e3,
+            stage.2 / 1e3,
+            shared.store_micros.load(Ordering::Relaxed) as f64 / 1e6,
+        );
         Ok(())
     })
+}
+
+fn uses_graph(p: ParadigmId) -> bool {
+    matches!(
+        p,
+        ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::IterativeGraph | ParadigmId::Fusion
+    )
+}
+
+/// The engines a run's paradigms are assembled from.
+struct Parts<'a> {
+    config: &'a BenchConfig,
+    chunks: Arc<ChunkTable>,
+    index: Arc<FlatIndex>,
+    embedder: Arc<dyn Embedder>,
+    reader: Arc<dyn Reader>,
+    offline_reader: Arc<OfflineReader>,
+    graph: Option<(Arc<KnowledgeGraph>, Arc<FlatIndex>)>,
+    extractor: Arc<OfflineExtractor>,
+}
+
+impl Parts<'_> {
+    fn dense(&self) -> Arc<dyn Retriever> {
+        Arc::new(DenseRetriever {
+            index: self.index.clone(),
+            chunks: self.chunks.clone(),
+            embedder: self.embedder.clone(),
+            top_k: self.config.retrieval.top_k,
+            min_similarity: self.config.retrieval.min_similarity,
+        })
+    }
+
+    fn graph(&self) -> Result<Arc<dyn Retriever>> {
+        let (graph, entity_index) = self
+            .graph
+            .clone()
+            .context("the knowledge graph was not built")?;
+        let g = &self.config.graph;
+        let extractor = self.extractor.clone();
+        let entities = FnEntities::new("offline-rules", move |q: &str| extractor.entities(q));
+        Ok(Arc::new(GraphRetriever::new(
+            graph,
+            entity_index,
+            self.chunks.clone(),
+            self.embedder.clone(),
+            Arc::new(entities),
+            GraphParams {
+                seed_k: g.seed_k,
+                link_k: g.link_k,
+                min_similarity: g.min_entity_similarity,
+                damping: g.damping,
+                min_score: g.min_ppr_score,
+                top_nodes: g.top_nodes,
+                max_triplets: g.max_triplets,
+                engine: match g.ppr_engine.as_str() {
+                    "push" => PprEngine::push(),
+                    _ => PprEngine::exact(),
+                },
+            },
+        )?))
+    }
+
+    fn retrieve_then_read(
+        &self,
+        id: ParadigmId,
+        retriever: Arc<dyn Retriever>,
+    ) -> Arc<dyn Paradigm> {
+        Arc::new(RetrieveThenRead {
+            id,
+            retriever,
+            reader: self.reader.clone(),
+            chunks: self.chunks.clone(),
+            budget: self.config.retrieval.context_budget,
+        })
+    }
+
+    fn iterative(&self, id: ParadigmId, retriever: Arc<dyn Retriever>) -> Arc<dyn Paradigm> {
+        let extractor = self.extractor.clone();
+        Arc::new(Iterative {
+            id,
+            retriever,
+            reader: self.reader.clone(),
+            evaluator: Arc::new(OfflineEvaluator {
+                reader: self.offline_reader.clone(),
+                entities: Arc::new(move |t: &str| extractor.entities(t)),
+                min_coverage: self.config.iterative.offline_sufficient_coverage,
+            }),
+            chunks: self.chunks.clone(),
+            budget: self.config.retrieval.context_budget,
+            max_rounds: self.config.iterative.max_rounds,
+        })
+    }
+
+    fn build(&self, id: ParadigmId) -> Result<Arc<dyn Paradigm>> {
+        Ok(match id {
+            ParadigmId::LlmOnly => Arc::new(LlmOnly {
+                reader: self.reader.clone(),
+            }),
+            ParadigmId::Naive => self.retrieve_then_read(id, self.dense()),
+            ParadigmId::Graph => self.retrieve_then_read(id, self.graph()?),
+            ParadigmId::Hybrid => {
+                let method = match self.config.hybrid.fusion.as_str() {
+                    "interleave" => FusionMethod::Interleave,
+                    _ => FusionMethod::Rrf,
+                };
+                let fused = FusedRetriever::new(
+                    self.dense(),
+                    self.graph()?,
+                    Weighting::Equal(method),
+                    complexity_score,
+                );
+                self.retrieve_then_read(id, Arc::new(fused))
+            }
+            ParadigmId::Fusion => {
+                let fused = FusedRetriever::new(
+                    self.dense(),
+                    self.graph()?,
+                    Weighting::Complexity,
+                    complexity_score,
+                );
+                self.retrieve_then_read(id, Arc::new(fused))
+            }
+            ParadigmId::Iterative => self.iterative(id, self.dense()),
+            ParadigmId::IterativeGraph => self.iterative(id, self.graph()?),
+        })
+    }
+}
+
+/// Builds the knowledge graph (extracting only chunks not in the store) and embeds its
+/// entities (through the vector cache), with progress bars.
+async fn build_graph_with_progress(
+    corpus: &bench_core::Corpus,
+    extractor: Arc<OfflineExtractor>,
+    store: &Store,
+    embedder: &dyn Embedder,
+    cache: &VectorCache,
+) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>)> {
+    let bar = ProgressBar::new(corpus.chunks.len() as u64).with_message("extracting triplets");
+    bar.set_style(progress_style("chunks"));
+    let build = build_graph(
+        corpus,
+        extractor,
+        store,
+        &BuildOptions::default(),
+        &|done, _| bar.set_position(done as u64),
+    )
+    .await
+    .context("building the knowledge graph")?;
+    bar.finish_and_clear();
+    let s = &build.stats;
+    eprintln!(
+        "graph: {} nodes, {} edges, {} relation types, {} components ({} chunks from cache, {} extracted, {} failed)",
+        s.graph.nodes,
+        s.graph.edges,
+        s.graph.relation_types,
+        s.graph.components,
+        s.cached_chunks,
+        s.extracted_chunks,
+        s.failures.len()
+    );
+    let ebar = ProgressBar::new(build.graph.nodes.len() as u64).with_message("embedding entities");
+    ebar.set_style(progress_style("entities"));
+    let vectors = embed_entities(&corpus.name, &build.graph, embedder, cache, &|d, _| {
+        ebar.set_position(d as u64)
+    })
+    .context("embedding graph entities")?;
+    ebar.finish_and_clear();
+    let index = FlatIndex::new(vectors).context("building the entity index")?;
+    Ok((Arc::new(build.graph), Arc::new(index)))
+}
+
+fn progress_style(unit: &str) -> ProgressStyle {
+    ProgressStyle::with_template(&format!(
+        "{{msg:>20}} {{bar:40}} {{pos}}/{{len}} {unit} [{{elapsed_precise}}, eta {{eta}}]"
+    ))
+    .expect("valid template")
 }
 
 fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
@@ -321,7 +537,12 @@ async fn execute(
                     // Fault-injection knob: widens the window in which a kill lands mid-run.
                     tokio::time::sleep(delay).await;
                 }
-                shared.store.write_result(shared.run_id, &record).await
+                let t = Instant::now();
+                let written = shared.store.write_result(shared.run_id, &record).await;
+                shared
+                    .store_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                written
             });
         }
         tokio::select! {

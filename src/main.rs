@@ -27,7 +27,7 @@ fn main() {
         Command::Corpora(args) => commands::corpora::run(&args),
         Command::Setup(args) => commands::setup::run(&args),
         Command::Graph(args) => commands::graph::run(&args),
-        Command::Metrics(args) => commands::metrics::run_files(&args),
+        Command::Metrics(args) => commands::metrics::run(&args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

@@ -8,6 +8,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("bench-core", 0),
     ("metrics", 1),
     ("corpora", 1),
+    ("llm", 1),
     ("paradigms", 2),
     ("routers", 3),
     ("reports", 3),
@@ -136,6 +137,7 @@ fn every_module_starts_with_a_doc_line() {
         "paradigms",
         "metrics",
         "fixtures",
+        "llm",
         "tests",
     ] {
         let p = root().join(d);

@@ -116,7 +116,7 @@ impl Default for GraphConfig {
             min_ppr_score: 1e-5,
             top_nodes: 100,
             max_triplets: 500,
-            ppr_engine: "push".into(),
+            ppr_engine: "exact".into(),
         }
     }
 }

@@ -127,6 +127,33 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX graph_builds_by_corpus ON graph_builds(corpus, corpus_hash);
     "#,
+    // 3: the LLM response cache (content-addressed; never holds an API key).
+    r#"
+    CREATE TABLE llm_cache (
+        key TEXT PRIMARY KEY NOT NULL,
+        identity TEXT NOT NULL,
+        model TEXT NOT NULL,
+        request_json TEXT NOT NULL,
+        response TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        usage_reported INTEGER NOT NULL,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+    );
+    "#,
+    // 4: the graph extractor in a run's identity; corpus metrics per corpus and configuration.
+    r#"
+    ALTER TABLE runs ADD COLUMN extractor TEXT NOT NULL DEFAULT '';
+    CREATE TABLE corpus_metrics (
+        corpus TEXT NOT NULL,
+        corpus_hash TEXT NOT NULL,
+        -- extractor and encoder identities the metrics were computed under
+        configuration TEXT NOT NULL,
+        metrics_json TEXT NOT NULL,
+        computed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+        PRIMARY KEY (corpus, corpus_hash, configuration)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -142,6 +169,8 @@ pub struct RunSpec<'a> {
     pub reader: String,
     pub judge: String,
     pub embedder: String,
+    /// The graph extractor's identity; empty when no paradigm of the run uses the graph.
+    pub extractor: String,
     pub crate_version: String,
 }
 
@@ -160,6 +189,7 @@ impl RunSpec<'_> {
             self.reader.as_bytes(),
             self.judge.as_bytes(),
             self.embedder.as_bytes(),
+            self.extractor.as_bytes(),
         ])
     }
 }
@@ -331,8 +361,8 @@ impl Store {
             }
         }
         let id = sqlx::query(
-            "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder, extractor)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&key)
         .bind(&spec.corpus.name)
@@ -345,6 +375,7 @@ impl Store {
         .bind(&spec.reader)
         .bind(&spec.judge)
         .bind(&spec.embedder)
+        .bind(&spec.extractor)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?
@@ -421,6 +452,66 @@ impl Store {
         .await
         .map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// Stores corpus metrics (a JSON object) for a corpus under a configuration, replacing
+    /// earlier values of the same key.
+    pub async fn put_corpus_metrics(
+        &self,
+        corpus: &str,
+        corpus_hash: &str,
+        configuration: &str,
+        metrics: &serde_json::Value,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO corpus_metrics (corpus, corpus_hash, configuration, metrics_json) VALUES (?, ?, ?, ?)",
+        )
+        .bind(corpus)
+        .bind(corpus_hash)
+        .bind(configuration)
+        .bind(metrics.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The latest corpus metrics stored for a corpus's content, with their configuration.
+    pub async fn corpus_metrics(
+        &self,
+        corpus: &str,
+        corpus_hash: &str,
+    ) -> Result<Option<(String, serde_json::Value)>> {
+        let row = sqlx::query(
+            "SELECT configuration, metrics_json FROM corpus_metrics WHERE corpus = ? AND corpus_hash = ?
+             ORDER BY computed_at DESC LIMIT 1",
+        )
+        .bind(corpus)
+        .bind(corpus_hash)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        row.map(|r| {
+            let json: String = r.get(1);
+            serde_json::from_str(&json)
+                .map(|v| (r.get::<String, _>(0), v))
+                .map_err(|e| BenchError::Other(format!("stored corpus metrics: {e}")))
+        })
+        .transpose()
+    }
+
+    /// Retrieval, generation and judge milliseconds summed over a run's tuples.
+    pub async fn stage_totals(&self, run_id: i64) -> Result<(f64, f64, f64)> {
+        let r = sqlx::query(
+            "SELECT coalesce(sum(latency_retrieval_ms), 0.0), coalesce(sum(latency_generation_ms), 0.0),
+                    coalesce(sum(latency_judge_ms), 0.0)
+             FROM results WHERE run_id = ?",
+        )
+        .bind(run_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok((r.get(0), r.get(1), r.get(2)))
     }
 
     /// Number of result rows of a run.

@@ -46,6 +46,7 @@ fn spec<'a>(c: &'a Corpus, cfg: &'a BenchConfig) -> RunSpec<'a> {
         reader: "r".into(),
         judge: "j".into(),
         embedder: "e".into(),
+        extractor: String::new(),
         crate_version: "0".into(),
     }
 }

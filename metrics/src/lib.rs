@@ -1,5 +1,8 @@
-//! Pure metric functions: corpus structure and semantics, answer quality and the offline judge.
+//! Pure metric functions: corpus structure and semantics, answer and generation quality, judges, labels.
 
 pub mod answer;
 pub mod corpus;
+pub mod generation;
+pub mod judge;
+pub mod labels;
 pub mod query;

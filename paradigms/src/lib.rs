@@ -3,6 +3,7 @@
 pub mod chunks;
 pub mod dense;
 pub mod fusion;
+pub mod graph;
 pub mod iterative;
 pub mod llm_only;
 pub mod ppr;
@@ -12,6 +13,7 @@ pub mod reader;
 pub use chunks::{fit_budget, ChunkTable};
 pub use dense::DenseRetriever;
 pub use fusion::{FusedRetriever, FusionMethod, Weighting};
+pub use graph::{ExtractedEntities, FnEntities, GraphParams, GraphRetriever, QueryEntities};
 pub use iterative::{Evaluator, Iterative, LlmEvaluator, OfflineEvaluator};
 pub use llm_only::LlmOnly;
 pub use ppr::{PprEngine, PushWorkspace};

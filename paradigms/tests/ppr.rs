@@ -126,7 +126,9 @@ fn exact_matches_the_networkx_top100_order_on_2000_nodes_and_push_agrees() {
 }
 
 /// A random small graph: n nodes, an edge list (repeats and self-loops allowed), seeds.
-fn graph_strategy() -> impl Strategy<Value = (usize, Vec<(u32, u32)>, Vec<(u32, f64)>)> {
+type Case = (usize, Vec<(u32, u32)>, Vec<(u32, f64)>);
+
+fn graph_strategy() -> impl Strategy<Value = Case> {
     (2usize..24).prop_flat_map(|n| {
         let node = 0..n as u32;
         (
@@ -154,16 +156,16 @@ proptest! {
         let a = exact_ppr(&g, &seeds, 0.85, 1e-14, 100_000).unwrap();
         let b = exact_ppr(&h, &hs, 0.85, 1e-14, 100_000).unwrap();
         prop_assert!((a.scores.iter().sum::<f64>() - 1.0).abs() < 1e-10);
-        for v in 0..n {
-            prop_assert!((a.scores[v] - b.scores[perm[v] as usize]).abs() < 1e-10);
+        for (&x, &pv) in a.scores.iter().zip(&perm) {
+            prop_assert!((x - b.scores[pv as usize]).abs() < 1e-10);
         }
         // Push converges to the same scores when epsilon is tiny.
         let mut ws = PushWorkspace::new();
         let p = push_ppr(&h, &hs, 0.85, 1e-14, &mut ws).unwrap();
         let mut dense = vec![0.0; n];
         for (v, x) in p.scores { dense[v as usize] = x; }
-        for v in 0..n {
-            prop_assert!((a.scores[v] - dense[perm[v] as usize]).abs() < 1e-9);
+        for (&x, &pv) in a.scores.iter().zip(&perm) {
+            prop_assert!((x - dense[pv as usize]).abs() < 1e-9);
         }
     }
 
@@ -173,8 +175,8 @@ proptest! {
         let scaled: Vec<(u32, f64)> = seeds.iter().map(|&(v, w)| (v, w * k)).collect();
         let a = exact_ppr(&g, &seeds, 0.85, 1e-14, 100_000).unwrap();
         let b = exact_ppr(&g, &scaled, 0.85, 1e-14, 100_000).unwrap();
-        for v in 0..n {
-            prop_assert!((a.scores[v] - b.scores[v]).abs() < 1e-12);
+        for (x, y) in a.scores.iter().zip(&b.scores) {
+            prop_assert!((x - y).abs() < 1e-12);
         }
     }
 }

@@ -27,6 +27,138 @@ pub struct MetricsArgs {
     /// Print JSON (`graph.*`, `embeddings.*` as in the metric fixtures) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Results database (corpus mode: metrics are stored there per corpus and configuration).
+    #[arg(long, default_value = ".ragrouter/results.sqlite")]
+    pub db: PathBuf,
+    /// Directory for cached vectors (corpus mode).
+    #[arg(long, default_value = ".ragrouter/cache")]
+    pub cache_dir: PathBuf,
+    /// Directory holding the data sets (corpus mode).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Directory of the encoder's weights (corpus mode).
+    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+}
+
+/// The six router indicators (paper Appendix D.2) by their flat keys.
+pub const INDICATORS: [(&str, &str); 6] = [
+    ("graph.lcc_ratio", "LCC ratio"),
+    ("graph.density", "density"),
+    ("graph.average_clustering", "clustering"),
+    ("embeddings.twonn_mle", "intrinsic dimension (TwoNN)"),
+    ("embeddings.hubness_skew_k10", "hubness (skew N10)"),
+    ("embeddings.dispersion_mean", "mean dispersion"),
+];
+
+/// The six indicators of stored flat metrics as a two-column table.
+pub fn render_indicators(flat: &Value) -> String {
+    let mut out = String::new();
+    for (key, label) in INDICATORS {
+        let v = flat.get(key).map_or_else(|| "n/a".to_owned(), format_value);
+        out.push_str(&format!("  {label:<28} {v}\n"));
+    }
+    out
+}
+
+/// `ragrouter metrics`: a corpus by name, or raw files.
+pub fn run(args: &MetricsArgs) -> anyhow::Result<()> {
+    match &args.corpus {
+        Some(name) => run_corpus(name, args),
+        None => run_files(args),
+    }
+}
+
+/// Corpus mode: the metrics of the corpus's knowledge graph and chunk vectors, stored in the
+/// results database under the extractor and encoder identities, and printed.
+fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
+    use bench_core::{BenchConfig, Embedder, Store};
+    use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
+    use std::sync::Arc;
+
+    if args.edges.is_some() || args.embeddings.is_some() {
+        bail!("give either a corpus name or --edges/--embeddings, not both");
+    }
+    let config = BenchConfig::default();
+    let corpus = corpora::load::load_corpus(
+        name,
+        &corpora::load::LoadOptions {
+            data_dir: args.data_dir.clone(),
+            chunking: config.chunking.clone(),
+            data: config.data.clone(),
+        },
+    )
+    .with_context(|| format!("loading corpus {name}"))?;
+    let embedder = corpora::embed::MiniLm::from_dir(args.model_dir.as_deref())
+        .context("loading the sentence encoder")?;
+    let cache = corpora::embed::VectorCache::new(&args.cache_dir);
+    let texts: Vec<&str> = corpus.chunks.iter().map(|c| c.text.as_str()).collect();
+    let vectors = cache
+        .get_or_embed(
+            &format!("{}:chunks", corpus.name),
+            &texts,
+            &embedder,
+            &|_, _| {},
+        )
+        .context("embedding chunks")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let store = Store::open(&args.db).await?;
+        store.upsert_corpus(&corpus).await?;
+        let extractor = Arc::new(OfflineExtractor::new());
+        let id = extractor.identity();
+        let build = build_graph(
+            &corpus,
+            extractor,
+            &store,
+            &BuildOptions::default(),
+            &|_, _| {},
+        )
+        .await
+        .context("building the knowledge graph")?;
+        let g = &build.graph;
+        let mut list = metrics::corpus::EdgeList::new();
+        for name in &g.nodes {
+            list.add_node(name);
+        }
+        for t in &g.triplets {
+            list.push(
+                &g.nodes[t.u as usize],
+                &g.relations[t.relation as usize],
+                &g.nodes[t.v as usize],
+            );
+        }
+        let metrics = CorpusMetrics {
+            graph: Some(graph_metrics(&list)),
+            embeddings: Some(embedding_metrics(&vectors.data, vectors.dim)?),
+        };
+        let configuration = format!(
+            "extractor={}:{}:{}; encoder={}",
+            id.extractor,
+            id.model,
+            id.prompt_hash,
+            embedder.name()
+        );
+        let flat = Value::Object(metrics.flat_map());
+        store
+            .put_corpus_metrics(&corpus.name, &corpus.content_hash, &configuration, &flat)
+            .await?;
+        if !build.stats.failures.is_empty() {
+            eprintln!(
+                "warning: {} chunks failed extraction and are not in the graph",
+                build.stats.failures.len()
+            );
+        }
+        println!("corpus {} ({configuration})", corpus.name);
+        print!("{}", render(&metrics, args.json)?);
+        if !args.json {
+            println!("\nrouter indicators:");
+            print!("{}", render_indicators(&flat));
+        }
+        Ok(())
+    })
 }
 
 /// Computes the metrics of the raw files named in `args`; either input may be absent, not both.
@@ -112,6 +244,10 @@ mod tests {
             embeddings: emb.map(fixture),
             dim,
             json: true,
+            db: PathBuf::from("unused.sqlite"),
+            cache_dir: PathBuf::from("unused-cache"),
+            data_dir: None,
+            model_dir: None,
         }
     }
 

@@ -172,11 +172,36 @@ impl Bert {
     /// else is in the chunk (up to float summation order inside gemm).
     pub fn encode_into(&self, seqs: &[&[u32]], out: &mut [f32], par: Parallelism) -> Result<()> {
         let h = self.cfg.hidden_size;
+        assert_eq!(out.len(), seqs.len() * h, "output buffer size");
+        let x = self.last_hidden_state(seqs, par)?;
+
+        // Mean over each text's tokens (all real: no padding), then L2 normalisation.
+        let mut start = 0;
+        for (s, o) in seqs.iter().zip(out.chunks_exact_mut(h)) {
+            o.fill(0.0);
+            for r in x[start * h..(start + s.len()) * h].chunks_exact(h) {
+                for (a, b) in o.iter_mut().zip(r) {
+                    *a += b;
+                }
+            }
+            let inv = 1.0 / s.len() as f32;
+            o.iter_mut().for_each(|v| *v *= inv);
+            let norm = o.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+            o.iter_mut().for_each(|v| *v /= norm);
+            start += s.len();
+        }
+        Ok(())
+    }
+
+    /// The last encoder layer's output for `seqs` (same checks and forward as [`Self::encode_into`]),
+    /// before pooling: `total_tokens * H` row-major, the rows of each sequence in order, special
+    /// tokens included. Token-level metrics (BERTScore-style semantic F1) read it.
+    pub(crate) fn last_hidden_state(&self, seqs: &[&[u32]], par: Parallelism) -> Result<Vec<f32>> {
+        let h = self.cfg.hidden_size;
         let inter = self.cfg.intermediate_size;
         let heads = self.cfg.num_attention_heads;
         let dh = h / heads;
         let eps = self.cfg.layer_norm_eps as f32;
-        assert_eq!(out.len(), seqs.len() * h, "output buffer size");
         for s in seqs {
             if s.is_empty() || s.len() > self.cfg.max_position_embeddings {
                 return Err(CorpusError::Encoder(format!(
@@ -291,23 +316,7 @@ impl Bert {
             matmul_acc(&mut x, &ff, &layer.down_w, total, h, inter, par);
             layer_norm_rows(&mut x, h, &layer.ln2, eps);
         }
-
-        // Mean over each text's tokens (all real: no padding), then L2 normalisation.
-        let mut start = 0;
-        for (s, o) in seqs.iter().zip(out.chunks_exact_mut(h)) {
-            o.fill(0.0);
-            for r in x[start * h..(start + s.len()) * h].chunks_exact(h) {
-                for (a, b) in o.iter_mut().zip(r) {
-                    *a += b;
-                }
-            }
-            let inv = 1.0 / s.len() as f32;
-            o.iter_mut().for_each(|v| *v *= inv);
-            let norm = o.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-            o.iter_mut().for_each(|v| *v /= norm);
-            start += s.len();
-        }
-        Ok(())
+        Ok(x)
     }
 }
 

@@ -21,8 +21,9 @@ pub const DEFAULT_CHUNK_TOKENS: usize = 1024;
 
 /// all-MiniLM-L6-v2: deterministic, unit-length 384-d vectors matching sentence-transformers.
 pub struct MiniLm {
-    tokenizer: Tokenizer,
-    bert: Bert,
+    // Visible to the sibling `tokens` module, which runs the same forward without pooling.
+    pub(super) tokenizer: Tokenizer,
+    pub(super) bert: Bert,
     name: String,
     max_seq_len: usize,
     chunk_tokens: usize,

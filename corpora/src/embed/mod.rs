@@ -19,3 +19,7 @@ pub use files::{
 };
 pub use hash::HashEmbedder;
 pub use minilm::{MiniLm, DIM, MAX_SEQ_LEN};
+
+// Contextual token embeddings (semantic F1); appended here to keep the list above untouched.
+pub mod tokens;
+pub use tokens::TokenEmbeddings;

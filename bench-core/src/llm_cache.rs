@@ -1,0 +1,131 @@
+//! Store table of the LLM response cache: one successful, parsed reply per content-addressed key.
+//!
+//! The key is computed by the caller (the `llm` crate) from the endpoint identity, model,
+//! messages, sampling parameters and prompt version; it never includes an API key, and neither
+//! does any column here.
+
+use sqlx::Row;
+
+use crate::error::{BenchError, Result};
+use crate::store::Store;
+use crate::traits::{ChatResponse, Usage};
+
+/// One reply to store.
+#[derive(Debug, Clone, Copy)]
+pub struct LlmCacheEntry<'a> {
+    pub key: &'a str,
+    pub identity: &'a str,
+    pub model: &'a str,
+    /// The request as JSON (messages and sampling parameters), for inspection only.
+    pub request_json: &'a str,
+    pub response: &'a ChatResponse,
+    /// The bill recorded with the reply: from `usage` when reported, else cl100k counts.
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Store {
+    /// The cached reply under `key`, with `usage` as the endpoint reported it (`None` if it did not).
+    pub async fn llm_cache_get(&self, key: &str) -> Result<Option<ChatResponse>> {
+        let row = sqlx::query(
+            "SELECT response, prompt_tokens, completion_tokens, usage_reported \
+             FROM llm_cache WHERE key = ?",
+        )
+        .bind(key)
+        .fetch_optional(self.pool())
+        .await
+        .map_err(|e| self.cache_err(e))?;
+        Ok(row.map(|r| {
+            let reported: i64 = r.get("usage_reported");
+            ChatResponse {
+                content: r.get("response"),
+                usage: (reported != 0).then(|| Usage {
+                    prompt_tokens: r.get::<i64, _>("prompt_tokens") as u64,
+                    completion_tokens: r.get::<i64, _>("completion_tokens") as u64,
+                }),
+            }
+        }))
+    }
+
+    /// Stores a reply; an existing row under the same key is kept (same key, same content).
+    pub async fn llm_cache_put(&self, entry: &LlmCacheEntry<'_>) -> Result<()> {
+        sqlx::query(
+            "INSERT OR IGNORE INTO llm_cache \
+             (key, identity, model, request_json, response, prompt_tokens, completion_tokens, usage_reported) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(entry.key)
+        .bind(entry.identity)
+        .bind(entry.model)
+        .bind(entry.request_json)
+        .bind(&entry.response.content)
+        .bind(entry.prompt_tokens as i64)
+        .bind(entry.completion_tokens as i64)
+        .bind(entry.response.usage.is_some() as i64)
+        .execute(self.pool())
+        .await
+        .map_err(|e| self.cache_err(e))?;
+        Ok(())
+    }
+
+    /// Rows in the cache.
+    pub async fn llm_cache_len(&self) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache")
+            .fetch_one(self.pool())
+            .await
+            .map_err(|e| self.cache_err(e))?;
+        Ok(n as u64)
+    }
+
+    fn cache_err(&self, source: sqlx::Error) -> BenchError {
+        BenchError::Store {
+            path: self.path().to_owned(),
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn put_then_get_keeps_usage_or_its_absence() {
+        let store = Store::open_in_memory().await.unwrap();
+        assert_eq!(store.llm_cache_get("k").await.unwrap(), None);
+        let with = ChatResponse {
+            content: "a".into(),
+            usage: Some(Usage {
+                prompt_tokens: 3,
+                completion_tokens: 1,
+            }),
+        };
+        let without = ChatResponse {
+            content: "b".into(),
+            usage: None,
+        };
+        for (key, resp) in [("k1", &with), ("k2", &without)] {
+            store
+                .llm_cache_put(&LlmCacheEntry {
+                    key,
+                    identity: "m@http://x",
+                    model: "m",
+                    request_json: "{}",
+                    response: resp,
+                    prompt_tokens: 3,
+                    completion_tokens: 1,
+                })
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store.llm_cache_get("k1").await.unwrap().as_ref(),
+            Some(&with)
+        );
+        assert_eq!(
+            store.llm_cache_get("k2").await.unwrap().as_ref(),
+            Some(&without)
+        );
+        assert_eq!(store.llm_cache_len().await.unwrap(), 2);
+    }
+}

@@ -1,0 +1,104 @@
+//! `CachedLlm`: a content-addressed response cache in the results database, around any `Llm`.
+//!
+//! Key: sha256 of the endpoint identity, model, messages, temperature, `max_tokens`, the JSON
+//! flag and a prompt version the caller names (bump it when a prompt template changes). The API
+//! key is in none of these. Only successful, parsed replies are stored, so a rerun makes no call
+//! for what it already has and retries what failed; a hit returns the stored usage, so the token
+//! bill of a rerun equals the first run's.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use bench_core::llm_cache::LlmCacheEntry;
+use bench_core::{ChatRequest, ChatResponse, Llm, Store};
+
+/// An `Llm` that answers from the cache when it can.
+#[derive(Debug)]
+pub struct CachedLlm<L: Llm> {
+    inner: L,
+    store: Store,
+    prompt_version: String,
+    /// Calls answered from the cache.
+    pub hits: AtomicU64,
+    /// Calls passed to the inner LLM.
+    pub misses: AtomicU64,
+}
+
+impl<L: Llm> CachedLlm<L> {
+    pub fn new(inner: L, store: Store, prompt_version: impl Into<String>) -> Self {
+        CachedLlm {
+            inner,
+            store,
+            prompt_version: prompt_version.into(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    pub fn inner(&self) -> &L {
+        &self.inner
+    }
+
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
+    }
+
+    pub fn misses(&self) -> u64 {
+        self.misses.load(Ordering::Relaxed)
+    }
+
+    /// The cache key of `request` for this LLM.
+    pub fn key(&self, request: &ChatRequest) -> String {
+        let identity = self.inner.identity();
+        let model = model_of(&identity);
+        let messages = serde_json::to_string(&request.messages).expect("messages serialise");
+        bench_core::config::hash_parts([
+            b"llm-cache-v1".as_slice(),
+            identity.as_bytes(),
+            model.as_bytes(),
+            messages.as_bytes(),
+            &request.temperature.to_bits().to_le_bytes(),
+            &request.max_tokens.to_le_bytes(),
+            &[u8::from(request.json)],
+            self.prompt_version.as_bytes(),
+        ])
+    }
+}
+
+/// The model part of a `model@base_url` identity.
+fn model_of(identity: &str) -> &str {
+    identity.rsplit_once('@').map_or(identity, |(m, _)| m)
+}
+
+#[async_trait]
+impl<L: Llm> Llm for CachedLlm<L> {
+    fn identity(&self) -> String {
+        self.inner.identity()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> bench_core::Result<ChatResponse> {
+        let key = self.key(request);
+        if let Some(hit) = self.store.llm_cache_get(&key).await? {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(hit);
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        // Errors propagate before anything is written: failures are never cached.
+        let response = self.inner.chat(request).await?;
+        let identity = self.inner.identity();
+        let (prompt_tokens, completion_tokens, _) = response.token_bill(request);
+        let request_json = serde_json::to_string(request).expect("request serialises");
+        self.store
+            .llm_cache_put(&LlmCacheEntry {
+                key: &key,
+                identity: &identity,
+                model: model_of(&identity),
+                request_json: &request_json,
+                response: &response,
+                prompt_tokens,
+                completion_tokens,
+            })
+            .await?;
+        Ok(response)
+    }
+}

@@ -1,0 +1,471 @@
+//! Endpoint settings per role (answer, judge, graph construction, embedding) and how they resolve.
+//!
+//! Precedence for the answering endpoint: flags (`--llm-base-url`, `--llm-model`), then the
+//! configuration file's `[llm.answer]`, then the conventional `OPENAI_BASE_URL` for the base
+//! URL. The key comes only from an environment variable (`api_key_env`, default
+//! `OPENAI_API_KEY`); no flag and no file carries it. An endpoint is configured only when a
+//! model is named: an API key or base URL lying in the environment never turns an offline run
+//! into an online one.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LlmError;
+
+/// The OpenAI SDKs' default base URL, used when a model is named but no base URL is.
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// Environment variable the OpenAI SDKs read the base URL from.
+pub const BASE_URL_ENV: &str = "OPENAI_BASE_URL";
+/// Environment variable the OpenAI SDKs read the key from.
+pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// One OpenAI-compatible endpoint, fully resolved. Holds the name of the key's variable, never
+/// the key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointConfig {
+    /// Base URL including the version path, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// Environment variable holding the API key.
+    #[serde(default = "default_key_env")]
+    pub api_key_env: String,
+    /// Limit per attempt, connection to last byte.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: u64,
+    /// Requests in flight at once.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: usize,
+    /// Requests per minute (none: unlimited).
+    #[serde(default)]
+    pub rpm: Option<u32>,
+    /// Tokens per minute, counted as prompt tokens plus `max_tokens` as OpenAI counts them.
+    #[serde(default)]
+    pub tpm: Option<u32>,
+    /// Retries after the first attempt.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    #[serde(default = "default_backoff_base_ms")]
+    pub backoff_base_ms: u64,
+    #[serde(default = "default_backoff_max_ms")]
+    pub backoff_max_ms: u64,
+    /// Seed of the backoff jitter.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_key_env() -> String {
+    DEFAULT_KEY_ENV.into()
+}
+fn default_timeout_s() -> u64 {
+    120
+}
+fn default_max_in_flight() -> usize {
+    8
+}
+fn default_max_retries() -> u32 {
+    5
+}
+fn default_backoff_base_ms() -> u64 {
+    500
+}
+fn default_backoff_max_ms() -> u64 {
+    60_000
+}
+
+impl EndpointConfig {
+    /// An endpoint with every limit at its default.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        EndpointConfig {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: default_key_env(),
+            timeout_s: default_timeout_s(),
+            max_in_flight: default_max_in_flight(),
+            rpm: None,
+            tpm: None,
+            max_retries: default_max_retries(),
+            backoff_base_ms: default_backoff_base_ms(),
+            backoff_max_ms: default_backoff_max_ms(),
+            seed: 0,
+        }
+    }
+
+    /// `model@base_url`: what results record; never a key.
+    pub fn identity(&self) -> String {
+        format!("{}@{}", self.model, self.base_url)
+    }
+
+    /// Checks ranges serde cannot; `role` names the table in messages.
+    pub fn validate(&self, role: &str) -> Result<(), LlmError> {
+        let bad = |m: String| Err(LlmError::Config(format!("llm.{role}: {m}")));
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return bad(format!(
+                "base_url must start with http:// or https://, not {:?}",
+                self.base_url
+            ));
+        }
+        if self.base_url.contains('@') {
+            // user:password@host would put a secret into every recorded identity.
+            return bad("base_url must not carry credentials; use api_key_env".into());
+        }
+        if self.model.trim().is_empty() {
+            return bad("model is empty".into());
+        }
+        if self.timeout_s == 0 {
+            return bad("timeout_s must be at least 1".into());
+        }
+        if self.max_in_flight == 0 {
+            return bad("max_in_flight must be at least 1".into());
+        }
+        if self.rpm == Some(0) || self.tpm == Some(0) {
+            return bad("rpm and tpm must be positive when set".into());
+        }
+        if self.backoff_base_ms > self.backoff_max_ms {
+            return bad("backoff_base_ms must not exceed backoff_max_ms".into());
+        }
+        if self.api_key_env.trim().is_empty() {
+            return bad("api_key_env is empty".into());
+        }
+        Ok(())
+    }
+
+    /// Reads the key from `api_key_env`. A missing default variable means "no key" (local
+    /// servers need none); a missing variable the configuration named explicitly is an error.
+    pub fn api_key(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<ApiKey>, LlmError> {
+        match env(&self.api_key_env).filter(|k| !k.trim().is_empty()) {
+            Some(k) => ApiKey::new(k).map(Some),
+            None if self.api_key_env == DEFAULT_KEY_ENV => Ok(None),
+            None => Err(LlmError::Config(format!(
+                "environment variable {} (api_key_env of model {}) is not set",
+                self.api_key_env, self.model
+            ))),
+        }
+    }
+}
+
+/// An API key. Debug and Display print `***`; only [`ApiKey::expose`] gives the text.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Rejects keys that cannot go into an HTTP header (they would otherwise panic there).
+    pub fn new(key: String) -> Result<Self, LlmError> {
+        let key = key.trim().to_owned();
+        if key.bytes().any(|b| !(0x21..=0x7e).contains(&b)) {
+            return Err(LlmError::Config(
+                "the API key holds characters that cannot be sent in a header".into(),
+            ));
+        }
+        Ok(ApiKey(key))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced by `***`.
+    pub fn redact(&self, text: &str) -> String {
+        if self.0.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(&self.0, "***")
+        }
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// One role's table in the file: every field optional; missing ones come from `[llm.answer]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialEndpoint {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub timeout_s: Option<u64>,
+    pub max_in_flight: Option<usize>,
+    pub rpm: Option<u32>,
+    pub tpm: Option<u32>,
+    pub max_retries: Option<u32>,
+    pub backoff_base_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub seed: Option<u64>,
+}
+
+impl PartialEndpoint {
+    /// `self` where set, else `base`.
+    fn over(&self, base: &PartialEndpoint) -> PartialEndpoint {
+        macro_rules! pick {
+            ($($f:ident),*) => { PartialEndpoint { $($f: self.$f.clone().or_else(|| base.$f.clone())),* } };
+        }
+        pick!(
+            base_url,
+            model,
+            api_key_env,
+            timeout_s,
+            max_in_flight,
+            rpm,
+            tpm,
+            max_retries,
+            backoff_base_ms,
+            backoff_max_ms,
+            seed
+        )
+    }
+
+    fn complete(&self, role: &str, default_base: &str) -> Result<EndpointConfig, LlmError> {
+        let model = self.model.clone().ok_or_else(|| {
+            LlmError::Config(format!("llm.{role}: no model (set `model` or --llm-model)"))
+        })?;
+        let mut e = EndpointConfig::new(
+            self.base_url.clone().unwrap_or_else(|| default_base.into()),
+            model,
+        );
+        if let Some(v) = &self.api_key_env {
+            e.api_key_env = v.clone();
+        }
+        e.timeout_s = self.timeout_s.unwrap_or(e.timeout_s);
+        e.max_in_flight = self.max_in_flight.unwrap_or(e.max_in_flight);
+        e.rpm = self.rpm;
+        e.tpm = self.tpm;
+        e.max_retries = self.max_retries.unwrap_or(e.max_retries);
+        e.backoff_base_ms = self.backoff_base_ms.unwrap_or(e.backoff_base_ms);
+        e.backoff_max_ms = self.backoff_max_ms.unwrap_or(e.backoff_max_ms);
+        e.seed = self.seed.unwrap_or(e.seed);
+        e.base_url = e.base_url.trim_end_matches('/').to_owned();
+        e.validate(role)?;
+        Ok(e)
+    }
+}
+
+/// The `[llm]` table of a configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmFileConfig {
+    #[serde(default)]
+    pub answer: PartialEndpoint,
+    pub judge: Option<PartialEndpoint>,
+    pub graph: Option<PartialEndpoint>,
+    pub embedding: Option<PartialEndpoint>,
+}
+
+impl LlmFileConfig {
+    /// The `[llm]` table of a TOML text (other tables are left to their owners); `None` if absent.
+    pub fn from_toml_str(text: &str) -> Result<Option<Self>, LlmError> {
+        let value: toml::Table = text.parse().map_err(|e| LlmError::Config(format!("{e}")))?;
+        match value.get("llm") {
+            None => Ok(None),
+            Some(v) => v
+                .clone()
+                .try_into()
+                .map(Some)
+                .map_err(|e| LlmError::Config(format!("[llm]: {e}"))),
+        }
+    }
+
+    /// Reads the `[llm]` table of a TOML file; errors name the file.
+    pub fn from_toml_file(path: &Path) -> Result<Option<Self>, LlmError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LlmError::Config(format!("reading config {}: {e}", path.display())))?;
+        Self::from_toml_str(&text)
+            .map_err(|e| LlmError::Config(format!("config {}: {e}", path.display())))
+    }
+}
+
+/// The command-line flags that name an endpoint (never a key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LlmFlags {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+}
+
+/// Where each role's calls go. Roles not configured inherit `answer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSettings {
+    pub answer: EndpointConfig,
+    pub judge: EndpointConfig,
+    pub graph: EndpointConfig,
+    pub embedding: EndpointConfig,
+}
+
+impl LlmSettings {
+    /// The same endpoint for every role.
+    pub fn uniform(endpoint: EndpointConfig) -> Self {
+        LlmSettings {
+            answer: endpoint.clone(),
+            judge: endpoint.clone(),
+            graph: endpoint.clone(),
+            embedding: endpoint,
+        }
+    }
+
+    /// Every role's settings as JSON, for recording with results (names of key variables only).
+    pub fn record_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("settings serialise")
+    }
+
+    /// (role, endpoint) pairs in a fixed order.
+    pub fn roles(&self) -> [(&'static str, &EndpointConfig); 4] {
+        [
+            ("answer", &self.answer),
+            ("judge", &self.judge),
+            ("graph", &self.graph),
+            ("embedding", &self.embedding),
+        ]
+    }
+}
+
+/// Resolves the settings from the file's `[llm]` table, the flags and the environment (`env`
+/// looks a variable up; pass `|k| std::env::var(k).ok()`). `Ok(None)`: no endpoint is
+/// configured and the caller runs offline, saying so.
+pub fn resolve(
+    file: Option<&LlmFileConfig>,
+    flags: &LlmFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<LlmSettings>, LlmError> {
+    let empty = LlmFileConfig::default();
+    let file = file.unwrap_or(&empty);
+    let mut answer = file.answer.clone();
+    if flags.base_url.is_some() {
+        answer.base_url = flags.base_url.clone();
+    }
+    if flags.model.is_some() {
+        answer.model = flags.model.clone();
+    }
+    let any_role_model = answer.model.is_some()
+        || [&file.judge, &file.graph, &file.embedding]
+            .iter()
+            .any(|r| r.as_ref().is_some_and(|r| r.model.is_some()));
+    if !any_role_model {
+        if answer.base_url.is_some() {
+            return Err(LlmError::Config(
+                "an LLM base URL is set but no model: set --llm-model or llm.answer.model".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let env_base = env(BASE_URL_ENV).filter(|s| !s.trim().is_empty());
+    let default_base = env_base.as_deref().unwrap_or(OPENAI_DEFAULT_BASE_URL);
+    let answer_cfg = answer.complete("answer", default_base)?;
+    let role = |r: &Option<PartialEndpoint>, name: &str| -> Result<EndpointConfig, LlmError> {
+        match r {
+            None => Ok(answer_cfg.clone()),
+            Some(p) => p.over(&answer).complete(name, default_base),
+        }
+    };
+    Ok(Some(LlmSettings {
+        judge: role(&file.judge, "judge")?,
+        graph: role(&file.graph, "graph")?,
+        embedding: role(&file.embedding, "embedding")?,
+        answer: answer_cfg,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn nothing_configured_is_offline_even_with_a_key_in_the_environment() {
+        let env = env_of(&[
+            ("OPENAI_API_KEY", "sk-x"),
+            ("OPENAI_BASE_URL", "http://h/v1"),
+        ]);
+        assert_eq!(resolve(None, &LlmFlags::default(), &env).unwrap(), None);
+    }
+
+    #[test]
+    fn flags_beat_file_beats_environment() {
+        let file = LlmFileConfig::from_toml_str(
+            "seed = 1\n[llm.answer]\nmodel = \"file-model\"\nrpm = 60\n[llm.judge]\nmodel = \"judge\"\n",
+        )
+        .unwrap()
+        .unwrap();
+        let env = env_of(&[("OPENAI_BASE_URL", "http://env:1/v1/")]);
+        let s = resolve(Some(&file), &LlmFlags::default(), &env)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.answer.identity(), "file-model@http://env:1/v1");
+        assert_eq!((s.judge.model.as_str(), s.judge.rpm), ("judge", Some(60)));
+        assert_eq!(s.graph, s.answer);
+        let flags = LlmFlags {
+            base_url: Some("http://flag:2/v1".into()),
+            model: Some("flag-model".into()),
+        };
+        let s = resolve(Some(&file), &flags, &env).unwrap().unwrap();
+        assert_eq!(s.answer.identity(), "flag-model@http://flag:2/v1");
+        assert_eq!(s.judge.identity(), "judge@http://flag:2/v1");
+        let s = resolve(
+            None,
+            &LlmFlags {
+                model: Some("m".into()),
+                base_url: None,
+            },
+            &|_| None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.answer.base_url, OPENAI_DEFAULT_BASE_URL);
+    }
+
+    #[test]
+    fn bad_settings_are_errors_naming_the_role() {
+        let flags = LlmFlags {
+            base_url: Some("http://h/v1".into()),
+            model: None,
+        };
+        assert!(resolve(None, &flags, &|_| None).is_err());
+        let e = LlmFileConfig::from_toml_str("[llm.answer]\nmodle = \"x\"\n").unwrap_err();
+        assert!(e.to_string().contains("modle"), "{e}");
+        let file = LlmFileConfig::from_toml_str(
+            "[llm.answer]\nmodel = \"m\"\n[llm.judge]\ntimeout_s = 0\n",
+        )
+        .unwrap()
+        .unwrap();
+        let e = resolve(Some(&file), &LlmFlags::default(), &|_| None).unwrap_err();
+        assert!(e.to_string().contains("llm.judge"), "{e}");
+    }
+
+    #[test]
+    fn key_comes_from_the_named_variable_and_never_prints() {
+        let mut e = EndpointConfig::new("http://h/v1", "m");
+        assert_eq!(e.api_key(&|_| None).unwrap(), None);
+        e.api_key_env = "MY_KEY".into();
+        assert!(e.api_key(&|_| None).is_err());
+        let k = e
+            .api_key(&|n| (n == "MY_KEY").then(|| "sk-secret".to_string()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(format!("{k} {k:?}"), "*** ***");
+        assert_eq!(k.redact("bad key sk-secret"), "bad key ***");
+        assert!(!serde_json::to_string(&LlmSettings::uniform(e))
+            .unwrap()
+            .contains("sk-"));
+    }
+}

@@ -1,0 +1,143 @@
+//! `CachedLlm` over the mock server and a SQLite file: reruns make no calls, failures are not
+//! cached, and the key appears nowhere in the database.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bench_core::{ChatMessage, ChatRequest, Llm, Store};
+use llm::mock::{MockReply, MockServer};
+use llm::{CachedLlm, EndpointConfig, OpenAiLlm};
+
+const KEY: &str = "sk-cache-5b8e21f3a9-DO-NOT-LEAK";
+
+fn client(mock: &MockServer) -> OpenAiLlm {
+    let mut c = EndpointConfig::new(mock.base_url(), "mock-model");
+    c.timeout_s = 2;
+    c.max_retries = 1;
+    c.backoff_base_ms = 5;
+    c.backoff_max_ms = 10;
+    OpenAiLlm::with_env(c, &|k| (k == "OPENAI_API_KEY").then(|| KEY.to_owned())).unwrap()
+}
+
+fn request(text: &str, temperature: f32) -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::user(text)],
+        temperature,
+        max_tokens: 30,
+        json: false,
+    }
+}
+
+/// Every byte of the database and its WAL and shared-memory files.
+fn db_bytes(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        all.extend(std::fs::read(e.unwrap().path()).unwrap());
+    }
+    all
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_makes_zero_calls_and_bills_the_same_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let mock = MockServer::start(|seen| {
+        MockReply::with_usage(format!("answer to {}", seen.last_content()), 11, 3)
+    });
+    let questions = ["q1", "q2", "q3"];
+    let first = {
+        let cached = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
+        let mut bills = Vec::new();
+        for q in questions {
+            let req = request(q, 0.3);
+            let r = cached.chat(&req).await.unwrap();
+            bills.push((r.content.clone(), r.token_bill(&req)));
+        }
+        // The same call again within the run is a hit too.
+        cached.chat(&request("q1", 0.3)).await.unwrap();
+        assert_eq!((cached.hits(), cached.misses()), (1, 3));
+        bills
+    };
+    assert_eq!(mock.chat_requests(), 3);
+
+    // A new process: new store handle, new client.
+    let cached = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
+    for (q, expected) in questions.iter().zip(&first) {
+        let req = request(q, 0.3);
+        let r = cached.chat(&req).await.unwrap();
+        assert_eq!(&(r.content.clone(), r.token_bill(&req)), expected);
+    }
+    assert_eq!(mock.chat_requests(), 3, "the rerun called the endpoint");
+    assert_eq!(cached.hits(), 3);
+
+    // Sampling parameters and the prompt version are part of the key.
+    cached.chat(&request("q1", 0.7)).await.unwrap();
+    assert_eq!(mock.chat_requests(), 4);
+    let bumped = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v2");
+    bumped.chat(&request("q1", 0.3)).await.unwrap();
+    assert_eq!(mock.chat_requests(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_not_cached_and_the_key_is_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let fail_first = Arc::new(AtomicUsize::new(0));
+    let f = fail_first.clone();
+    let mock = MockServer::start(move |seen| {
+        if f.fetch_add(1, Ordering::SeqCst) == 0 {
+            // Fatal, and echoing the key as some servers do.
+            MockReply::Status {
+                code: 401,
+                retry_after: None,
+                message: format!("bad key {:?}", seen.authorization),
+            }
+        } else {
+            MockReply::text("ok now")
+        }
+    });
+    let store = Store::open(&db).await.unwrap();
+    let cached = CachedLlm::new(client(&mock), store.clone(), "v1");
+    let e = cached.chat(&request("q", 0.0)).await.unwrap_err();
+    assert!(!format!("{e} {e:?}").contains(KEY), "{e}");
+    assert_eq!(store.llm_cache_len().await.unwrap(), 0);
+
+    let r = cached.chat(&request("q", 0.0)).await.unwrap();
+    assert_eq!(r.content, "ok now");
+    assert_eq!(r.usage, None);
+    assert_eq!(mock.chat_requests(), 2);
+    cached.chat(&request("q", 0.0)).await.unwrap();
+    assert_eq!(mock.chat_requests(), 2);
+    assert_eq!(store.llm_cache_len().await.unwrap(), 1);
+
+    // The key was sent ...
+    assert!(mock
+        .authorizations()
+        .iter()
+        .all(|a| a.as_deref() == Some(&format!("Bearer {KEY}")[..])));
+    // ... and stored nowhere.
+    let bytes = db_bytes(dir.path());
+    assert!(contains(&bytes, "ok now"), "the grep itself works");
+    assert!(!contains(&bytes, KEY));
+    drop(cached);
+    store.pool().close().await;
+    assert!(!contains(&db_bytes(dir.path()), KEY));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparseable_json_is_never_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(|_| MockReply::text("no JSON here"));
+    let store = Store::open(&dir.path().join("r.sqlite")).await.unwrap();
+    let cached = CachedLlm::new(client(&mock), store.clone(), "v1");
+    let mut req = request("json please", 0.0);
+    req.json = true;
+    assert!(cached.chat(&req).await.is_err());
+    assert!(cached.chat(&req).await.is_err());
+    assert_eq!(mock.chat_requests(), 4, "two calls, one retry each");
+    assert_eq!(store.llm_cache_len().await.unwrap(), 0);
+}

@@ -71,13 +71,21 @@ fn item(name: &'static str, ok: bool, detail: impl Into<String>) -> CheckItem {
     }
 }
 
-/// Text of about `tokens` cl100k tokens ending in a short instruction.
+/// Text of at least `tokens` cl100k tokens ending in a short instruction.
 pub fn filler_prompt(tokens: u64) -> String {
     const SENTENCE: &str = "The archive lists every river, bridge and mill of the old county. ";
+    const ASK: &str = "\nIgnore the text above and reply with the single word OK.";
     let per = bench_core::tokens::count(SENTENCE).max(1);
-    let mut s = SENTENCE.repeat((tokens / per) as usize + 1);
-    s.push_str("\nIgnore the text above and reply with the single word OK.");
-    s
+    let mut body = String::new();
+    // Repeated sentences merge tokens at their seams, so measure and top up until long enough.
+    loop {
+        let s = format!("{body}{ASK}");
+        let n = bench_core::tokens::count(&s);
+        if n >= tokens {
+            return s;
+        }
+        body.push_str(&SENTENCE.repeat(((tokens - n) / per) as usize + 1));
+    }
 }
 
 /// Probes a chat endpoint. `needed_context` is the prompt-plus-reply size a run needs (the
@@ -287,5 +295,16 @@ async fn context_window(
             false,
             format!("not reported; a {sent}-token prompt with max_tokens {reply_tokens} was refused: {e}"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn filler_prompt_reaches_the_size() {
+        for n in [10, 1_000, 8_512] {
+            let c = bench_core::tokens::count(&super::filler_prompt(n));
+            assert!(c >= n && c < n + 40, "{n}: {c}");
+        }
     }
 }

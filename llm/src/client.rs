@@ -425,10 +425,12 @@ fn parse_completion(bytes: &[u8], json: bool) -> Result<ChatResponse, AttemptErr
     let content = if json {
         match extract_json(&content) {
             Some(j) => j.to_owned(),
-            None => return Err(unparseable(format!(
+            None => {
+                return Err(unparseable(format!(
                 "JSON was asked for but the reply does not parse (finish_reason {finish:?}): {}",
                 snippet(&content)
-            ))),
+            )))
+            }
         }
     } else {
         content

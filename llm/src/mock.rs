@@ -115,6 +115,8 @@ pub struct MockOptions {
     pub context_length: Option<u64>,
     /// Prompts above this many cl100k tokens get a 400 "maximum context length" error.
     pub max_prompt_tokens: Option<u64>,
+    /// Serve `POST /v1/embeddings` with vectors of this size (none: the route does not exist).
+    pub embedding_dim: Option<usize>,
 }
 
 impl Default for MockOptions {
@@ -123,6 +125,7 @@ impl Default for MockOptions {
             models: vec!["mock-model".into()],
             context_length: None,
             max_prompt_tokens: None,
+            embedding_dim: None,
         }
     }
 }
@@ -500,6 +503,35 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
                     MockReply::DropConnection => return,
                 }
             }
+        }
+        ("POST", "/v1/embeddings") if state.options.embedding_dim.is_some() => {
+            let dim = state.options.embedding_dim.unwrap_or(1);
+            let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap_or_default();
+            let inputs: Vec<String> = match &body["input"] {
+                serde_json::Value::String(s) => vec![s.clone()],
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .map(|v| v.as_str().unwrap_or_default().to_owned())
+                    .collect(),
+                _ => vec![],
+            };
+            // A deterministic vector per text: its length in the first slot, ones elsewhere.
+            let data: Vec<serde_json::Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut v = vec![1.0f32; dim];
+                    v[0] = t.len() as f32;
+                    serde_json::json!({"object": "embedding", "index": i, "embedding": v})
+                })
+                .collect();
+            let out = serde_json::json!({
+                "object": "list",
+                "model": body["model"],
+                "data": data,
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            });
+            respond(&mut stream, 200, &out.to_string(), "").await;
         }
         _ => respond(&mut stream, 404, &error_body("no such route"), "").await,
     }

@@ -133,3 +133,32 @@ async fn the_embedding_probe_reports_an_unreachable_embedding_route() {
     assert!(!report.passed(), "{}", report.render());
     assert_eq!(report.items.last().unwrap().name, "embedding");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedding_endpoint_goes_through_async_openai() {
+    let mock = MockServer::start_with(
+        MockOptions {
+            models: vec!["embed-model".into()],
+            embedding_dim: Some(3),
+            ..MockOptions::default()
+        },
+        script,
+    );
+    let c = client(mock.base_url(), "embed-model");
+    let embedder = OpenAiEmbedder::with_env(c.config().clone(), &|k| {
+        (k == "OPENAI_API_KEY").then(|| KEY.to_owned())
+    })
+    .unwrap();
+    let e = embedder
+        .embed(&["a".to_owned(), "abcd".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!((e.dim, e.len()), (3, 2));
+    assert_eq!(e.row(1), &[4.0, 1.0, 1.0]);
+    let report = probe_embedding(&c, &embedder).await;
+    assert!(report.passed(), "{}", report.render());
+    assert!(mock
+        .authorizations()
+        .iter()
+        .all(|a| a.as_deref() == Some(&format!("Bearer {KEY}")[..])));
+}

@@ -25,7 +25,7 @@ use paradigms::ppr::{exact_ppr, push_ppr, top_k, PushWorkspace, DEFAULT_PUSH_EPS
 
 const NODES: usize = 206_738;
 const EDGES: usize = 276_898;
-const CORE: usize = 124_000;
+const CORE: usize = 186_064;
 const QUERIES: usize = 200;
 const TOP: usize = 100;
 /// The retriever's PPR floor (Algorithm 4's tau_ppr): top-100 lists keep scores >= this.
@@ -63,28 +63,37 @@ fn synthetic_graph(rng: &mut SplitMix64) -> Csr {
             false
         }
     };
-    // Core: a preferential-attachment tree (a new node links to the end of a random edge).
+    // Giant component: a preferential-attachment tree (a new node links to the end of a random
+    // edge), so degrees follow a power law with hubs in the thousand.
     add(0, 1, &mut edges, &mut ends);
     for i in 2..CORE {
         let t = ends[rng.below(ends.len())] as usize;
         add(i, t, &mut edges, &mut ends);
     }
     let core_ends = ends.len();
-    // Small components: random trees of 2-12 nodes, with a few extra edges inside each.
+    // Small components: random trees of 2 + Geometric(1/2) nodes (half of them pairs, as in the
+    // offline KGs), with a few extra edges inside some.
     let mut comps: Vec<(usize, usize)> = Vec::new();
     let mut i = CORE;
     while i < NODES {
-        let size = (2 + rng.below(11)).min(NODES - i);
+        let mut size = 2;
+        while size < 40 && rng.below(2) == 0 {
+            size += 1;
+        }
+        let size = size.min(NODES - i);
+        if size < 2 {
+            break;
+        }
         for j in 1..size {
             add(i + j, i + rng.below(j), &mut edges, &mut ends);
         }
         comps.push((i, size));
         i += size;
     }
-    // Extra edges up to the target count: mostly core (uniform end to a preferential end), some
-    // inside small components.
+    // Extra edges up to the target count: mostly in the giant component (a uniform end to a
+    // preferential end, which closes cycles), a few inside small components.
     while edges.len() < EDGES {
-        if rng.below(4) > 0 {
+        if rng.below(20) > 0 {
             let a = rng.below(CORE);
             let b = ends[rng.below(core_ends)] as usize;
             add(a, b, &mut edges, &mut ends);
@@ -206,6 +215,9 @@ fn main() {
         .count();
     println!("exact-1e-6 top-{TOP} agreement with the 1e-13 reference: {naive_ok}/{QUERIES}");
 
+    if std::env::var("PPR_ANALYZE").is_ok() {
+        analyze(&csr, &queries, &references, &naive_tops);
+    }
     let mut ws = PushWorkspace::new();
     // Warm the workspace (its one-time allocation is not a per-query cost).
     push_ppr(&csr, &queries[0], 0.85, 1e-4, &mut ws).unwrap();
@@ -247,5 +259,69 @@ fn main() {
             exact_ms / push_ms,
             overlap * 100.0
         );
+    }
+}
+
+fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[Vec<(u32, f64)>]) {
+    let n = csr.node_count();
+    // components
+    let mut comp = vec![u32::MAX; n];
+    let mut sizes = Vec::new();
+    for s in 0..n {
+        if comp[s] != u32::MAX { continue; }
+        let c = sizes.len() as u32;
+        let mut st = vec![s as u32];
+        comp[s] = c;
+        let mut k = 0;
+        while let Some(u) = st.pop() {
+            k += 1;
+            for &w in csr.neighbors(u) {
+                if comp[w as usize] == u32::MAX { comp[w as usize] = c; st.push(w); }
+            }
+        }
+        sizes.push(k);
+    }
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let leaves = (0..n as u32).filter(|&v| csr.degree(v) == 1).count();
+    let deg2 = (0..n as u32).filter(|&v| csr.degree(v) == 2).count();
+    let big = (0..n as u32).filter(|&v| csr.degree(v) >= 100).count();
+    println!("components {} largest {} ({:.1}%), leaves {:.1}%, degree 2 {:.1}%, degree>=100: {}", sizes.len(), sizes[0], 100.0 * sizes[0] as f64 / n as f64, 100.0 * leaves as f64 / n as f64, 100.0 * deg2 as f64 / n as f64, big);
+    let in_order = naive.iter().zip(refs).filter(|(t, r)| agrees_in_order(t, r)).count();
+    println!("exact 1e-6 in order: {in_order}/{QUERIES}");
+    let mut gaps = Vec::new();
+    let mut hundredth = Vec::new();
+    let mut hubs_in = 0usize;
+    let mut full = 0;
+    for r in refs {
+        let mut all: Vec<f64> = r.scores.values().copied().collect();
+        all.sort_by(|a, b| b.total_cmp(a));
+        let m = all.len().min(TOP + 1);
+        let mut g = f64::INFINITY;
+        for w in all[..m].windows(2) {
+            let d = w[0] - w[1];
+            if d > 1e-9 { g = g.min(d); }
+        }
+        gaps.push(g);
+        if r.top.len() == TOP { full += 1; hundredth.push(r.top[TOP - 1].1); }
+        hubs_in += r.top.iter().filter(|p| csr.degree(p.0) >= 100).count();
+    }
+    gaps.sort_by(|a, b| a.total_cmp(b));
+    hundredth.sort_by(|a, b| a.total_cmp(b));
+    let q = |v: &Vec<f64>, f: f64| v[((v.len() - 1) as f64 * f) as usize];
+    println!("min non-tie gap in top-101: p10 {:.2e} p50 {:.2e} p90 {:.2e}", q(&gaps, 0.1), q(&gaps, 0.5), q(&gaps, 0.9));
+    println!("queries with 100 nodes >= floor {full}; 100th score p10 {:.2e} p50 {:.2e} p90 {:.2e}; hubs(deg>=100) in top per query {:.1}", q(&hundredth, 0.1), q(&hundredth, 0.5), q(&hundredth, 0.9), hubs_in as f64 / refs.len() as f64);
+    let mut ws = PushWorkspace::new();
+    for eps in [1e-6, 1e-7] {
+        let mut ratio_spread = Vec::new();
+        for (q, r) in queries.iter().zip(refs).take(40) {
+            let p = push_ppr(csr, q, 0.85, eps, &mut ws).unwrap();
+            let est: HashMap<u32, f64> = p.scores.iter().copied().collect();
+            let f: Vec<f64> = r.top.iter().map(|&(v, s)| (s - est.get(&v).copied().unwrap_or(0.0)) / csr.degree(v).max(1) as f64).collect();
+            let mx = f.iter().cloned().fold(0.0, f64::max);
+            let mn = f.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hub_err = r.top.iter().map(|&(v, s)| s - est.get(&v).copied().unwrap_or(0.0)).fold(0.0, f64::max);
+            ratio_spread.push((mn, mx, hub_err, p.residual));
+        }
+        for x in ratio_spread.iter().take(8) { println!("eps {eps:e}: err/deg min {:.2e} max {:.2e}, max err {:.2e}, R {:.3}", x.0, x.1, x.2, x.3); }
     }
 }

@@ -174,7 +174,7 @@ async fn llm_only_sends_no_context_at_its_own_temperature_and_offline_answers_no
     // No usage reported: counted with cl100k over what was sent and received.
     assert_eq!(out.token_source, TokenSource::Cl100k);
     assert_eq!(out.tokens.generation_out, 1);
-    let req = &llm.requests.lock().unwrap()[0];
+    let req = llm.requests.lock().unwrap()[0].clone();
     assert_eq!(req.temperature, 0.7);
     assert!(!req.messages[1].content.contains("Passages"));
 

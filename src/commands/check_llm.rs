@@ -94,14 +94,18 @@ pub fn run(args: &CheckLlmArgs) -> Result<()> {
     let mut reports: Vec<CheckReport> = Vec::new();
     for (_, roles, cfg) in &chat {
         let client = probe_client(cfg)?;
-        reports.push(runtime.block_on(probe_chat(&client, &roles.join(", "), needed, reply_tokens)));
+        reports.push(runtime.block_on(probe_chat(
+            &client,
+            &roles.join(", "),
+            needed,
+            reply_tokens,
+        )));
     }
     if separate_embedding {
         let client = probe_client(&settings.embedding)?;
-        let embedder = OpenAiEmbedder::with_env(settings.embedding.clone(), &|k| {
-            std::env::var(k).ok()
-        })
-        .map_err(BenchError::from)?;
+        let embedder =
+            OpenAiEmbedder::with_env(settings.embedding.clone(), &|k| std::env::var(k).ok())
+                .map_err(BenchError::from)?;
         reports.push(runtime.block_on(probe_embedding(&client, &embedder)));
     }
 

@@ -7,6 +7,10 @@ use async_trait::async_trait;
 use bench_core::config::OfflineReaderConfig;
 use bench_core::{Chunk, ContextChunk, Generation, QueryType, Reader, TokenSource};
 
+/// Bumped whenever the reader's behaviour changes, so that a run's identity (and resume)
+/// never mixes answers of two reader versions.
+pub const OFFLINE_READER_VERSION: &str = "v2";
+
 /// Longest answer span in words: a chunk without sentence punctuation (tables, lists) would
 /// otherwise be answered whole and match any gold answer by sheer length.
 const MAX_SENTENCE_WORDS: usize = 60;
@@ -116,7 +120,10 @@ impl OfflineReader {
         for c in context {
             for s in split_sentences(c.text) {
                 let toks: Vec<String> = terms(s).collect();
-                if toks.is_empty() {
+                // A sentence made only of the question's own words (a title line, an echo of
+                // the question) cannot hold the answer, yet BM25's length normalisation ranks
+                // such short lines first.
+                if toks.iter().all(|t| q.binary_search(t).is_ok()) {
                     continue;
                 }
                 let bonus = self.cfg.rank_bonus / (1.0 + c.rank as f64);
@@ -185,7 +192,7 @@ impl OfflineReader {
 impl Reader for OfflineReader {
     fn identity(&self) -> String {
         format!(
-            "offline-bm25-reader(k1={},b={},rank_bonus={},summary_sentences={})",
+            "offline-bm25-reader[{OFFLINE_READER_VERSION}](k1={},b={},rank_bonus={},summary_sentences={})",
             self.cfg.bm25_k1, self.cfg.bm25_b, self.cfg.rank_bonus, self.cfg.summary_sentences
         )
     }
@@ -264,6 +271,21 @@ mod tests {
         );
         assert_eq!(split_sentences(&summary).len(), 3);
         assert_eq!(reader.read("anything", QueryType::Factual, &[]), "");
+    }
+
+    #[test]
+    fn lines_made_only_of_question_words_are_not_answers() {
+        let chunks = vec![chunk("a", "Dai Jitao\nDai Jitao was born in Guanghan, Sichuan.")];
+        let reader = OfflineReader::new(&chunks, OfflineReaderConfig::default());
+        let ctx = [ContextChunk {
+            chunk_id: "a",
+            text: &chunks[0].text,
+            rank: 0,
+        }];
+        assert_eq!(
+            reader.read("Where is Dai Jitao from?", QueryType::Factual, &ctx),
+            "Dai Jitao was born in Guanghan, Sichuan."
+        );
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub enum Command {
     Corpora(DataArgs),
     /// Fetch and verify the local sentence encoder's weights (done on first use otherwise).
     Setup(SetupArgs),
+    /// Probe the configured LLM endpoints before a long run.
+    CheckLlm(crate::commands::check_llm::CheckLlmArgs),
     /// Build (or load from cache) a corpus's knowledge graph and print its statistics.
     Graph(crate::commands::graph::GraphArgs),
     /// Corpus metrics of raw files (edge list TSV and/or float32 embeddings).

@@ -26,6 +26,7 @@ fn main() {
         Command::Bench(args) => bench::run(args),
         Command::Corpora(args) => commands::corpora::run(&args),
         Command::Setup(args) => commands::setup::run(&args),
+        Command::CheckLlm(args) => commands::check_llm::run(&args),
         Command::Graph(args) => commands::graph::run(&args),
         Command::Metrics(args) => commands::metrics::run(&args),
     };

@@ -35,6 +35,12 @@ fn bench(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A vector cache shared by the tests of this binary: content-addressed and written atomically,
+/// so sharing it only saves re-embedding the same corpus.
+fn shared_cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("vector-cache")
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -284,4 +290,112 @@ fn sigkill_mid_run_then_rerun_gives_every_tuple_exactly_once() {
         )[0],
         1
     );
+}
+
+#[test]
+fn musique_every_paradigm_with_corpus_metrics() {
+    let data = shared_datasets();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let common = |c: &mut Command| {
+        c.arg("--data-dir")
+            .arg(&data)
+            .arg("--db")
+            .arg(&db)
+            .arg("--cache-dir")
+            .arg(shared_cache());
+    };
+    let mut metrics = bin();
+    metrics.args(["metrics", "musique-dev", "--json"]);
+    common(&mut metrics);
+    let out = metrics.output().unwrap();
+    check_ok(&out);
+    let stdout = text(&out.stdout);
+    let json_start = stdout.find('{').expect("JSON after the header line");
+    let m: serde_json::Value = serde_json::from_str(&stdout[json_start..]).unwrap();
+    let nodes = m["graph"]["nodes"].as_u64().unwrap();
+    assert!(nodes > 1000, "{nodes}");
+    let lcc = m["graph"]["lcc_ratio"].as_f64().unwrap();
+    assert!(lcc > 0.0 && lcc <= 1.0);
+    assert_eq!(m["embeddings"]["rows"], 1890);
+    assert_eq!(query_db(&db, "SELECT count(*) FROM corpus_metrics")[0], 1);
+
+    let mut bench = bin();
+    bench.args(["bench", "musique-dev", "--limit", "20"]);
+    common(&mut bench);
+    let out = bench.output().unwrap();
+    check_ok(&out);
+    let stdout = text(&out.stdout);
+    for p in [
+        "llm-only",
+        "naive",
+        "graph",
+        "hybrid",
+        "iterative",
+        "iterative-graph",
+        "fusion",
+    ] {
+        assert!(stdout.contains(p), "table lacks {p}:\n{stdout}");
+    }
+    assert!(stdout.contains("corpus indicators"), "{stdout}");
+    assert_eq!(query_db(&db, "SELECT count(*) FROM results")[0], 140);
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results WHERE error IS NOT NULL")[0],
+        0
+    );
+    // Graph paradigms read more context than NaiveRAG's thresholded top-K here.
+    let ctx = |p: &str| {
+        query_db(
+            &db,
+            &format!(
+                "SELECT CAST(avg(context_tokens) AS INTEGER) FROM results WHERE paradigm = '{p}'"
+            ),
+        )[0]
+    };
+    assert!(
+        ctx("graph") > ctx("naive"),
+        "graph {} vs naive {}",
+        ctx("graph"),
+        ctx("naive")
+    );
+    assert!(
+        ctx("hybrid") <= 8000 && ctx("graph") <= 8000,
+        "the budget holds"
+    );
+    // Traces a researcher can read: seeds for the graph, rounds for iterative, s(q) for fusion.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let traces: Vec<(String, String)> = rt.block_on(async {
+        use sqlx::sqlite::SqliteConnectOptions;
+        use sqlx::ConnectOptions;
+        let mut conn = SqliteConnectOptions::new().filename(&db).connect().await.unwrap();
+        sqlx::query_as("SELECT paradigm, trace_json FROM results WHERE query_id = (SELECT min(query_id) FROM results)")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap()
+    });
+    let trace = |p: &str| -> serde_json::Value {
+        let t = &traces.iter().find(|(q, _)| q == p).unwrap().1;
+        serde_json::from_str(t).unwrap()
+    };
+    assert!(
+        trace("graph").to_string().contains("seeds"),
+        "{}",
+        trace("graph")
+    );
+    assert!(trace("iterative")["rounds"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty()));
+    let s = trace("fusion")["retrieval"]["complexity_score"]
+        .as_f64()
+        .unwrap();
+    assert!((0.0..=1.0).contains(&s));
+    assert!(["rrf"].contains(
+        &trace("hybrid")["retrieval"]["fusion"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("hybrid-")
+    ));
 }

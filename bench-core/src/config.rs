@@ -200,6 +200,10 @@ pub struct BenchConfig {
     /// Queries answered concurrently.
     #[serde(skip_serializing)]
     pub concurrency: usize,
+    /// The `[llm.*]` endpoint tables of the same file, read by the `llm` crate; they are
+    /// recorded with the run by the LLM settings, not hashed here (their identities are).
+    #[serde(skip_serializing)]
+    pub llm: Option<serde_json::Value>,
 }
 
 impl Default for BenchConfig {
@@ -216,6 +220,7 @@ impl Default for BenchConfig {
             judge: JudgeConfig::default(),
             data: DataConfig::default(),
             concurrency: 4,
+            llm: None,
         }
     }
 }
@@ -324,6 +329,16 @@ mod tests {
         std::fs::write(&p, "[chunking]\nsize = 10\noverlap = 10\n").unwrap();
         let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
         assert!(e.contains("overlap"), "{e}");
+    }
+
+    #[test]
+    fn llm_tables_are_accepted_and_do_not_change_the_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "[llm.answer]\nmodel = \"m\"\n").unwrap();
+        let c = BenchConfig::from_toml_file(&p).unwrap();
+        assert!(c.llm.is_some());
+        assert_eq!(c.canonical_json(), BenchConfig::default().canonical_json());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use corpora::graph::Csr;
-use paradigms::ppr::{exact_ppr, push_ppr, top_k, PushWorkspace, DEFAULT_PUSH_EPSILON};
+use paradigms::ppr::{exact_ppr, push_ppr, sweep_ppr, top_k, PushPpr, PushWorkspace};
 
 const NODES: usize = 206_738;
 const EDGES: usize = 276_898;
@@ -145,12 +145,15 @@ fn agrees_in_order(got: &[(u32, f64)], r: &Reference) -> bool {
 }
 
 fn main() {
-    let mut epsilons: Vec<f64> = std::env::args()
+    let mut engines: Vec<(String, f64)> = std::env::args()
         .skip(1)
-        .map(|a| a.parse().expect("epsilon"))
+        .map(|a| {
+            let (name, x) = a.split_once(':').expect("engine:parameter");
+            (name.to_string(), x.parse().expect("parameter"))
+        })
         .collect();
-    if epsilons.is_empty() {
-        epsilons.push(DEFAULT_PUSH_EPSILON);
+    if engines.is_empty() {
+        engines = vec![("push".into(), 1e-5), ("sweep".into(), 1e-6)];
     }
     let mut rng = SplitMix64(0x5EED_2026);
     let t = Instant::now();
@@ -173,7 +176,7 @@ fn main() {
         })
         .collect();
 
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_ns());
     let mut naive_tops = Vec::with_capacity(QUERIES);
     let mut iterations = 0;
     for q in &queries {
@@ -186,10 +189,12 @@ fn main() {
         ));
     }
     let exact_ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
+    let exact_cpu = (cpu_ns() - c) as f64 / 1e6 / QUERIES as f64;
     println!(
-        "exact power iteration to 1e-6 L1 (baseline): {exact_ms:.3} ms/query, {:.1} \
-         iterations/query",
-        iterations as f64 / QUERIES as f64
+        "exact power iteration to 1e-6 L1 (baseline): {exact_ms:.3} ms/query wall, {exact_cpu:.3} \
+         ms CPU, {:.1} iterations/query (load {})",
+        iterations as f64 / QUERIES as f64,
+        load()
     );
 
     // Reference: power iteration to 1e-13 L1; only scores near the floor or above are kept.
@@ -213,7 +218,15 @@ fn main() {
         .zip(&references)
         .filter(|(t, r)| agrees(t, r))
         .count();
-    println!("exact-1e-6 top-{TOP} agreement with the 1e-13 reference: {naive_ok}/{QUERIES}");
+    let naive_in_order = naive_tops
+        .iter()
+        .zip(&references)
+        .filter(|(t, r)| agrees_in_order(t, r))
+        .count();
+    println!(
+        "exact-1e-6 top-{TOP} agreement with the 1e-13 reference: {naive_ok}/{QUERIES}, in order \
+         {naive_in_order}/{QUERIES}"
+    );
 
     if std::env::var("PPR_ANALYZE").is_ok() {
         analyze(&csr, &queries, &references, &naive_tops);
@@ -221,17 +234,27 @@ fn main() {
     let mut ws = PushWorkspace::new();
     // Warm the workspace (its one-time allocation is not a per-query cost).
     push_ppr(&csr, &queries[0], 0.85, 1e-4, &mut ws).unwrap();
-    for &epsilon in &epsilons {
-        let t = Instant::now();
-        let mut push_tops = Vec::with_capacity(QUERIES);
+    for (name, x) in &engines {
+        let run = |q: &[(u32, f64)], ws: &mut PushWorkspace| -> PushPpr {
+            match name.as_str() {
+                "push" => push_ppr(&csr, q, 0.85, *x, ws).unwrap(),
+                "sweep" => sweep_ppr(&csr, q, 0.85, *x, ws).unwrap(),
+                other => panic!("unknown engine {other}"),
+            }
+        };
+        let (t, c) = (Instant::now(), cpu_ns());
+        let mut tops = Vec::with_capacity(QUERIES);
         let mut pushes = 0;
+        let mut left: f64 = 0.0;
         for q in &queries {
-            let r = push_ppr(&csr, q, 0.85, epsilon, &mut ws).unwrap();
+            let r = run(q, &mut ws);
             pushes += r.pushes;
-            push_tops.push(top_k(r.scores, TOP, MIN_SCORE));
+            left = left.max(r.residual);
+            tops.push(top_k(r.scores, TOP, MIN_SCORE));
         }
-        let push_ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
-        let overlap: f64 = push_tops
+        let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
+        let cpu = (cpu_ns() - c) as f64 / 1e6 / QUERIES as f64;
+        let overlap: f64 = tops
             .iter()
             .zip(&references)
             .map(|(t, r)| {
@@ -241,25 +264,44 @@ fn main() {
             })
             .sum::<f64>()
             / QUERIES as f64;
-        let ok = push_tops
+        let ok = tops
             .iter()
             .zip(&references)
             .filter(|(t, r)| agrees(t, r))
             .count();
-        let in_order = push_tops
+        let in_order = tops
             .iter()
             .zip(&references)
             .filter(|(t, r)| agrees_in_order(t, r))
             .count();
         println!(
-            "push epsilon {epsilon:e}: {push_ms:.3} ms/query, {:.0} pushes/query, {:.1}x faster \
-             than the baseline; top-{TOP} agreement {ok}/{QUERIES}, in order {in_order}/{QUERIES}, mean overlap \
-             {:.2}%",
+            "{name} {x:e}: {ms:.3} ms/query wall, {cpu:.3} ms CPU, {:.0} pushes/query, {:.1}x \
+             faster than the baseline (wall), max residual {left:.1e}; top-{TOP} set agreement \
+             {ok}/{QUERIES}, in order {in_order}/{QUERIES}, mean overlap {:.2}% (load {})",
             pushes as f64 / QUERIES as f64,
-            exact_ms / push_ms,
-            overlap * 100.0
+            exact_ms / ms,
+            overlap * 100.0,
+            load()
         );
     }
+    println!("naive exact top-{TOP} in order: {naive_in_order}/{QUERIES}");
+}
+
+/// CPU time of this thread in nanoseconds (`/proc/thread-self/schedstat`), 0 where unavailable.
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The 1-minute load average (`/proc/loadavg`): on the shared 2-core machine wall time is
+/// inflated when it exceeds ~1.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[Vec<(u32, f64)>]) {
@@ -268,7 +310,9 @@ fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[
     let mut comp = vec![u32::MAX; n];
     let mut sizes = Vec::new();
     for s in 0..n {
-        if comp[s] != u32::MAX { continue; }
+        if comp[s] != u32::MAX {
+            continue;
+        }
         let c = sizes.len() as u32;
         let mut st = vec![s as u32];
         comp[s] = c;
@@ -276,7 +320,10 @@ fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[
         while let Some(u) = st.pop() {
             k += 1;
             for &w in csr.neighbors(u) {
-                if comp[w as usize] == u32::MAX { comp[w as usize] = c; st.push(w); }
+                if comp[w as usize] == u32::MAX {
+                    comp[w as usize] = c;
+                    st.push(w);
+                }
             }
         }
         sizes.push(k);
@@ -285,8 +332,20 @@ fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[
     let leaves = (0..n as u32).filter(|&v| csr.degree(v) == 1).count();
     let deg2 = (0..n as u32).filter(|&v| csr.degree(v) == 2).count();
     let big = (0..n as u32).filter(|&v| csr.degree(v) >= 100).count();
-    println!("components {} largest {} ({:.1}%), leaves {:.1}%, degree 2 {:.1}%, degree>=100: {}", sizes.len(), sizes[0], 100.0 * sizes[0] as f64 / n as f64, 100.0 * leaves as f64 / n as f64, 100.0 * deg2 as f64 / n as f64, big);
-    let in_order = naive.iter().zip(refs).filter(|(t, r)| agrees_in_order(t, r)).count();
+    println!(
+        "components {} largest {} ({:.1}%), leaves {:.1}%, degree 2 {:.1}%, degree>=100: {}",
+        sizes.len(),
+        sizes[0],
+        100.0 * sizes[0] as f64 / n as f64,
+        100.0 * leaves as f64 / n as f64,
+        100.0 * deg2 as f64 / n as f64,
+        big
+    );
+    let in_order = naive
+        .iter()
+        .zip(refs)
+        .filter(|(t, r)| agrees_in_order(t, r))
+        .count();
     println!("exact 1e-6 in order: {in_order}/{QUERIES}");
     let mut gaps = Vec::new();
     let mut hundredth = Vec::new();
@@ -299,16 +358,26 @@ fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[
         let mut g = f64::INFINITY;
         for w in all[..m].windows(2) {
             let d = w[0] - w[1];
-            if d > 1e-9 { g = g.min(d); }
+            if d > 1e-9 {
+                g = g.min(d);
+            }
         }
         gaps.push(g);
-        if r.top.len() == TOP { full += 1; hundredth.push(r.top[TOP - 1].1); }
+        if r.top.len() == TOP {
+            full += 1;
+            hundredth.push(r.top[TOP - 1].1);
+        }
         hubs_in += r.top.iter().filter(|p| csr.degree(p.0) >= 100).count();
     }
     gaps.sort_by(|a, b| a.total_cmp(b));
     hundredth.sort_by(|a, b| a.total_cmp(b));
     let q = |v: &Vec<f64>, f: f64| v[((v.len() - 1) as f64 * f) as usize];
-    println!("min non-tie gap in top-101: p10 {:.2e} p50 {:.2e} p90 {:.2e}", q(&gaps, 0.1), q(&gaps, 0.5), q(&gaps, 0.9));
+    println!(
+        "min non-tie gap in top-101: p10 {:.2e} p50 {:.2e} p90 {:.2e}",
+        q(&gaps, 0.1),
+        q(&gaps, 0.5),
+        q(&gaps, 0.9)
+    );
     println!("queries with 100 nodes >= floor {full}; 100th score p10 {:.2e} p50 {:.2e} p90 {:.2e}; hubs(deg>=100) in top per query {:.1}", q(&hundredth, 0.1), q(&hundredth, 0.5), q(&hundredth, 0.9), hubs_in as f64 / refs.len() as f64);
     let mut ws = PushWorkspace::new();
     for eps in [1e-6, 1e-7] {
@@ -316,12 +385,27 @@ fn analyze(csr: &Csr, queries: &[Vec<(u32, f64)>], refs: &[Reference], naive: &[
         for (q, r) in queries.iter().zip(refs).take(40) {
             let p = push_ppr(csr, q, 0.85, eps, &mut ws).unwrap();
             let est: HashMap<u32, f64> = p.scores.iter().copied().collect();
-            let f: Vec<f64> = r.top.iter().map(|&(v, s)| (s - est.get(&v).copied().unwrap_or(0.0)) / csr.degree(v).max(1) as f64).collect();
+            let f: Vec<f64> = r
+                .top
+                .iter()
+                .map(|&(v, s)| {
+                    (s - est.get(&v).copied().unwrap_or(0.0)) / csr.degree(v).max(1) as f64
+                })
+                .collect();
             let mx = f.iter().cloned().fold(0.0, f64::max);
             let mn = f.iter().cloned().fold(f64::INFINITY, f64::min);
-            let hub_err = r.top.iter().map(|&(v, s)| s - est.get(&v).copied().unwrap_or(0.0)).fold(0.0, f64::max);
+            let hub_err = r
+                .top
+                .iter()
+                .map(|&(v, s)| s - est.get(&v).copied().unwrap_or(0.0))
+                .fold(0.0, f64::max);
             ratio_spread.push((mn, mx, hub_err, p.residual));
         }
-        for x in ratio_spread.iter().take(8) { println!("eps {eps:e}: err/deg min {:.2e} max {:.2e}, max err {:.2e}, R {:.3}", x.0, x.1, x.2, x.3); }
+        for x in ratio_spread.iter().take(8) {
+            println!(
+                "eps {eps:e}: err/deg min {:.2e} max {:.2e}, max err {:.2e}, R {:.3}",
+                x.0, x.1, x.2, x.3
+            );
+        }
     }
 }

@@ -251,6 +251,29 @@ impl PushWorkspace {
         }
     }
 
+    /// Collects the reached nodes' estimates (sorted by node) and clears the touched entries.
+    fn finish(&mut self, pushes: usize) -> PushPpr {
+        self.touched.sort_unstable();
+        let mut scores = Vec::with_capacity(self.touched.len());
+        let mut left = 0.0;
+        for &v in &self.touched {
+            let vi = v as usize;
+            if self.estimate[vi] > 0.0 {
+                scores.push((v, self.estimate[vi]));
+            }
+            left += self.residual[vi];
+            self.estimate[vi] = 0.0;
+            self.residual[vi] = 0.0;
+            self.flags[vi] = 0;
+        }
+        self.touched.clear();
+        PushPpr {
+            scores,
+            pushes,
+            residual: left,
+        }
+    }
+
     fn prepare(&mut self, n: usize) {
         if self.flags.len() != n {
             self.estimate = vec![0.0; n];
@@ -276,11 +299,7 @@ pub fn push_ppr(
     let n = csr.node_count();
     ws.prepare(n);
     let offsets = &csr.offsets;
-    let beta: f64 = std::env::var("PPR_BETA")
-        .ok()
-        .and_then(|b| b.parse().ok())
-        .unwrap_or(1.0);
-    let threshold = |v: usize| epsilon * f64::from((offsets[v + 1] - offsets[v]).max(1)).powf(beta);
+    let threshold = |v: usize| epsilon * f64::from((offsets[v + 1] - offsets[v]).max(1));
     for &(s, w) in &seeds {
         ws.add(s, w, threshold(s as usize));
     }
@@ -305,32 +324,78 @@ pub fn push_ppr(
             }
         }
     }
-    let PushWorkspace {
-        estimate,
-        residual,
-        flags,
-        touched,
-        ..
-    } = ws;
-    touched.sort_unstable();
-    let mut scores = Vec::with_capacity(touched.len());
-    let mut left = 0.0;
-    for &v in touched.iter() {
-        let vi = v as usize;
-        if estimate[vi] > 0.0 {
-            scores.push((v, estimate[vi]));
-        }
-        left += residual[vi];
-        estimate[vi] = 0.0;
-        residual[vi] = 0.0;
-        flags[vi] = 0;
+    Ok(ws.finish(pushes))
+}
+
+/// Personalized PageRank to a certified L1 error: forward push in Gauss–Seidel sweeps over the
+/// nodes it has reached, until the residual mass left is at most `tol`.
+///
+/// It keeps push's invariant `pi = e + PPR(r)` with `r >= 0`, so `PPR(r)`, which sums to the
+/// residual mass `R`, is the whole error: `0 <= pi(v) - e(v)` and `sum_v (pi(v) - e(v)) = R <= tol`.
+/// That is a stronger guarantee than [`exact_ppr`]'s stopping rule (an iteration's L1 change below
+/// `tol`, which leaves an error of up to `tol * damping / (1 - damping)`). It only visits the seeds'
+/// connected components. A sweep pushes, in node order, every reached node whose degree-normalised
+/// residual `r(u) / deg(u)` is at least half the mean `R / vol(reached)` (so each sweep removes a
+/// fixed share of `R`); nodes reached during a sweep join it at once.
+pub fn sweep_ppr(
+    csr: &Csr,
+    seeds: &[(u32, f64)],
+    damping: f64,
+    tol: f64,
+    ws: &mut PushWorkspace,
+) -> Result<PushPpr, PprError> {
+    check_damping(damping)?;
+    let seeds = normalise_seeds(csr, seeds)?;
+    let n = csr.node_count();
+    ws.prepare(n);
+    // Queue flags are unused here; `add` with an infinite threshold only marks nodes touched.
+    for &(s, w) in &seeds {
+        ws.add(s, w, f64::INFINITY);
     }
-    touched.clear();
-    Ok(PushPpr {
-        scores,
-        pushes,
-        residual: left,
-    })
+    let offsets = &csr.offsets;
+    let mut total = seeds.iter().map(|&(_, w)| w).sum::<f64>();
+    let mut pushes = 0usize;
+    let mut sorted_len = 0usize;
+    while total > tol && !ws.touched.is_empty() {
+        let volume: f64 = ws
+            .touched
+            .iter()
+            .map(|&v| f64::from((offsets[v as usize + 1] - offsets[v as usize]).max(1)))
+            .sum();
+        let floor = 0.5 * total / volume;
+        let mut i = 0;
+        while i < ws.touched.len() {
+            let u = ws.touched[i];
+            i += 1;
+            let ui = u as usize;
+            let r = ws.residual[ui];
+            let deg = offsets[ui + 1] - offsets[ui];
+            if r <= 0.0 || r < floor * f64::from(deg.max(1)) {
+                continue;
+            }
+            ws.residual[ui] = 0.0;
+            ws.estimate[ui] += (1.0 - damping) * r;
+            pushes += 1;
+            if deg == 0 {
+                for &(s, w) in &seeds {
+                    ws.add(s, damping * r * w, f64::INFINITY);
+                }
+            } else {
+                let share = damping * r / f64::from(deg);
+                for &v in csr.neighbors(u) {
+                    ws.add(v, share, f64::INFINITY);
+                }
+            }
+        }
+        // Node order makes the next sweep's memory access sequential.
+        if ws.touched.len() > sorted_len + sorted_len / 8 {
+            ws.touched.sort_unstable();
+            sorted_len = ws.touched.len();
+        }
+        // Recompute the residual mass now and then: the running total drifts by rounding.
+        total = ws.touched.iter().map(|&v| ws.residual[v as usize]).sum();
+    }
+    Ok(ws.finish(pushes))
 }
 
 /// The `k` best `(node, score)` pairs with `score >= min_score`, best first, ties broken by the

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use corpora::graph::Csr;
-use paradigms::ppr::{exact_ppr, push_ppr, top_k, PushWorkspace, DEFAULT_PUSH_EPSILON};
+use paradigms::ppr::{exact_ppr, push_ppr, sweep_ppr, top_k, PushWorkspace, DEFAULT_PUSH_EPSILON};
 use proptest::prelude::*;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/metric-fixtures");
@@ -125,6 +125,41 @@ fn exact_matches_the_networkx_top100_order_on_2000_nodes_and_push_agrees() {
     }
 }
 
+#[test]
+fn sweep_matches_the_networkx_top100_order_on_2000_nodes_within_its_certified_error() {
+    let exp = expected();
+    let case = &exp["cases"][1];
+    let g = load(case["edges"].as_str().unwrap());
+    let s = seeds(&g, case);
+    let want: Vec<(String, f64)> = case["top100"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_f64().unwrap()))
+        .collect();
+    let mut ws = PushWorkspace::new();
+    let r = sweep_ppr(&g.csr, &s, 0.85, 1e-10, &mut ws).unwrap();
+    assert!(r.residual <= 1e-10, "certified L1 error {}", r.residual);
+    let mass: f64 = r.scores.iter().map(|p| p.1).sum();
+    assert!((mass + r.residual - 1.0).abs() < 1e-12, "mass {mass}");
+    let top = top_k(r.scores.iter().copied(), 100, 0.0);
+    let names: Vec<&str> = top
+        .iter()
+        .map(|&(v, _)| g.names[v as usize].as_str())
+        .collect();
+    let want_names: Vec<&str> = want.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, want_names);
+    for ((_, got), (name, v)) in top.iter().zip(&want) {
+        // A lower bound within the residual mass left.
+        assert!(
+            *got <= v + 1e-12 && v - got <= 1e-10,
+            "{name}: {got} vs {v}"
+        );
+    }
+    // The workspace is clean for the next query: the same run gives the same result.
+    assert_eq!(sweep_ppr(&g.csr, &s, 0.85, 1e-10, &mut ws).unwrap(), r);
+}
+
 /// A random small graph: n nodes, an edge list (repeats and self-loops allowed), seeds.
 type Case = (usize, Vec<(u32, u32)>, Vec<(u32, f64)>);
 
@@ -166,6 +201,29 @@ proptest! {
         for (v, x) in p.scores { dense[v as usize] = x; }
         for (&x, &pv) in a.scores.iter().zip(&perm) {
             prop_assert!((x - dense[pv as usize]).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn sweep_agrees_with_exact_within_its_residual((n, edges, seeds) in graph_strategy()) {
+        let g = Csr::from_edges(n, edges);
+        let a = exact_ppr(&g, &seeds, 0.85, 1e-14, 100_000).unwrap();
+        let mut ws = PushWorkspace::new();
+        let r = sweep_ppr(&g, &seeds, 0.85, 1e-9, &mut ws).unwrap();
+        prop_assert!(r.residual <= 1e-9);
+        let mut dense = vec![0.0; n];
+        for &(v, x) in &r.scores { dense[v as usize] = x; }
+        let mut l1 = 0.0;
+        for (&x, &y) in a.scores.iter().zip(&dense) {
+            prop_assert!(y <= x + 1e-12, "a lower bound");
+            l1 += x - y;
+        }
+        prop_assert!(l1 <= r.residual + 1e-12, "L1 error {l1} above the residual {}", r.residual);
+        // Same top-10 up to near-ties of the exact scores.
+        let ta = top_k(a.scores.iter().enumerate().map(|(i, &x)| (i as u32, x)), 10, 0.0);
+        let tb = top_k(r.scores.iter().copied(), 10, 0.0);
+        for (&(u, _), &(v, _)) in ta.iter().zip(&tb) {
+            prop_assert!(u == v || (a.scores[u as usize] - a.scores[v as usize]).abs() <= 1e-8);
         }
     }
 

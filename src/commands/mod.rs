@@ -1,5 +1,6 @@
 //! Sub-commands other than `bench`.
 
+pub mod check_llm;
 pub mod corpora;
 pub mod graph;
 pub mod metrics;

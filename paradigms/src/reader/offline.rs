@@ -275,7 +275,10 @@ mod tests {
 
     #[test]
     fn lines_made_only_of_question_words_are_not_answers() {
-        let chunks = vec![chunk("a", "Dai Jitao\nDai Jitao was born in Guanghan, Sichuan.")];
+        let chunks = vec![chunk(
+            "a",
+            "Dai Jitao\nDai Jitao was born in Guanghan, Sichuan.",
+        )];
         let reader = OfflineReader::new(&chunks, OfflineReaderConfig::default());
         let ctx = [ContextChunk {
             chunk_id: "a",

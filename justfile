@@ -28,7 +28,13 @@ test:
 perf:
     cargo run --release -p corpora --example perf_encoder
     cargo run --release -p corpora --example perf_search
+    cargo run --release -p paradigms --example perf_ppr
     cargo run --release -p metrics --example perf_metrics
+    # Graph build from cached triplets (the second build reads every chunk from the store).
+    cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache
+    cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache
+    # Every paradigm over the 1,000 2Wiki questions; prints the wall time split by stage.
+    cargo run --release -- bench 2wiki --fresh --db target/perf/perf.sqlite --cache-dir target/perf/cache
 
 # The dense-search benchmark with faiss as the side-by-side baseline
 # (needs: apt-get install -y cmake libopenblas-dev; builds FAISS from source, ~5 min).

@@ -17,6 +17,10 @@
 //!   neighbourhood of the seeds only (at most `1 / (epsilon * (1 - damping))` edge visits), and
 //!   `0 <= pi(v) - e(v) <= epsilon * deg(v) + (residual left on dangling nodes)` on an undirected
 //!   graph, so `e` is a lower bound whose error is tiny next to the scores that make a top-100.
+//! - [`sweep_ppr`]: the same push run in Gauss-Seidel sweeps until the residual mass, which is
+//!   exactly the L1 error, is at most `tol`: a certified exact solver that only visits the seeds'
+//!   components. On the MuSiQue-sized graph it costs about what [`exact_ppr`] does (numbers in
+//!   `examples/perf_ppr.rs`).
 
 use std::collections::VecDeque;
 
@@ -25,9 +29,9 @@ use serde::{Deserialize, Serialize};
 
 /// The push engine's residual threshold at which its top-100 agrees with the exact one on the
 /// 2,000-node fixture, order included. It buys that agreement with near-global work: on the
-/// MuSiQue-sized graph of `examples/perf_ppr.rs` push is only fast at 1e-6 or above, where its
-/// top-100 differs from the exact one on a third of the queries (numbers in that example's
-/// header). So the default engine is the exact one.
+/// MuSiQue-sized graph of `examples/perf_ppr.rs` push is only fast near 1e-5, where its top-100
+/// differs from the exact one on most queries (error ~ deg(v) x epsilon / 2 on the hubs of the
+/// top-100; numbers in that example's header). So the default engine is the exact one.
 pub const DEFAULT_PUSH_EPSILON: f64 = 1e-9;
 
 /// Which PPR solver to run, with its accuracy knob.

@@ -13,17 +13,20 @@ use bench_core::{
 };
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{
-    build_graph, embed_entities, BuildOptions, KnowledgeGraph, OfflineExtractor, TripletExtractor,
+    build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, OfflineExtractor,
+    TripletExtractor,
 };
 use corpora::index::FlatIndex;
 use corpora::load::{load_corpus, LoadOptions};
 use indicatif::{ProgressBar, ProgressStyle};
+use llm::{CachedLlm, LlmSettings, OpenAiLlm};
 use metrics::answer::{answer_quality, evidence_recall, OfflineJudge};
+use metrics::judge::LlmJudge;
 use metrics::query::complexity_score;
 use paradigms::{
-    ChunkTable, DenseRetriever, FnEntities, FusedRetriever, FusionMethod, GraphParams,
-    GraphRetriever, Iterative, LlmOnly, OfflineEvaluator, OfflineReader, PprEngine,
-    RetrieveThenRead, Weighting,
+    ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, FusedRetriever,
+    FusionMethod, GraphParams, GraphRetriever, Iterative, LlmEvaluator, LlmOnly, LlmReader,
+    OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead, Weighting,
 };
 use tokio::task::JoinSet;
 
@@ -61,6 +64,10 @@ struct Shared {
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
+    let llm_settings = resolve_llm(&args, &config)?;
+    // The HTTP clients are made (and their keys looked up) before the store is opened; the
+    // response cache that wraps them needs the store and is added inside the runtime.
+    let llm_clients = llm_settings.as_ref().map(LlmClients::new).transpose()?;
 
     // Everything that can fail on bad input happens before the database is touched.
     let t_load = Instant::now();
@@ -114,17 +121,28 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let embed_secs = t_embed.elapsed().as_secs_f64();
     let index = Arc::new(FlatIndex::new(chunk_vectors).context("building the dense index")?);
 
-    let mode = Mode::Offline;
-    eprintln!("mode: {} (no LLM endpoint configured)", mode.label());
+    let mode = match &llm_settings {
+        None => Mode::Offline,
+        Some(s) => Mode::Llm {
+            base_url: s.answer.base_url.clone(),
+            model: s.answer.model.clone(),
+        },
+    };
+    match &llm_settings {
+        None => eprintln!("mode: {} (no LLM endpoint configured)", mode.label()),
+        Some(s) => eprintln!(
+            "mode: {} (judge {}, graph {}); settings: {}",
+            mode.label(),
+            s.judge.identity(),
+            s.graph.identity(),
+            s.record_json()
+        ),
+    }
     let chunks = Arc::new(ChunkTable::new(corpus.chunks.clone()));
     let offline_reader = Arc::new(OfflineReader::new(
         &corpus.chunks,
         config.offline_reader.clone(),
     ));
-    let reader: Arc<dyn Reader> = offline_reader.clone();
-    let judge: Arc<dyn Judge> = Arc::new(OfflineJudge {
-        correct_recall: config.judge.correct_recall,
-    });
     let needs_graph = paradigm_ids.iter().any(|p| uses_graph(*p));
     let extractor = Arc::new(OfflineExtractor::new());
 
@@ -135,10 +153,25 @@ pub fn run(args: BenchArgs) -> Result<()> {
     runtime.block_on(async {
         let store = Store::open(&args.db).await?;
         store.upsert_corpus(&corpus).await?;
+        let engines = match llm_clients {
+            None => Engines::offline(&config, offline_reader.clone(), extractor.clone()),
+            Some(clients) => Engines::llm(&config, clients, &store),
+        };
+        let reader = engines.reader.clone();
+        let judge = engines.judge.clone();
 
         let t_graph = Instant::now();
         let graph = if needs_graph {
-            Some(build_graph_with_progress(&corpus, extractor.clone(), &store, embedder.as_ref(), &cache).await?)
+            Some(
+                build_graph_with_progress(
+                    &corpus,
+                    engines.graph_extractor.clone(),
+                    &store,
+                    embedder.as_ref(),
+                    &cache,
+                )
+                .await?,
+            )
         } else {
             None
         };
@@ -153,6 +186,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
             offline_reader: offline_reader.clone(),
             graph,
             extractor: extractor.clone(),
+            entities: engines.entities.clone(),
+            llm_evaluator: engines.evaluator.clone(),
         };
         let paradigms = paradigm_ids
             .iter()
@@ -167,7 +202,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             judge: judge.identity(),
             embedder: embedder.name().to_owned(),
             extractor: if needs_graph {
-                let id = extractor.identity();
+                let id = engines.graph_extractor.identity();
                 format!("{}:{}:{}", id.extractor, id.model, id.prompt_hash)
             } else {
                 String::new()
@@ -175,6 +210,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
             crate_version: env!("CARGO_PKG_VERSION").to_owned(),
         };
         let run = store.start_run(&spec, args.fresh).await?;
+        if let Some(settings) = &llm_settings {
+            record_llm_settings(&store, run.id, settings).await?;
+        }
         let done = store.finished_pairs(run.id).await?;
         let shared = Arc::new(Shared {
             store: store.clone(),
@@ -217,6 +255,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
             args.db.display()
         );
         println!("mode: {}\n", mode.label());
+        if let Some(line) = engines.cache_line() {
+            eprintln!("{line}");
+        }
         print!("{}", table::render(&rows));
         if let Some((configuration, metrics)) =
             store.corpus_metrics(&corpus.name, &corpus.content_hash).await?
@@ -254,6 +295,10 @@ struct Parts<'a> {
     offline_reader: Arc<OfflineReader>,
     graph: Option<(Arc<KnowledgeGraph>, Arc<FlatIndex>)>,
     extractor: Arc<OfflineExtractor>,
+    /// Entities of a question for graph retrieval (offline rules or the LLM).
+    entities: Arc<dyn QueryEntities>,
+    /// The LLM self-evaluator of IterativeRAG; `None` offline.
+    llm_evaluator: Option<Arc<dyn Evaluator>>,
 }
 
 impl Parts<'_> {
@@ -273,14 +318,12 @@ impl Parts<'_> {
             .clone()
             .context("the knowledge graph was not built")?;
         let g = &self.config.graph;
-        let extractor = self.extractor.clone();
-        let entities = FnEntities::new("offline-rules", move |q: &str| extractor.entities(q));
         Ok(Arc::new(GraphRetriever::new(
             graph,
             entity_index,
             self.chunks.clone(),
             self.embedder.clone(),
-            Arc::new(entities),
+            self.entities.clone(),
             GraphParams {
                 seed_k: g.seed_k,
                 link_k: g.link_k,
@@ -313,15 +356,19 @@ impl Parts<'_> {
 
     fn iterative(&self, id: ParadigmId, retriever: Arc<dyn Retriever>) -> Arc<dyn Paradigm> {
         let extractor = self.extractor.clone();
-        Arc::new(Iterative {
-            id,
-            retriever,
-            reader: self.reader.clone(),
-            evaluator: Arc::new(OfflineEvaluator {
+        let evaluator: Arc<dyn Evaluator> = match &self.llm_evaluator {
+            Some(e) => e.clone(),
+            None => Arc::new(OfflineEvaluator {
                 reader: self.offline_reader.clone(),
                 entities: Arc::new(move |t: &str| extractor.entities(t)),
                 min_coverage: self.config.iterative.offline_sufficient_coverage,
             }),
+        };
+        Arc::new(Iterative {
+            id,
+            retriever,
+            reader: self.reader.clone(),
+            evaluator,
             chunks: self.chunks.clone(),
             budget: self.config.retrieval.context_budget,
             max_rounds: self.config.iterative.max_rounds,
@@ -367,7 +414,7 @@ impl Parts<'_> {
 /// entities (through the vector cache), with progress bars.
 async fn build_graph_with_progress(
     corpus: &bench_core::Corpus,
-    extractor: Arc<OfflineExtractor>,
+    extractor: Arc<dyn TripletExtractor>,
     store: &Store,
     embedder: &dyn Embedder,
     cache: &VectorCache,
@@ -428,6 +475,155 @@ fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
         .validate()
         .map_err(|e| BadInput(format!("configuration: {e}")))?;
     Ok(config)
+}
+
+/// The LLM settings of the run from the configuration's `[llm.*]` tables, the flags and the
+/// environment; `None` runs offline.
+fn resolve_llm(args: &BenchArgs, config: &BenchConfig) -> Result<Option<LlmSettings>> {
+    let file = config
+        .llm
+        .clone()
+        .map(serde_json::from_value::<llm::LlmFileConfig>)
+        .transpose()
+        .map_err(|e| BadInput(format!("configuration [llm]: {e}")))?;
+    let flags = llm::LlmFlags {
+        base_url: args.llm_base_url.clone(),
+        model: args.llm_model.clone(),
+    };
+    llm::resolve(file.as_ref(), &flags, &|k| std::env::var(k).ok())
+        .map_err(|e| BadInput(e.to_string()).into())
+}
+
+/// Adds the run's LLM settings (every role; names of key variables, never keys) to the run's
+/// stored configuration as its `llm` field.
+async fn record_llm_settings(store: &Store, run_id: i64, settings: &LlmSettings) -> Result<()> {
+    sqlx::query(
+        "UPDATE runs SET config_json = json_set(config_json, '$.llm', json(?)) WHERE id = ?",
+    )
+    .bind(settings.record_json().to_string())
+    .bind(run_id)
+    .execute(store.pool())
+    .await
+    .context("recording the LLM settings with the run")?;
+    Ok(())
+}
+
+/// One HTTP client per role, made before the store is opened.
+struct LlmClients {
+    answer: OpenAiLlm,
+    judge: OpenAiLlm,
+    graph: OpenAiLlm,
+}
+
+impl LlmClients {
+    fn new(settings: &LlmSettings) -> Result<Self> {
+        let client = |cfg: &llm::EndpointConfig| {
+            OpenAiLlm::new(cfg.clone()).map_err(|e| anyhow::Error::from(BadInput(e.to_string())))
+        };
+        Ok(LlmClients {
+            answer: client(&settings.answer)?,
+            judge: client(&settings.judge)?,
+            graph: client(&settings.graph)?,
+        })
+    }
+}
+
+/// The reader, judge, evaluator and extractors of a run, offline or LLM-backed.
+struct Engines {
+    reader: Arc<dyn Reader>,
+    judge: Arc<dyn Judge>,
+    graph_extractor: Arc<dyn TripletExtractor>,
+    entities: Arc<dyn QueryEntities>,
+    evaluator: Option<Arc<dyn Evaluator>>,
+    /// The cached clients (answer, judge, graph), for the end-of-run call counts.
+    cached: Vec<(&'static str, Arc<CachedLlm<OpenAiLlm>>)>,
+}
+
+impl Engines {
+    fn offline(
+        config: &BenchConfig,
+        offline_reader: Arc<OfflineReader>,
+        extractor: Arc<OfflineExtractor>,
+    ) -> Self {
+        let e = extractor.clone();
+        Engines {
+            reader: offline_reader,
+            judge: Arc::new(OfflineJudge {
+                correct_recall: config.judge.correct_recall,
+            }),
+            graph_extractor: extractor,
+            entities: Arc::new(FnEntities::new("offline-rules", move |q: &str| {
+                e.entities(q)
+            })),
+            evaluator: None,
+            cached: Vec::new(),
+        }
+    }
+
+    fn llm(config: &BenchConfig, clients: LlmClients, store: &Store) -> Self {
+        let answer = Arc::new(CachedLlm::new(
+            clients.answer,
+            store.clone(),
+            paradigms::reader::PROMPT_VERSION,
+        ));
+        let judge = Arc::new(CachedLlm::new(
+            clients.judge,
+            store.clone(),
+            metrics::judge::JUDGE_PROMPT_VERSION,
+        ));
+        let graph = Arc::new(CachedLlm::new(
+            clients.graph,
+            store.clone(),
+            GRAPH_PROMPT_VERSION,
+        ));
+        let extractor = Arc::new(LlmExtractor::new(graph.clone()));
+        Engines {
+            reader: Arc::new(LlmReader::new(answer.clone(), &config.generation)),
+            judge: Arc::new(LlmJudge::new(judge.clone())),
+            graph_extractor: extractor.clone(),
+            entities: Arc::new(LlmEntities(extractor)),
+            evaluator: Some(Arc::new(LlmEvaluator {
+                llm: answer.clone(),
+                temperature: config.iterative.evaluator_temperature,
+            })),
+            cached: vec![("answer", answer), ("judge", judge), ("graph", graph)],
+        }
+    }
+
+    /// `llm calls: ...` with cache hits and calls sent per role; `None` offline.
+    fn cache_line(&self) -> Option<String> {
+        if self.cached.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .cached
+            .iter()
+            .map(|(role, c)| format!("{role} {} cached, {} sent", c.hits(), c.misses()))
+            .collect();
+        Some(format!("llm calls: {}", parts.join("; ")))
+    }
+}
+
+/// Cache namespace of the graph role's calls (the prompts themselves are in every key).
+const GRAPH_PROMPT_VERSION: &str = "graph-v1";
+
+/// Query entities from the LLM extractor, billing its tokens to retrieval.
+struct LlmEntities(Arc<LlmExtractor>);
+
+#[async_trait::async_trait]
+impl QueryEntities for LlmEntities {
+    fn name(&self) -> &str {
+        "llm"
+    }
+
+    async fn extract(&self, question: &str) -> bench_core::Result<ExtractedEntities> {
+        let (entities, tokens_in, tokens_out) = self.0.query_entities(question).await?;
+        Ok(ExtractedEntities {
+            entities,
+            tokens_in,
+            tokens_out,
+        })
+    }
 }
 
 fn parse_paradigms(names: &[String]) -> Result<Vec<ParadigmId>> {

@@ -104,17 +104,18 @@ fn demo_runs_offline_prints_the_table_and_resumes() {
     }
     let db = dir.path().join("r.sqlite");
     let queries = query_db(&db, "SELECT count(*) FROM queries")[0];
+    // Every paradigm runs by default: seven tuples per question.
     assert!(queries >= 15);
     assert_eq!(
         query_db(&db, "SELECT count(*) FROM results")[0],
-        2 * queries
+        7 * queries
     );
     assert_eq!(
         query_db(
             &db,
             "SELECT count(*) FROM results WHERE mode = 'offline' AND error IS NULL"
         )[0],
-        2 * queries
+        7 * queries
     );
     // The offline LLM-only baseline answers nothing; NaiveRAG gets some right.
     assert_eq!(
@@ -135,7 +136,7 @@ fn demo_runs_offline_prints_the_table_and_resumes() {
     assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 1);
     assert_eq!(
         query_db(&db, "SELECT count(*) FROM results")[0],
-        2 * queries
+        7 * queries
     );
 
     // --fresh starts a second run.

@@ -3,5 +3,5 @@
 mod llm;
 mod offline;
 
-pub use llm::LlmReader;
+pub use llm::{LlmReader, PROMPT_VERSION};
 pub use offline::{split_sentences, OfflineReader};

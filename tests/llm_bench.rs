@@ -1,0 +1,421 @@
+//! `ragrouter bench` in LLM mode against the scripted mock server: every paradigm, faults, tokens, cache, key hygiene.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use llm::mock::{ChatRequestSeen, MockReply, MockServer};
+
+const KEY: &str = "sk-test-SECRET-123";
+const PARADIGMS: &str = "llm-only,naive,graph,hybrid,iterative,iterative-graph,fusion";
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn query_db(db: &Path, sql: &str) -> Vec<i64> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::sqlite::SqliteConnectOptions;
+        use sqlx::ConnectOptions;
+        let mut conn = SqliteConnectOptions::new()
+            .filename(db)
+            .read_only(true)
+            .connect()
+            .await
+            .unwrap();
+        sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap()
+    })
+}
+
+fn query_strings(db: &Path, sql: &str) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::sqlite::SqliteConnectOptions;
+        use sqlx::ConnectOptions;
+        let mut conn = SqliteConnectOptions::new()
+            .filename(db)
+            .read_only(true)
+            .connect()
+            .await
+            .unwrap();
+        sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap()
+    })
+}
+
+/// The kinds of request the bench sends, told apart by their system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Generation,
+    Direct,
+    Evaluation,
+    Judge,
+    Triplets,
+    Entities,
+}
+
+fn kind_of(r: &ChatRequestSeen) -> Kind {
+    let system = r.messages.first().map_or("", |(_, c)| c.as_str());
+    let user = r.last_content();
+    if system.starts_with("You answer questions from the numbered passages") {
+        Kind::Generation
+    } else if system.starts_with("You answer questions from your own knowledge") {
+        Kind::Direct
+    } else if system.starts_with("You check whether an answer") {
+        Kind::Evaluation
+    } else if system.starts_with("You grade answers") {
+        Kind::Judge
+    } else if system.starts_with("You turn text into knowledge-graph triplets") {
+        if user.starts_with("List the entities") {
+            Kind::Entities
+        } else {
+            Kind::Triplets
+        }
+    } else {
+        panic!("unrecognised request: {system:?}")
+    }
+}
+
+/// Capitalised words of a text, in order, deduplicated.
+fn capitalised(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2 && w.chars().next().is_some_and(char::is_uppercase))
+        .filter(|w| seen.insert(w.to_string()))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn after<'a>(text: &'a str, marker: &str) -> &'a str {
+    text.split_once(marker).map_or(text, |(_, t)| t)
+}
+
+/// The plausible reply of each kind.
+fn content_for(kind: Kind, user: &str) -> String {
+    match kind {
+        Kind::Generation => format!(
+            "mock answer from {} passages",
+            user.matches("\n\n[").count() + 1
+        ),
+        Kind::Direct => "mock answer without passages".into(),
+        Kind::Evaluation => {
+            // Without passages the answer is not sufficient: ask for one retrieval round.
+            if user.starts_with("Passages:\nQuestion:") {
+                let q = after(user, "Question: ").lines().next().unwrap_or("");
+                serde_json::json!({"sufficient": false, "reason": "no evidence yet", "sub_question": format!("Who is named in: {q}")}).to_string()
+            } else {
+                r#"{"sufficient": true, "reason": "the passages answer it", "sub_question": null}"#
+                    .into()
+            }
+        }
+        Kind::Judge => {
+            let response = after(user, "\nResponse: ");
+            if response.starts_with("mock answer") {
+                r#"{"label": "Correct"}"#.into()
+            } else {
+                r#"{"label": "Incorrect"}"#.into()
+            }
+        }
+        Kind::Triplets => {
+            let words = capitalised(after(user, "\nText:\n"));
+            let triplets: Vec<[&str; 3]> = words
+                .windows(2)
+                .take(6)
+                .map(|w| [w[0].as_str(), "related to", w[1].as_str()])
+                .collect();
+            serde_json::to_string(&triplets).unwrap()
+        }
+        Kind::Entities => {
+            serde_json::to_string(&capitalised(after(user, "\nQuestion:\n"))).unwrap()
+        }
+    }
+}
+
+/// What the mock served, to compare with what the database records.
+#[derive(Default)]
+struct Ledger {
+    /// Usage of each distinct successful request (keyed by its body), with its kind.
+    served: HashMap<String, (Kind, u64)>,
+    /// Every successful reply's usage, duplicates included.
+    served_total: u64,
+    /// Request bodies that already got their injected 500.
+    faulted: HashSet<String>,
+    faults: usize,
+}
+
+/// The request's identity as the response cache sees it (messages, sampling, JSON mode).
+fn body_key(r: &ChatRequestSeen) -> String {
+    serde_json::json!([
+        r.body["messages"],
+        r.body["temperature"],
+        r.body["max_tokens"],
+        r.body["max_completion_tokens"],
+        r.json_mode
+    ])
+    .to_string()
+}
+
+fn start_mock(ledger: Arc<Mutex<Ledger>>) -> MockServer {
+    MockServer::start(move |r| {
+        let kind = kind_of(r);
+        let key = body_key(r);
+        let mut l = ledger.lock().unwrap();
+        if r.index == 3 {
+            return MockReply::rate_limited(1);
+        }
+        // About one request body in seven fails once with a 500; its retry succeeds.
+        let h = key
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        if h % 7 == 0 && l.faulted.insert(key.clone()) {
+            l.faults += 1;
+            return MockReply::status(500);
+        }
+        let content = content_for(kind, r.last_content());
+        let prompt: u64 = r.messages.iter().map(|(_, c)| c.len() as u64 / 4 + 1).sum();
+        let completion = content.len() as u64 / 4 + 1;
+        l.served.insert(key, (kind, prompt + completion));
+        l.served_total += prompt + completion;
+        MockReply::with_usage(content, prompt, completion)
+    })
+}
+
+fn bench(dir: &Path, base_url: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ragrouter"))
+        .env_remove("RAGROUTER_DATA_DIR")
+        .env_remove("OPENAI_BASE_URL")
+        .env("RAGROUTER_LOG", "warn")
+        .env("OPENAI_API_KEY", KEY)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["bench", "demo", "--paradigms", PARADIGMS])
+        .args(["--llm-base-url", base_url, "--llm-model", "mock-model"])
+        .arg("--db")
+        .arg(dir.join("r.sqlite"))
+        .arg("--cache-dir")
+        .arg(shared_cache())
+        .output()
+        .unwrap()
+}
+
+fn shared_cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("vector-cache")
+}
+
+fn check_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn no_key_in(out: &Output, db: &Path) {
+    assert!(!text(&out.stdout).contains(KEY), "key in stdout");
+    assert!(!text(&out.stderr).contains(KEY), "key in stderr");
+    for suffix in ["", "-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{suffix}", db.display()));
+        if let Ok(bytes) = std::fs::read(&p) {
+            assert!(
+                !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+                "key in {}",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn llm_mode_runs_every_paradigm_bills_tokens_and_caches() {
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let mock = start_mock(ledger.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+
+    let out = bench(dir.path(), &mock.base_url());
+    check_ok(&out);
+    let stdout = text(&out.stdout);
+    let label = format!("mode: llm:mock-model@{}", mock.base_url());
+    assert!(stdout.contains(&label), "{stdout}");
+    no_key_in(&out, &db);
+    // The key went where it belongs: the Authorization header.
+    assert!(mock
+        .authorizations()
+        .iter()
+        .all(|a| a.as_deref() == Some(&format!("Bearer {KEY}"))));
+
+    // Every (query, paradigm) tuple exactly once.
+    let queries = query_db(&db, "SELECT count(*) FROM queries")[0];
+    assert!(queries >= 15);
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results")[0],
+        7 * queries
+    );
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM (SELECT DISTINCT query_id, paradigm FROM results)"
+        )[0],
+        7 * queries
+    );
+    let label_sql = format!(
+        "SELECT count(*) FROM results WHERE mode = 'llm:mock-model@{}'",
+        mock.base_url()
+    );
+    assert_eq!(query_db(&db, &label_sql)[0], 7 * queries);
+
+    // Faults were injected, and every one ended as a success or an error row: never as an
+    // answer the script did not give, and never as a judged error.
+    let l = ledger.lock().unwrap();
+    eprintln!(
+        "mock: {} chat requests, {} distinct replies, {} faults",
+        mock.chat_requests(),
+        l.served.len(),
+        l.faults
+    );
+    assert!(l.faults > 0, "no fault was injected");
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE error IS NOT NULL AND judge_label IS NOT NULL"
+        )[0],
+        0
+    );
+    for answer in query_strings(&db, "SELECT answer FROM results WHERE error IS NULL") {
+        assert!(answer.starts_with("mock answer"), "{answer:?}");
+    }
+    // The retries recovered everything (a rerun retrying error rows would call the mock).
+    let errors = query_strings(&db, "SELECT error FROM results WHERE error IS NOT NULL");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE judge_label = 'correct'"
+        )[0],
+        7 * queries
+    );
+
+    // Tokens: every distinct reply the mock served is in the response cache with its usage
+    // (judge calls are billed only there: result rows carry no judge tokens).
+    let served_distinct: u64 = l.served.values().map(|(_, t)| t).sum();
+    let cached = query_db(
+        &db,
+        "SELECT CAST(sum(prompt_tokens + completion_tokens) AS INTEGER) FROM llm_cache",
+    )[0];
+    assert_eq!(cached as u64, served_distinct);
+    let served_of = |k: Kind| -> u64 {
+        l.served
+            .values()
+            .filter(|(kind, _)| *kind == k)
+            .map(|(_, t)| t)
+            .sum()
+    };
+    // Triplet extraction: billed per chunk in the extraction cache.
+    let extracted = query_db(
+        &db,
+        "SELECT CAST(sum(tokens_in + tokens_out) AS INTEGER) FROM extractions",
+    )[0];
+    assert_eq!(extracted as u64, served_of(Kind::Triplets));
+    assert!(extracted > 0);
+    // Generation and query entities are billed on the result rows (a cache hit bills the
+    // stored usage, so rows sharing a request each carry its tokens).
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE tokens_generation_in = 0 OR tokens_generation_out = 0"
+        )[0],
+        0
+    );
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE paradigm IN ('graph', 'hybrid', 'fusion', 'iterative-graph') AND tokens_retrieval_in = 0"
+        )[0],
+        0
+    );
+    let billed_generation = query_db(
+        &db,
+        "SELECT CAST(sum(tokens_generation_in + tokens_generation_out) AS INTEGER) FROM results",
+    )[0] as u64;
+    assert!(
+        billed_generation
+            >= served_of(Kind::Generation) + served_of(Kind::Direct) + served_of(Kind::Evaluation)
+    );
+    // The run records its LLM settings (names of key variables, not keys).
+    let config = query_strings(&db, "SELECT config_json FROM runs");
+    assert_eq!(config.len(), 1);
+    let config: serde_json::Value = serde_json::from_str(&config[0]).unwrap();
+    assert_eq!(config["llm"]["answer"]["model"], "mock-model");
+    assert_eq!(config["llm"]["judge"]["api_key_env"], "OPENAI_API_KEY");
+    drop(l);
+
+    // The same command again: resumed, nothing left, not one request.
+    let before = mock.chat_requests();
+    let again = bench(dir.path(), &mock.base_url());
+    check_ok(&again);
+    assert!(
+        text(&again.stdout).contains("resumed"),
+        "{}",
+        text(&again.stdout)
+    );
+    assert_eq!(mock.chat_requests(), before, "the rerun called the LLM");
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results")[0],
+        7 * queries
+    );
+    no_key_in(&again, &db);
+}
+
+#[test]
+fn bad_llm_settings_fail_before_the_database_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
+        c.env_remove("RAGROUTER_DATA_DIR")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["bench", "demo"])
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .arg("--cache-dir")
+            .arg(shared_cache());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    // A base URL without a model.
+    let out = run(&["--llm-base-url", "http://127.0.0.1:9/v1"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no model"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A key variable named in the configuration but not set.
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[llm.answer]\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"NO_SUCH_KEY_VAR\"\n",
+    )
+    .unwrap();
+    let out = run(&["--config", cfg.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("NO_SUCH_KEY_VAR"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!db.exists(), "a failed start wrote the database");
+}

@@ -59,6 +59,8 @@ struct Shared {
     fault_delay: Option<std::time::Duration>,
     /// Time spent writing tuples, for the stage breakdown.
     store_micros: AtomicU64,
+    /// The local encoder: semantic F1 (token embeddings) and soft coverage (sentence vectors).
+    encoder: Arc<MiniLm>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -96,9 +98,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
     );
 
     let t_embed = Instant::now();
-    let embedder: Arc<dyn Embedder> = Arc::new(
+    let encoder = Arc::new(
         MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
     );
+    let embedder: Arc<dyn Embedder> = encoder.clone();
     let cache = VectorCache::new(&args.cache_dir);
     let chunk_vectors = embed_with_progress(
         &cache,
@@ -225,6 +228,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .and_then(|v| v.parse().ok())
                 .map(std::time::Duration::from_millis),
             store_micros: AtomicU64::new(0),
+            encoder: encoder.clone(),
         });
         let t_answer = Instant::now();
         let interrupted = execute(
@@ -773,6 +777,7 @@ async fn answer_one(
     let mut output = output;
     let mut judge = None;
     let mut quality = QualityMetrics::default();
+    let mut judge_tokens = (0, 0);
     let mut error = error;
     if error.is_none() {
         quality = answer_quality(&output.answer, &query.gold);
@@ -781,13 +786,21 @@ async fn answer_one(
             output.context.iter().map(|c| c.chunk_id.as_str()),
         );
         let t = Instant::now();
+        match generation_quality(&shared.encoder, &output.answer, &query.gold.answer) {
+            Ok((semantic_f1, coverage)) => {
+                quality.semantic_f1 = Some(semantic_f1);
+                quality.coverage = Some(coverage);
+            }
+            Err(e) => error = Some(format!("semantic metrics: {e}")),
+        }
         match shared.judge.judge(query, &output.answer).await {
             Ok(v) => {
                 judge = Some(v.label);
-                output.latency.judge_ms = t.elapsed().as_secs_f64() * 1e3;
+                judge_tokens = (v.tokens_in, v.tokens_out);
             }
             Err(e) => error = Some(format!("judge: {e}")),
         }
+        output.latency.judge_ms = t.elapsed().as_secs_f64() * 1e3;
     }
     ResultRecord {
         query_id: query.id.clone(),
@@ -795,8 +808,29 @@ async fn answer_one(
         output,
         judge,
         quality,
+        judge_tokens_in: judge_tokens.0,
+        judge_tokens_out: judge_tokens.1,
         mode: shared.mode.clone(),
         config_hash: shared.config_hash.clone(),
         error,
     }
+}
+
+/// Semantic F1 (eq. 10-12, token embeddings of the local encoder) and soft coverage (eq. 13,
+/// its sentence vectors) of a response against the gold answer; both 0 for an empty response.
+fn generation_quality(encoder: &MiniLm, response: &str, gold: &str) -> Result<(f64, f64)> {
+    use metrics::generation::{semantic_f1, soft_coverage, split_sentences};
+    if response.trim().is_empty() || gold.trim().is_empty() {
+        return Ok((0.0, 0.0));
+    }
+    let tokens = encoder.token_embeddings_many(&[response, gold])?;
+    let f1 = semantic_f1(&tokens[0].vectors, &tokens[1].vectors).f1;
+    let (pred, gt) = (split_sentences(response), split_sentences(gold));
+    let mut texts: Vec<&str> = gt.clone();
+    texts.extend(&pred);
+    let v = encoder.embed(&texts)?;
+    let dim = v.dim;
+    let gt_rows = bench_core::Embeddings::new(dim, v.data[..gt.len() * dim].to_vec());
+    let pred_rows = bench_core::Embeddings::new(dim, v.data[gt.len() * dim..].to_vec());
+    Ok((f1, soft_coverage(&gt_rows, &pred_rows)))
 }

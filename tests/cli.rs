@@ -226,10 +226,11 @@ fn sigkill_mid_run_then_rerun_gives_every_tuple_exactly_once() {
     };
     let mut first = bin();
     args(&mut first);
+    let log = dir.path().join("first-run.stderr");
     let mut child = first
         .env("RAGROUTER_FAULT_DELAY_MS", "25")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     // Wait until some tuples are stored (embedding the corpus comes first), then SIGKILL.

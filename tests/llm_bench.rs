@@ -2,8 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use llm::mock::{ChatRequestSeen, MockReply, MockServer};
 
@@ -14,7 +15,7 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn query_db(db: &Path, sql: &str) -> Vec<i64> {
+fn try_query_db(db: &Path, sql: &str) -> Result<Vec<i64>, sqlx::Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -26,10 +27,13 @@ fn query_db(db: &Path, sql: &str) -> Vec<i64> {
             .filename(db)
             .read_only(true)
             .connect()
-            .await
-            .unwrap();
-        sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap()
+            .await?;
+        sqlx::query_scalar(sql).fetch_all(&mut conn).await
     })
+}
+
+fn query_db(db: &Path, sql: &str) -> Vec<i64> {
+    try_query_db(db, sql).unwrap()
 }
 
 fn query_strings(db: &Path, sql: &str) -> Vec<String> {
@@ -187,21 +191,26 @@ fn start_mock(ledger: Arc<Mutex<Ledger>>) -> MockServer {
     })
 }
 
-fn bench(dir: &Path, base_url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragrouter"))
-        .env_remove("RAGROUTER_DATA_DIR")
+/// `ragrouter bench demo` in LLM mode against `base_url`, storing into `dir/r.sqlite`.
+fn bench_command(dir: &Path, base_url: &str, paradigms: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
+    c.env_remove("RAGROUTER_DATA_DIR")
         .env_remove("OPENAI_BASE_URL")
+        .env_remove("RAGROUTER_FAULT_DELAY_MS")
         .env("RAGROUTER_LOG", "warn")
         .env("OPENAI_API_KEY", KEY)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["bench", "demo", "--paradigms", PARADIGMS])
+        .args(["bench", "demo", "--paradigms", paradigms])
         .args(["--llm-base-url", base_url, "--llm-model", "mock-model"])
         .arg("--db")
         .arg(dir.join("r.sqlite"))
         .arg("--cache-dir")
-        .arg(shared_cache())
-        .output()
-        .unwrap()
+        .arg(shared_cache());
+    c
+}
+
+fn bench(dir: &Path, base_url: &str) -> Output {
+    bench_command(dir, base_url, PARADIGMS).output().unwrap()
 }
 
 fn shared_cache() -> PathBuf {
@@ -418,4 +427,128 @@ fn bad_llm_settings_fail_before_the_database_is_touched() {
         text(&out.stderr)
     );
     assert!(!db.exists(), "a failed start wrote the database");
+}
+
+#[test]
+fn sigkill_during_an_llm_run_then_rerun_completes_exactly_once() {
+    const CONCURRENCY: usize = 4;
+    // Every reply is plausible and deterministic, and comes after a short pause so that the
+    // run lasts long enough to be killed in the middle. Each request body is recorded in
+    // arrival order, to tell the killed run's requests from the rerun's.
+    let bodies = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = bodies.clone();
+    let mock = MockServer::start(move |r| {
+        seen.lock().unwrap().push(body_key(r));
+        let content = content_for(kind_of(r), r.last_content());
+        let prompt: u64 = r.messages.iter().map(|(_, c)| c.len() as u64 / 4 + 1).sum();
+        let completion = content.len() as u64 / 4 + 1;
+        MockReply::with_usage(content, prompt, completion).delayed(Duration::from_millis(50))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let command = || {
+        let mut c = bench_command(dir.path(), &mock.base_url(), "llm-only,naive,iterative");
+        c.args(["--concurrency", &CONCURRENCY.to_string()]);
+        c
+    };
+
+    let mut child = command()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until some tuples are stored, then SIGKILL.
+    let start = Instant::now();
+    loop {
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no tuple was stored in time");
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before it could be killed");
+        }
+        // Before the store exists or is migrated the query fails: keep waiting.
+        let n = try_query_db(&db, "SELECT count(*) FROM results");
+        if matches!(n.as_deref(), Ok([n]) if *n >= 10) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    let killed_requests = mock.chat_requests();
+    let queries = query_db(&db, "SELECT count(*) FROM queries")[0];
+    assert_eq!(queries, 20);
+    let tuples = 3 * queries;
+    let at_kill = query_db(&db, "SELECT count(*) FROM results")[0];
+    assert!(
+        (10..tuples).contains(&at_kill),
+        "killed too late to prove anything ({at_kill} of {tuples} rows)"
+    );
+
+    let out = command().output().unwrap();
+    check_ok(&out);
+    assert!(
+        text(&out.stderr).contains("resuming"),
+        "{}",
+        text(&out.stderr)
+    );
+    no_key_in(&out, &db);
+    assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 1);
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM runs WHERE finished_at IS NOT NULL"
+        )[0],
+        1
+    );
+    // Every (query, paradigm) tuple exactly once, each a whole row.
+    assert_eq!(query_db(&db, "SELECT count(*) FROM results")[0], tuples);
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM (SELECT DISTINCT query_id, paradigm FROM results)"
+        )[0],
+        tuples
+    );
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE judge_label IS NULL AND error IS NULL"
+        )[0],
+        0
+    );
+    let errors = query_strings(&db, "SELECT error FROM results WHERE error IS NOT NULL");
+    assert!(errors.is_empty(), "{errors:?}");
+
+    // Work was not redone: the rerun sent again only what was in flight at the kill (its reply
+    // never reached the response cache), and fewer requests than the whole run needs.
+    let bodies = bodies.lock().unwrap();
+    assert_eq!(bodies.len(), mock.chat_requests());
+    let (first, second) = bodies.split_at(killed_requests);
+    let answered_before: HashSet<&String> = first.iter().collect();
+    let repeated = second
+        .iter()
+        .filter(|b| answered_before.contains(b))
+        .count();
+    let needed: HashSet<&String> = bodies.iter().collect();
+    eprintln!(
+        "mock: {} requests before the kill, {} after ({} repeated); {} distinct in all; {at_kill} rows at the kill",
+        first.len(),
+        second.len(),
+        repeated,
+        needed.len()
+    );
+    assert!(
+        repeated <= CONCURRENCY,
+        "the rerun repeated {repeated} requests the killed run had answered"
+    );
+    assert!(!second.is_empty(), "the rerun did no work");
+    assert!(
+        second.len() < needed.len(),
+        "the rerun sent {} requests, a whole run needs {}",
+        second.len(),
+        needed.len()
+    );
 }

@@ -132,6 +132,13 @@ pub struct QualityMetrics {
     pub answer_recall: f64,
     /// Share of the gold chunks inside the context; `None` when the query has no gold chunks.
     pub evidence_recall: Option<f64>,
+    /// BERTScore-style F1 over contextual token embeddings of the run's encoder (paper eq. 10-12;
+    /// the paper used deberta-xlarge-mnli); `None` when not computed.
+    #[serde(default)]
+    pub semantic_f1: Option<f64>,
+    /// Soft coverage of the gold answer's sentences by the response's (eq. 13).
+    #[serde(default)]
+    pub coverage: Option<f64>,
 }
 
 /// How the run answered: the offline default, or a named LLM endpoint.
@@ -185,6 +192,11 @@ pub struct ResultRecord {
     /// `None` when the paradigm failed before producing an answer.
     pub judge: Option<JudgeLabel>,
     pub quality: QualityMetrics,
+    /// Tokens the judge spent on this tuple (not a cost of the paradigm).
+    #[serde(default)]
+    pub judge_tokens_in: u64,
+    #[serde(default)]
+    pub judge_tokens_out: u64,
     /// `offline` or the LLM's identity.
     pub mode: String,
     pub config_hash: String,

@@ -154,6 +154,13 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (corpus, corpus_hash, configuration)
     );
     "#,
+    // 5: semantic F1 and soft coverage per tuple; the judge's tokens.
+    r#"
+    ALTER TABLE results ADD COLUMN semantic_f1 REAL;
+    ALTER TABLE results ADD COLUMN coverage REAL;
+    ALTER TABLE results ADD COLUMN tokens_judge_in INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE results ADD COLUMN tokens_judge_out INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -409,8 +416,9 @@ impl Store {
                 tokens_construction_in, tokens_construction_out, tokens_retrieval_in, tokens_retrieval_out,
                 tokens_generation_in, tokens_generation_out, token_source,
                 latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
-                judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
+                semantic_f1, coverage, tokens_judge_in, tokens_judge_out)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(run_id)
         .bind(&r.query_id)
@@ -437,6 +445,10 @@ impl Store {
         .bind(&r.config_hash)
         .bind(&r.error)
         .bind(r.output.trace.to_string())
+        .bind(r.quality.semantic_f1)
+        .bind(r.quality.coverage)
+        .bind(r.judge_tokens_in as i64)
+        .bind(r.judge_tokens_out as i64)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;

@@ -65,6 +65,8 @@ fn record(q: &str, p: ParadigmId, label: Option<JudgeLabel>, error: Option<&str>
             evidence_recall: Some(1.0),
             ..Default::default()
         },
+        judge_tokens_in: 0,
+        judge_tokens_out: 0,
         mode: "offline".into(),
         config_hash: "c".into(),
         error: error.map(str::to_owned),

@@ -112,6 +112,8 @@ pub fn answer_quality(pred: &str, gold: &GoldAnswer) -> QualityMetrics {
         f1: best(token_f1),
         answer_recall: best(answer_recall),
         evidence_recall: None,
+        semantic_f1: None,
+        coverage: None,
     }
 }
 

@@ -97,6 +97,20 @@ pub fn run(args: BenchArgs) -> Result<()> {
         t_load.elapsed().as_secs_f64()
     );
 
+    if args.dry_run {
+        print!(
+            "{}",
+            dry_run_estimate(
+                &corpus,
+                &queries,
+                &paradigm_ids,
+                &config,
+                llm_settings.is_some()
+            )
+        );
+        return Ok(());
+    }
+
     let t_embed = Instant::now();
     let encoder = Arc::new(
         MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
@@ -231,16 +245,31 @@ pub fn run(args: BenchArgs) -> Result<()> {
             encoder: encoder.clone(),
         });
         let t_answer = Instant::now();
-        let interrupted = execute(
+        let budget = Budget {
+            max_tokens: args.max_tokens,
+            spent_before: store.run_tokens(run.id).await?,
+        };
+        let stop = execute(
             &shared,
             &paradigms,
             &queries,
             &query_vectors,
             &done,
             config.concurrency,
+            budget,
         )
         .await?;
-        if interrupted {
+        if let Stop::Budget { spent } = stop {
+            println!(
+                "stopped at the token budget: {spent} LLM tokens spent by run {} (--max-tokens {}); \
+                 finished tuples are stored in {}; run again with a larger budget to continue",
+                run.id,
+                args.max_tokens.unwrap_or_default(),
+                args.db.display()
+            );
+            return Ok(());
+        }
+        if stop == Stop::Interrupted {
             anyhow::bail!(
                 "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
                 args.db.display(),
@@ -691,7 +720,8 @@ async fn execute(
     vectors: &bench_core::Embeddings,
     done: &HashSet<(String, ParadigmId)>,
     concurrency: usize,
-) -> Result<bool> {
+    budget: Budget,
+) -> Result<Stop> {
     let mut pending = Vec::new();
     for (i, q) in queries.iter().enumerate() {
         for p in paradigms {
@@ -724,8 +754,23 @@ async fn execute(
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let mut interrupted = false;
+    let mut budget_hit = false;
+    let (mut spent, mut finished) = (budget.spent_before, 0u64);
     loop {
-        while !interrupted && tasks.len() < concurrency {
+        while !interrupted && !budget_hit && tasks.len() < concurrency {
+            if let Some(max) = budget.max_tokens {
+                // The next tuple is expected to cost what finished ones did on average; the
+                // tuples in flight are counted at that rate too.
+                let per_tuple = if finished > 0 {
+                    (spent - budget.spent_before) / finished
+                } else {
+                    0
+                };
+                if spent + per_tuple * (tasks.len() as u64 + 1) > max {
+                    budget_hit = true;
+                    break;
+                }
+            }
             let Some((qi, paradigm)) = next.next() else {
                 break;
             };
@@ -742,14 +787,17 @@ async fn execute(
                 shared
                     .store_micros
                     .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
-                written
+                written.map(|()| {
+                    record.output.tokens.total() + record.judge_tokens_in + record.judge_tokens_out
+                })
             });
         }
         tokio::select! {
             joined = tasks.join_next() => match joined {
                 None => break,
                 Some(res) => {
-                    res.context("a query task panicked")??;
+                    spent += res.context("a query task panicked")??;
+                    finished += 1;
                     bar.inc(1);
                 }
             },
@@ -760,7 +808,29 @@ async fn execute(
         }
     }
     bar.finish_and_clear();
-    Ok(interrupted)
+    Ok(if interrupted {
+        Stop::Interrupted
+    } else if budget_hit {
+        Stop::Budget { spent }
+    } else {
+        Stop::Done
+    })
+}
+
+/// The token budget of `--max-tokens`.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    max_tokens: Option<u64>,
+    /// LLM tokens of the run's tuples stored before this invocation.
+    spent_before: u64,
+}
+
+/// How `execute` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Done,
+    Interrupted,
+    Budget { spent: u64 },
 }
 
 /// Runs, judges and scores one (query, paradigm) pair; a failure becomes a recorded error.
@@ -833,4 +903,111 @@ fn generation_quality(encoder: &MiniLm, response: &str, gold: &str) -> Result<(f
     let gt_rows = bench_core::Embeddings::new(dim, v.data[..gt.len() * dim].to_vec());
     let pred_rows = bench_core::Embeddings::new(dim, v.data[gt.len() * dim..].to_vec());
     Ok((f1, soft_coverage(&gt_rows, &pred_rows)))
+}
+
+/// Prompt tokens beyond the question and context (system prompt, instructions, numbering).
+const PROMPT_OVERHEAD: u64 = 120;
+/// Bound on the output of an entity-list or self-evaluation call.
+const SHORT_REPLY: u64 = 128;
+
+/// `--dry-run`: LLM calls and an upper-bound token bill from corpus and question sizes, without
+/// calling anything (cached responses and extractions are not subtracted).
+fn dry_run_estimate(
+    corpus: &bench_core::Corpus,
+    queries: &[Query],
+    paradigms: &[ParadigmId],
+    config: &BenchConfig,
+    llm: bool,
+) -> String {
+    let n = queries.len() as u64;
+    let q_tokens: u64 = queries
+        .iter()
+        .map(|q| bench_core::tokens::count(&q.text))
+        .sum();
+    let gold_tokens: u64 = queries
+        .iter()
+        .map(|q| bench_core::tokens::count(&q.gold.answer))
+        .sum();
+    let ctx = config.retrieval.context_budget.min(corpus.chunk_tokens());
+    let max_out = u64::from(config.generation.max_tokens);
+    let rounds = config.iterative.max_rounds as u64;
+    let mut out = format!(
+        "dry run: {} on {} questions ({} mode); bounds assume full {}-token contexts and {}-token answers\n",
+        corpus.name,
+        n,
+        if llm { "LLM" } else { "offline" },
+        ctx,
+        max_out
+    );
+    out.push_str(&format!(
+        "{:<16} {:>12} {:>16} {:>16}\n",
+        "paradigm", "calls", "input tokens", "output tokens"
+    ));
+    // Per question, judge included: (min calls, max calls, input bound, output bound).
+    let q = q_tokens.div_ceil(n.max(1));
+    let g = gold_tokens.div_ceil(n.max(1));
+    let (p_, c, m, sh, r) = (PROMPT_OVERHEAD, ctx, max_out, SHORT_REPLY, rounds);
+    let direct = p_ + q;
+    let with_ctx = p_ + q + c;
+    let judge_in = p_ + q + g + m;
+    let (mut calls_max, mut tin, mut tout) = (0u64, 0u64, 0u64);
+    for &p in paradigms {
+        let (cmin, cmax, i, o) = match p {
+            ParadigmId::LlmOnly => (1, 1, direct, m),
+            ParadigmId::Naive => (1, 1, with_ctx, m),
+            ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::Fusion => {
+                (2, 2, direct + with_ctx, sh + m)
+            }
+            // Round 0 answers directly and self-evaluates; each later round reads the context
+            // and self-evaluates over it (and extracts entities for the graph variant).
+            ParadigmId::Iterative => (
+                2,
+                2 + 2 * r,
+                direct + (direct + m) + r * (with_ctx + with_ctx + m),
+                m + sh + r * (m + sh),
+            ),
+            ParadigmId::IterativeGraph => (
+                2,
+                2 + 3 * r,
+                direct + (direct + m) + r * (direct + with_ctx + with_ctx + m),
+                m + sh + r * (sh + m + sh),
+            ),
+        };
+        let (cmin, cmax, i, o) = (
+            (cmin + 1) * n,
+            (cmax + 1) * n,
+            (i + judge_in) * n,
+            (o + 8) * n,
+        );
+        calls_max += cmax;
+        tin += i;
+        tout += o;
+        let calls = if cmin == cmax {
+            cmax.to_string()
+        } else {
+            format!("{cmin}-{cmax}")
+        };
+        out.push_str(&format!("{:<16} {calls:>12} {i:>16} {o:>16}\n", p.as_str()));
+    }
+    if paradigms.iter().any(|p| uses_graph(*p)) {
+        let chunks = corpus.chunks.len() as u64;
+        let i = chunks * PROMPT_OVERHEAD + corpus.chunk_tokens();
+        let o = chunks * 512;
+        calls_max += chunks;
+        tin += i;
+        tout += o;
+        out.push_str(&format!(
+            "{:<16} {:>12} {:>16} {:>16}\n",
+            "graph build", chunks, i, o
+        ));
+    }
+    out.push_str(&format!(
+        "total: at most {calls_max} calls, {tin} input and {tout} output tokens{}\n",
+        if llm {
+            ""
+        } else {
+            " (offline: no call is made; these are what an LLM run would cost)"
+        }
+    ));
+    out
 }

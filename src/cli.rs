@@ -79,6 +79,14 @@ pub struct BenchArgs {
     /// Queries answered concurrently.
     #[arg(long)]
     pub concurrency: Option<usize>,
+    /// Stop cleanly before the run's LLM token bill would pass N (finished tuples are kept;
+    /// the same command with a larger budget continues).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Print the expected number of LLM calls and an estimated token bill, and exit without
+    /// calling anything or writing the database.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub data: DataArgs,
     /// Directory of the encoder's weights.

@@ -401,3 +401,21 @@ fn musique_every_paradigm_with_corpus_metrics() {
             .trim_start_matches("hybrid-")
     ));
 }
+
+#[test]
+fn dry_run_estimates_calls_and_tokens_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bench(dir.path(), &["demo", "--dry-run", "--paradigms", "naive,iterative,graph"]);
+    check_ok(&out);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("dry run: demo on 20 questions"), "{stdout}");
+    // naive: one generation and one judge call per question.
+    let naive = stdout.lines().find(|l| l.starts_with("naive")).unwrap();
+    assert_eq!(naive.split_whitespace().nth(1), Some("40"), "{naive}");
+    // iterative: 2 to 2 + 2 x 3 rounds, plus the judge.
+    let it = stdout.lines().find(|l| l.starts_with("iterative")).unwrap();
+    assert_eq!(it.split_whitespace().nth(1), Some("60-180"), "{it}");
+    assert!(stdout.contains("graph build"), "{stdout}");
+    assert!(!dir.path().join("r.sqlite").exists(), "a dry run wrote the database");
+    assert!(!dir.path().join("cache").exists(), "a dry run embedded something");
+}

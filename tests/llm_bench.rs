@@ -477,6 +477,8 @@ fn sigkill_during_an_llm_run_then_rerun_completes_exactly_once() {
     }
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
+    // Let the mock finish taking in what the killed run had sent.
+    std::thread::sleep(Duration::from_millis(200));
     let killed_requests = mock.chat_requests();
     let queries = query_db(&db, "SELECT count(*) FROM queries")[0];
     assert_eq!(queries, 20);
@@ -522,16 +524,19 @@ fn sigkill_during_an_llm_run_then_rerun_completes_exactly_once() {
     let errors = query_strings(&db, "SELECT error FROM results WHERE error IS NOT NULL");
     assert!(errors.is_empty(), "{errors:?}");
 
-    // Work was not redone: the rerun sent again only what was in flight at the kill (its reply
-    // never reached the response cache), and fewer requests than the whole run needs.
+    // Work was not redone: the rerun sent again only what was in flight at the kill (at most
+    // one request per task, its reply never in the response cache), and fewer requests than
+    // the whole run needs.
     let bodies = bodies.lock().unwrap();
     assert_eq!(bodies.len(), mock.chat_requests());
     let (first, second) = bodies.split_at(killed_requests);
     let answered_before: HashSet<&String> = first.iter().collect();
+    // Distinct bodies: two rerun tasks may send the same judge request at once.
     let repeated = second
         .iter()
         .filter(|b| answered_before.contains(b))
-        .count();
+        .collect::<HashSet<_>>()
+        .len();
     let needed: HashSet<&String> = bodies.iter().collect();
     eprintln!(
         "mock: {} requests before the kill, {} after ({} repeated); {} distinct in all; {at_kill} rows at the kill",

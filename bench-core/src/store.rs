@@ -512,6 +512,21 @@ impl Store {
         .transpose()
     }
 
+    /// LLM tokens of a run's stored tuples: every phase plus the judge.
+    pub async fn run_tokens(&self, run_id: i64) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(tokens_construction_in + tokens_construction_out + tokens_retrieval_in
+                + tokens_retrieval_out + tokens_generation_in + tokens_generation_out
+                + tokens_judge_in + tokens_judge_out), 0)
+             FROM results WHERE run_id = ?",
+        )
+        .bind(run_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(n as u64)
+    }
+
     /// Retrieval, generation and judge milliseconds summed over a run's tuples.
     pub async fn stage_totals(&self, run_id: i64) -> Result<(f64, f64, f64)> {
         let r = sqlx::query(

@@ -405,7 +405,10 @@ fn musique_every_paradigm_with_corpus_metrics() {
 #[test]
 fn dry_run_estimates_calls_and_tokens_without_writing() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bench(dir.path(), &["demo", "--dry-run", "--paradigms", "naive,iterative,graph"]);
+    let out = bench(
+        dir.path(),
+        &["demo", "--dry-run", "--paradigms", "naive,iterative,graph"],
+    );
     check_ok(&out);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("dry run: demo on 20 questions"), "{stdout}");
@@ -416,6 +419,12 @@ fn dry_run_estimates_calls_and_tokens_without_writing() {
     let it = stdout.lines().find(|l| l.starts_with("iterative")).unwrap();
     assert_eq!(it.split_whitespace().nth(1), Some("60-180"), "{it}");
     assert!(stdout.contains("graph build"), "{stdout}");
-    assert!(!dir.path().join("r.sqlite").exists(), "a dry run wrote the database");
-    assert!(!dir.path().join("cache").exists(), "a dry run embedded something");
+    assert!(
+        !dir.path().join("r.sqlite").exists(),
+        "a dry run wrote the database"
+    );
+    assert!(
+        !dir.path().join("cache").exists(),
+        "a dry run embedded something"
+    );
 }

@@ -557,3 +557,61 @@ fn sigkill_during_an_llm_run_then_rerun_completes_exactly_once() {
         needed.len()
     );
 }
+
+#[test]
+fn max_tokens_stops_cleanly_and_a_larger_budget_continues() {
+    let mock = MockServer::start(|r| {
+        let content = content_for(kind_of(r), r.last_content());
+        let prompt: u64 = r.messages.iter().map(|(_, c)| c.len() as u64 / 4 + 1).sum();
+        let completion = content.len() as u64 / 4 + 1;
+        MockReply::with_usage(content, prompt, completion)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let run = |budget: Option<u64>| {
+        let mut c = bench_command(dir.path(), &mock.base_url(), "naive");
+        c.args(["--concurrency", "1"]);
+        if let Some(b) = budget {
+            c.args(["--max-tokens", &b.to_string()]);
+        }
+        c.output().unwrap()
+    };
+    let tokens_sql =
+        "SELECT coalesce(sum(tokens_retrieval_in + tokens_retrieval_out + tokens_generation_in
+        + tokens_generation_out + tokens_judge_in + tokens_judge_out), 0) FROM results";
+
+    // Measure one full run elsewhere to size a budget of about a third of it.
+    let full_dir = tempfile::tempdir().unwrap();
+    let mut full = bench_command(full_dir.path(), &mock.base_url(), "naive");
+    let out = full.args(["--concurrency", "1"]).output().unwrap();
+    check_ok(&out);
+    let full_tokens = query_db(&full_dir.path().join("r.sqlite"), tokens_sql)[0] as u64;
+    assert!(full_tokens > 0);
+    let budget = full_tokens / 3;
+
+    let out = run(Some(budget));
+    check_ok(&out);
+    assert!(
+        text(&out.stdout).contains("stopped at the token budget"),
+        "{}",
+        text(&out.stdout)
+    );
+    let rows = query_db(&db, "SELECT count(*) FROM results")[0];
+    assert!(
+        rows > 0 && rows < 20,
+        "{rows} tuples under a third of the bill"
+    );
+    let spent = query_db(&db, tokens_sql)[0] as u64;
+    assert!(spent <= budget, "spent {spent} > budget {budget}");
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM runs WHERE finished_at IS NULL")[0],
+        1,
+        "the run is left open to continue"
+    );
+
+    // The same command without a budget continues the same run to the end.
+    let out = run(None);
+    check_ok(&out);
+    assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 1);
+    assert_eq!(query_db(&db, "SELECT count(*) FROM results")[0], 20);
+}

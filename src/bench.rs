@@ -761,11 +761,9 @@ async fn execute(
             if let Some(max) = budget.max_tokens {
                 // The next tuple is expected to cost what finished ones did on average; the
                 // tuples in flight are counted at that rate too.
-                let per_tuple = if finished > 0 {
-                    (spent - budget.spent_before) / finished
-                } else {
-                    0
-                };
+                let per_tuple = (spent - budget.spent_before)
+                    .checked_div(finished)
+                    .unwrap_or(0);
                 if spent + per_tuple * (tasks.len() as u64 + 1) > max {
                     budget_hit = true;
                     break;

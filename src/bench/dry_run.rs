@@ -1,0 +1,110 @@
+//! `--dry-run`: the expected LLM calls and a token-bill bound, computed without calling anything.
+
+use super::*;
+
+/// Prompt tokens beyond the question and context (system prompt, instructions, numbering).
+pub(crate) const PROMPT_OVERHEAD: u64 = 120;
+/// Bound on the output of an entity-list or self-evaluation call.
+pub(crate) const SHORT_REPLY: u64 = 128;
+
+/// `--dry-run`: LLM calls and an upper-bound token bill from corpus and question sizes, without
+/// calling anything (cached responses and extractions are not subtracted).
+pub(crate) fn dry_run_estimate(
+    corpus: &bench_core::Corpus,
+    queries: &[Query],
+    paradigms: &[ParadigmId],
+    config: &BenchConfig,
+    llm: bool,
+) -> String {
+    let n = queries.len() as u64;
+    let q_tokens: u64 = queries
+        .iter()
+        .map(|q| bench_core::tokens::count(&q.text))
+        .sum();
+    let gold_tokens: u64 = queries
+        .iter()
+        .map(|q| bench_core::tokens::count(&q.gold.answer))
+        .sum();
+    let ctx = config.retrieval.context_budget.min(corpus.chunk_tokens());
+    let max_out = u64::from(config.generation.max_tokens);
+    let rounds = config.iterative.max_rounds as u64;
+    let mut out = format!(
+        "dry run: {} on {} questions ({} mode); bounds assume full {}-token contexts and {}-token answers\n",
+        corpus.name,
+        n,
+        if llm { "LLM" } else { "offline" },
+        ctx,
+        max_out
+    );
+    out.push_str(&format!(
+        "{:<16} {:>12} {:>16} {:>16}\n",
+        "paradigm", "calls", "input tokens", "output tokens"
+    ));
+    // Per question, judge included: (min calls, max calls, input bound, output bound).
+    let q = q_tokens.div_ceil(n.max(1));
+    let g = gold_tokens.div_ceil(n.max(1));
+    let (p_, c, m, sh, r) = (PROMPT_OVERHEAD, ctx, max_out, SHORT_REPLY, rounds);
+    let direct = p_ + q;
+    let with_ctx = p_ + q + c;
+    let judge_in = p_ + q + g + m;
+    let (mut calls_max, mut tin, mut tout) = (0u64, 0u64, 0u64);
+    for &p in paradigms {
+        let (cmin, cmax, i, o) = match p {
+            ParadigmId::LlmOnly => (1, 1, direct, m),
+            ParadigmId::Naive => (1, 1, with_ctx, m),
+            ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::Fusion => {
+                (2, 2, direct + with_ctx, sh + m)
+            }
+            // Round 0 answers directly and self-evaluates; each later round reads the context
+            // and self-evaluates over it (and extracts entities for the graph variant).
+            ParadigmId::Iterative => (
+                2,
+                2 + 2 * r,
+                direct + (direct + m) + r * (with_ctx + with_ctx + m),
+                m + sh + r * (m + sh),
+            ),
+            ParadigmId::IterativeGraph => (
+                2,
+                2 + 3 * r,
+                direct + (direct + m) + r * (direct + with_ctx + with_ctx + m),
+                m + sh + r * (sh + m + sh),
+            ),
+        };
+        let (cmin, cmax, i, o) = (
+            (cmin + 1) * n,
+            (cmax + 1) * n,
+            (i + judge_in) * n,
+            (o + 8) * n,
+        );
+        calls_max += cmax;
+        tin += i;
+        tout += o;
+        let calls = if cmin == cmax {
+            cmax.to_string()
+        } else {
+            format!("{cmin}-{cmax}")
+        };
+        out.push_str(&format!("{:<16} {calls:>12} {i:>16} {o:>16}\n", p.as_str()));
+    }
+    if paradigms.iter().any(|p| uses_graph(*p)) {
+        let chunks = corpus.chunks.len() as u64;
+        let i = chunks * PROMPT_OVERHEAD + corpus.chunk_tokens();
+        let o = chunks * 512;
+        calls_max += chunks;
+        tin += i;
+        tout += o;
+        out.push_str(&format!(
+            "{:<16} {:>12} {:>16} {:>16}\n",
+            "graph build", chunks, i, o
+        ));
+    }
+    out.push_str(&format!(
+        "total: at most {calls_max} calls, {tin} input and {tout} output tokens{}\n",
+        if llm {
+            ""
+        } else {
+            " (offline: no call is made; these are what an LLM run would cost)"
+        }
+    ));
+    out
+}

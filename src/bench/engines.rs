@@ -1,0 +1,331 @@
+//! What a run is assembled from: readers, judges, evaluators, extractors and paradigms, offline or LLM-backed.
+
+use super::*;
+
+/// The engines a run's paradigms are assembled from.
+pub(crate) struct Parts<'a> {
+    pub(crate) config: &'a BenchConfig,
+    pub(crate) chunks: Arc<ChunkTable>,
+    pub(crate) index: Arc<FlatIndex>,
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) reader: Arc<dyn Reader>,
+    pub(crate) offline_reader: Arc<OfflineReader>,
+    pub(crate) graph: Option<(Arc<KnowledgeGraph>, Arc<FlatIndex>)>,
+    pub(crate) extractor: Arc<OfflineExtractor>,
+    /// Entities of a question for graph retrieval (offline rules or the LLM).
+    pub(crate) entities: Arc<dyn QueryEntities>,
+    /// The LLM self-evaluator of IterativeRAG; `None` offline.
+    pub(crate) llm_evaluator: Option<Arc<dyn Evaluator>>,
+}
+
+impl Parts<'_> {
+    fn dense(&self) -> Arc<dyn Retriever> {
+        Arc::new(DenseRetriever {
+            index: self.index.clone(),
+            chunks: self.chunks.clone(),
+            embedder: self.embedder.clone(),
+            top_k: self.config.retrieval.top_k,
+            min_similarity: self.config.retrieval.min_similarity,
+        })
+    }
+
+    fn graph(&self) -> Result<Arc<dyn Retriever>> {
+        let (graph, entity_index) = self
+            .graph
+            .clone()
+            .context("the knowledge graph was not built")?;
+        let g = &self.config.graph;
+        Ok(Arc::new(GraphRetriever::new(
+            graph,
+            entity_index,
+            self.chunks.clone(),
+            self.embedder.clone(),
+            self.entities.clone(),
+            GraphParams {
+                seed_k: g.seed_k,
+                link_k: g.link_k,
+                min_similarity: g.min_entity_similarity,
+                damping: g.damping,
+                min_score: g.min_ppr_score,
+                top_nodes: g.top_nodes,
+                max_triplets: g.max_triplets,
+                engine: match g.ppr_engine.as_str() {
+                    "push" => PprEngine::push(),
+                    _ => PprEngine::exact(),
+                },
+            },
+        )?))
+    }
+
+    fn retrieve_then_read(
+        &self,
+        id: ParadigmId,
+        retriever: Arc<dyn Retriever>,
+    ) -> Arc<dyn Paradigm> {
+        Arc::new(RetrieveThenRead {
+            id,
+            retriever,
+            reader: self.reader.clone(),
+            chunks: self.chunks.clone(),
+            budget: self.config.retrieval.context_budget,
+        })
+    }
+
+    fn iterative(&self, id: ParadigmId, retriever: Arc<dyn Retriever>) -> Arc<dyn Paradigm> {
+        let extractor = self.extractor.clone();
+        let evaluator: Arc<dyn Evaluator> = match &self.llm_evaluator {
+            Some(e) => e.clone(),
+            None => Arc::new(OfflineEvaluator {
+                reader: self.offline_reader.clone(),
+                entities: Arc::new(move |t: &str| extractor.entities(t)),
+                min_coverage: self.config.iterative.offline_sufficient_coverage,
+            }),
+        };
+        Arc::new(Iterative {
+            id,
+            retriever,
+            reader: self.reader.clone(),
+            evaluator,
+            chunks: self.chunks.clone(),
+            budget: self.config.retrieval.context_budget,
+            max_rounds: self.config.iterative.max_rounds,
+        })
+    }
+
+    pub(crate) fn build(&self, id: ParadigmId) -> Result<Arc<dyn Paradigm>> {
+        Ok(match id {
+            ParadigmId::LlmOnly => Arc::new(LlmOnly {
+                reader: self.reader.clone(),
+            }),
+            ParadigmId::Naive => self.retrieve_then_read(id, self.dense()),
+            ParadigmId::Graph => self.retrieve_then_read(id, self.graph()?),
+            ParadigmId::Hybrid => {
+                let method = match self.config.hybrid.fusion.as_str() {
+                    "interleave" => FusionMethod::Interleave,
+                    _ => FusionMethod::Rrf,
+                };
+                let fused = FusedRetriever::new(
+                    self.dense(),
+                    self.graph()?,
+                    Weighting::Equal(method),
+                    complexity_score,
+                );
+                self.retrieve_then_read(id, Arc::new(fused))
+            }
+            ParadigmId::Fusion => {
+                let fused = FusedRetriever::new(
+                    self.dense(),
+                    self.graph()?,
+                    Weighting::Complexity,
+                    complexity_score,
+                );
+                self.retrieve_then_read(id, Arc::new(fused))
+            }
+            ParadigmId::Iterative => self.iterative(id, self.dense()),
+            ParadigmId::IterativeGraph => self.iterative(id, self.graph()?),
+        })
+    }
+}
+
+/// Builds the knowledge graph (extracting only chunks not in the store) and embeds its
+/// entities (through the vector cache), with progress bars.
+pub(crate) async fn build_graph_with_progress(
+    corpus: &bench_core::Corpus,
+    extractor: Arc<dyn TripletExtractor>,
+    store: &Store,
+    embedder: &dyn Embedder,
+    cache: &VectorCache,
+) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>)> {
+    let bar = ProgressBar::new(corpus.chunks.len() as u64).with_message("extracting triplets");
+    bar.set_style(progress_style("chunks"));
+    let build = build_graph(
+        corpus,
+        extractor,
+        store,
+        &BuildOptions::default(),
+        &|done, _| bar.set_position(done as u64),
+    )
+    .await
+    .context("building the knowledge graph")?;
+    bar.finish_and_clear();
+    let s = &build.stats;
+    eprintln!(
+        "graph: {} nodes, {} edges, {} relation types, {} components ({} chunks from cache, {} extracted, {} failed)",
+        s.graph.nodes,
+        s.graph.edges,
+        s.graph.relation_types,
+        s.graph.components,
+        s.cached_chunks,
+        s.extracted_chunks,
+        s.failures.len()
+    );
+    let ebar = ProgressBar::new(build.graph.nodes.len() as u64).with_message("embedding entities");
+    ebar.set_style(progress_style("entities"));
+    let vectors = embed_entities(&corpus.name, &build.graph, embedder, cache, &|d, _| {
+        ebar.set_position(d as u64)
+    })
+    .context("embedding graph entities")?;
+    ebar.finish_and_clear();
+    let index = FlatIndex::new(vectors).context("building the entity index")?;
+    Ok((Arc::new(build.graph), Arc::new(index)))
+}
+
+/// The LLM settings of the run from the configuration's `[llm.*]` tables, the flags and the
+/// environment; `None` runs offline.
+pub(crate) fn resolve_llm(args: &BenchArgs, config: &BenchConfig) -> Result<Option<LlmSettings>> {
+    let file = config
+        .llm
+        .clone()
+        .map(serde_json::from_value::<llm::LlmFileConfig>)
+        .transpose()
+        .map_err(|e| BadInput(format!("configuration [llm]: {e}")))?;
+    let flags = llm::LlmFlags {
+        base_url: args.llm_base_url.clone(),
+        model: args.llm_model.clone(),
+    };
+    llm::resolve(file.as_ref(), &flags, &|k| std::env::var(k).ok())
+        .map_err(|e| BadInput(e.to_string()).into())
+}
+
+/// Adds the run's LLM settings (every role; names of key variables, never keys) to the run's
+/// stored configuration as its `llm` field.
+pub(crate) async fn record_llm_settings(
+    store: &Store,
+    run_id: i64,
+    settings: &LlmSettings,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE runs SET config_json = json_set(config_json, '$.llm', json(?)) WHERE id = ?",
+    )
+    .bind(settings.record_json().to_string())
+    .bind(run_id)
+    .execute(store.pool())
+    .await
+    .context("recording the LLM settings with the run")?;
+    Ok(())
+}
+
+/// One HTTP client per role, made before the store is opened.
+pub(crate) struct LlmClients {
+    pub(crate) answer: OpenAiLlm,
+    pub(crate) judge: OpenAiLlm,
+    pub(crate) graph: OpenAiLlm,
+}
+
+impl LlmClients {
+    pub(crate) fn new(settings: &LlmSettings) -> Result<Self> {
+        let client = |cfg: &llm::EndpointConfig| {
+            OpenAiLlm::new(cfg.clone()).map_err(|e| anyhow::Error::from(BadInput(e.to_string())))
+        };
+        Ok(LlmClients {
+            answer: client(&settings.answer)?,
+            judge: client(&settings.judge)?,
+            graph: client(&settings.graph)?,
+        })
+    }
+}
+
+/// The reader, judge, evaluator and extractors of a run, offline or LLM-backed.
+pub(crate) struct Engines {
+    pub(crate) reader: Arc<dyn Reader>,
+    pub(crate) judge: Arc<dyn Judge>,
+    pub(crate) graph_extractor: Arc<dyn TripletExtractor>,
+    pub(crate) entities: Arc<dyn QueryEntities>,
+    pub(crate) evaluator: Option<Arc<dyn Evaluator>>,
+    /// The cached clients (answer, judge, graph), for the end-of-run call counts.
+    pub(crate) cached: Vec<(&'static str, Arc<CachedLlm<OpenAiLlm>>)>,
+}
+
+impl Engines {
+    pub(crate) fn offline(
+        config: &BenchConfig,
+        offline_reader: Arc<OfflineReader>,
+        extractor: Arc<OfflineExtractor>,
+    ) -> Self {
+        let e = extractor.clone();
+        Engines {
+            reader: offline_reader,
+            judge: Arc::new(OfflineJudge {
+                correct_recall: config.judge.correct_recall,
+            }),
+            graph_extractor: extractor,
+            entities: Arc::new(FnEntities::new("offline-rules", move |q: &str| {
+                e.entities(q)
+            })),
+            evaluator: None,
+            cached: Vec::new(),
+        }
+    }
+
+    pub(crate) fn llm(config: &BenchConfig, clients: LlmClients, store: &Store) -> Self {
+        let answer = Arc::new(CachedLlm::new(
+            clients.answer,
+            store.clone(),
+            paradigms::reader::PROMPT_VERSION,
+        ));
+        let judge = Arc::new(CachedLlm::new(
+            clients.judge,
+            store.clone(),
+            metrics::judge::JUDGE_PROMPT_VERSION,
+        ));
+        let graph = Arc::new(CachedLlm::new(
+            clients.graph,
+            store.clone(),
+            GRAPH_PROMPT_VERSION,
+        ));
+        let extractor = Arc::new(LlmExtractor::new(graph.clone()));
+        Engines {
+            reader: Arc::new(LlmReader::new(answer.clone(), &config.generation)),
+            judge: Arc::new(LlmJudge::new(judge.clone())),
+            graph_extractor: extractor.clone(),
+            entities: Arc::new(LlmEntities(extractor)),
+            evaluator: Some(Arc::new(LlmEvaluator {
+                llm: answer.clone(),
+                temperature: config.iterative.evaluator_temperature,
+            })),
+            cached: vec![("answer", answer), ("judge", judge), ("graph", graph)],
+        }
+    }
+
+    /// `llm calls: ...` with cache hits and calls sent per role; `None` offline.
+    pub(crate) fn cache_line(&self) -> Option<String> {
+        if self.cached.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .cached
+            .iter()
+            .map(|(role, c)| format!("{role} {} cached, {} sent", c.hits(), c.misses()))
+            .collect();
+        Some(format!("llm calls: {}", parts.join("; ")))
+    }
+}
+
+/// Cache namespace of the graph role's calls (the prompts themselves are in every key).
+pub(crate) const GRAPH_PROMPT_VERSION: &str = "graph-v1";
+
+/// Query entities from the LLM extractor, billing its tokens to retrieval.
+pub(crate) struct LlmEntities(Arc<LlmExtractor>);
+
+#[async_trait::async_trait]
+impl QueryEntities for LlmEntities {
+    fn name(&self) -> &str {
+        "llm"
+    }
+
+    async fn extract(&self, question: &str) -> bench_core::Result<ExtractedEntities> {
+        let (entities, tokens_in, tokens_out) = self.0.query_entities(question).await?;
+        Ok(ExtractedEntities {
+            entities,
+            tokens_in,
+            tokens_out,
+        })
+    }
+}
+
+pub(crate) fn progress_style(unit: &str) -> ProgressStyle {
+    ProgressStyle::with_template(&format!(
+        "{{msg:>20}} {{bar:40}} {{pos}}/{{len}} {unit} [{{elapsed_precise}}, eta {{eta}}]"
+    ))
+    .expect("valid template")
+}

@@ -1,0 +1,396 @@
+//! `ragrouter bench`: load a corpus, embed it, run the chosen paradigms over its questions,
+//! judge every answer and store one tuple per (query, paradigm); resume what a run left undone.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+use bench_core::{
+    BenchConfig, Embedder, Judge, Mode, Paradigm, ParadigmId, QualityMetrics, Query, Reader,
+    ResultRecord, Retriever, RunSpec, Store,
+};
+use corpora::embed::{MiniLm, VectorCache};
+use corpora::graph::{
+    build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, OfflineExtractor,
+    TripletExtractor,
+};
+use corpora::index::FlatIndex;
+use corpora::load::{load_corpus, LoadOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use llm::{CachedLlm, LlmSettings, OpenAiLlm};
+use metrics::answer::{answer_quality, evidence_recall, OfflineJudge};
+use metrics::judge::LlmJudge;
+use metrics::query::complexity_score;
+use paradigms::{
+    ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, FusedRetriever,
+    FusionMethod, GraphParams, GraphRetriever, Iterative, LlmEvaluator, LlmOnly, LlmReader,
+    OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead, Weighting,
+};
+use tokio::task::JoinSet;
+
+mod dry_run;
+mod engines;
+mod execute;
+
+use dry_run::*;
+use engines::*;
+use execute::*;
+
+use crate::cli::BenchArgs;
+use crate::table;
+
+/// Paradigms this build can run.
+pub const AVAILABLE: [ParadigmId; 7] = ParadigmId::ALL;
+
+/// Bad input detected by the command itself (exit code 2).
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Everything a query task needs, shared by all tasks.
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) run_id: i64,
+    pub(crate) judge: Arc<dyn Judge>,
+    pub(crate) mode: String,
+    pub(crate) config_hash: String,
+    /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
+    pub(crate) fault_delay: Option<std::time::Duration>,
+    /// Time spent writing tuples, for the stage breakdown.
+    pub(crate) store_micros: AtomicU64,
+    /// The local encoder: semantic F1 (token embeddings) and soft coverage (sentence vectors).
+    pub(crate) encoder: Arc<MiniLm>,
+}
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    let config = resolve_config(&args)?;
+    let paradigm_ids = parse_paradigms(&args.paradigms)?;
+    let llm_settings = resolve_llm(&args, &config)?;
+    // The HTTP clients are made (and their keys looked up) before the store is opened; the
+    // response cache that wraps them needs the store and is added inside the runtime.
+    let llm_clients = llm_settings.as_ref().map(LlmClients::new).transpose()?;
+
+    // Everything that can fail on bad input happens before the database is touched.
+    let t_load = Instant::now();
+    let corpus = load_corpus(
+        &args.corpus,
+        &LoadOptions {
+            data_dir: args.data.data_dir.clone(),
+            chunking: config.chunking.clone(),
+            data: config.data.clone(),
+        },
+    )
+    .with_context(|| format!("loading corpus {}", args.corpus))?;
+    let mut queries = corpus.queries.clone();
+    if let Some(limit) = args.limit {
+        queries.truncate(limit);
+    }
+    eprintln!(
+        "corpus {}: {} documents, {} chunks, {} tokens, {} questions ({} with gold chunks), loaded in {:.1}s",
+        corpus.name,
+        corpus.documents.len(),
+        corpus.chunks.len(),
+        corpus.chunk_tokens(),
+        corpus.queries.len(),
+        corpus.queries_with_gold_chunks(),
+        t_load.elapsed().as_secs_f64()
+    );
+
+    if args.dry_run {
+        print!(
+            "{}",
+            dry_run_estimate(
+                &corpus,
+                &queries,
+                &paradigm_ids,
+                &config,
+                llm_settings.is_some()
+            )
+        );
+        return Ok(());
+    }
+
+    let t_embed = Instant::now();
+    let encoder = Arc::new(
+        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+    );
+    let embedder: Arc<dyn Embedder> = encoder.clone();
+    let cache = VectorCache::new(&args.cache_dir);
+    let chunk_vectors = embed_with_progress(
+        &cache,
+        &format!("{}:chunks", corpus.name),
+        &corpus
+            .chunks
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>(),
+        embedder.as_ref(),
+        "embedding chunks",
+    )?;
+    let query_vectors = embed_with_progress(
+        &cache,
+        &format!("{}:queries", corpus.name),
+        &queries.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(),
+        embedder.as_ref(),
+        "embedding questions",
+    )?;
+    let embed_secs = t_embed.elapsed().as_secs_f64();
+    let index = Arc::new(FlatIndex::new(chunk_vectors).context("building the dense index")?);
+
+    let mode = match &llm_settings {
+        None => Mode::Offline,
+        Some(s) => Mode::Llm {
+            base_url: s.answer.base_url.clone(),
+            model: s.answer.model.clone(),
+        },
+    };
+    match &llm_settings {
+        None => eprintln!("mode: {} (no LLM endpoint configured)", mode.label()),
+        Some(s) => eprintln!(
+            "mode: {} (judge {}, graph {}); settings: {}",
+            mode.label(),
+            s.judge.identity(),
+            s.graph.identity(),
+            s.record_json()
+        ),
+    }
+    let chunks = Arc::new(ChunkTable::new(corpus.chunks.clone()));
+    let offline_reader = Arc::new(OfflineReader::new(
+        &corpus.chunks,
+        config.offline_reader.clone(),
+    ));
+    let needs_graph = paradigm_ids.iter().any(|p| uses_graph(*p));
+    let extractor = Arc::new(OfflineExtractor::new());
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let store = Store::open(&args.db).await?;
+        store.upsert_corpus(&corpus).await?;
+        let engines = match llm_clients {
+            None => Engines::offline(&config, offline_reader.clone(), extractor.clone()),
+            Some(clients) => Engines::llm(&config, clients, &store),
+        };
+        let reader = engines.reader.clone();
+        let judge = engines.judge.clone();
+
+        let t_graph = Instant::now();
+        let graph = if needs_graph {
+            Some(
+                build_graph_with_progress(
+                    &corpus,
+                    engines.graph_extractor.clone(),
+                    &store,
+                    embedder.as_ref(),
+                    &cache,
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
+        let graph_secs = t_graph.elapsed().as_secs_f64();
+
+        let parts = Parts {
+            config: &config,
+            chunks: chunks.clone(),
+            index: index.clone(),
+            embedder: embedder.clone(),
+            reader: reader.clone(),
+            offline_reader: offline_reader.clone(),
+            graph,
+            extractor: extractor.clone(),
+            entities: engines.entities.clone(),
+            llm_evaluator: engines.evaluator.clone(),
+        };
+        let paradigms = paradigm_ids
+            .iter()
+            .map(|&id| parts.build(id))
+            .collect::<Result<Vec<_>>>()?;
+
+        let spec = RunSpec {
+            corpus: &corpus,
+            config: &config,
+            mode: mode.label(),
+            reader: reader.identity(),
+            judge: judge.identity(),
+            embedder: embedder.name().to_owned(),
+            extractor: if needs_graph {
+                let id = engines.graph_extractor.identity();
+                format!("{}:{}:{}", id.extractor, id.model, id.prompt_hash)
+            } else {
+                String::new()
+            },
+            crate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        };
+        let run = store.start_run(&spec, args.fresh).await?;
+        if let Some(settings) = &llm_settings {
+            record_llm_settings(&store, run.id, settings).await?;
+        }
+        let done = store.finished_pairs(run.id).await?;
+        let shared = Arc::new(Shared {
+            store: store.clone(),
+            run_id: run.id,
+            judge,
+            mode: mode.label(),
+            config_hash: spec.config_hash(),
+            fault_delay: std::env::var("RAGROUTER_FAULT_DELAY_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis),
+            store_micros: AtomicU64::new(0),
+            encoder: encoder.clone(),
+        });
+        let t_answer = Instant::now();
+        let budget = Budget {
+            max_tokens: args.max_tokens,
+            spent_before: store.run_tokens(run.id).await?,
+        };
+        let stop = execute(
+            &shared,
+            &paradigms,
+            &queries,
+            &query_vectors,
+            &done,
+            config.concurrency,
+            budget,
+        )
+        .await?;
+        if let Stop::Budget { spent } = stop {
+            println!(
+                "stopped at the token budget: {spent} LLM tokens spent by run {} (--max-tokens {}); \
+                 finished tuples are stored in {}; run again with a larger budget to continue",
+                run.id,
+                args.max_tokens.unwrap_or_default(),
+                args.db.display()
+            );
+            return Ok(());
+        }
+        if stop == Stop::Interrupted {
+            anyhow::bail!(
+                "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
+                args.db.display(),
+                run.id
+            );
+        }
+        let answer_secs = t_answer.elapsed().as_secs_f64();
+        store.finish_run(run.id).await?;
+        let rows = store.summary(run.id).await?;
+        println!(
+            "\nrun {} ({}) on {}: {} tuples in {}",
+            run.id,
+            if run.resumed { "resumed" } else { "new" },
+            corpus.name,
+            store.count_results(run.id).await?,
+            args.db.display()
+        );
+        println!("mode: {}\n", mode.label());
+        if let Some(line) = engines.cache_line() {
+            eprintln!("{line}");
+        }
+        print!("{}", table::render(&rows));
+        if let Some((configuration, metrics)) =
+            store.corpus_metrics(&corpus.name, &corpus.content_hash).await?
+        {
+            println!("\ncorpus indicators ({configuration}):");
+            print!("{}", crate::commands::metrics::render_indicators(&metrics));
+        }
+        let stage = store.stage_totals(run.id).await?;
+        eprintln!(
+            "\nwall time by stage: embedding {embed_secs:.1}s, graph {graph_secs:.1}s, answering {answer_secs:.1}s \
+             (summed over tuples: retrieval {:.1}s, reading {:.1}s, judging {:.1}s, storing {:.1}s)",
+            stage.0 / 1e3,
+            stage.1 / 1e3,
+            stage.2 / 1e3,
+            shared.store_micros.load(Ordering::Relaxed) as f64 / 1e6,
+        );
+        Ok(())
+    })
+}
+
+fn uses_graph(p: ParadigmId) -> bool {
+    matches!(
+        p,
+        ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::IterativeGraph | ParadigmId::Fusion
+    )
+}
+
+fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
+    let mut config = match &args.config {
+        Some(p) => BenchConfig::from_toml_file(p)?,
+        None => BenchConfig::default(),
+    };
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+    }
+    if let Some(c) = args.concurrency {
+        config.concurrency = c;
+    }
+    config
+        .validate()
+        .map_err(|e| BadInput(format!("configuration: {e}")))?;
+    Ok(config)
+}
+
+fn parse_paradigms(names: &[String]) -> Result<Vec<ParadigmId>> {
+    let mut out = Vec::new();
+    for n in names {
+        let id: ParadigmId = n.parse()?;
+        if !AVAILABLE.contains(&id) {
+            let avail: Vec<_> = AVAILABLE.iter().map(|p| p.as_str()).collect();
+            return Err(BadInput(format!(
+                "paradigm {id} is not available in this build yet; available: {}",
+                avail.join(", ")
+            ))
+            .into());
+        }
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    if out.is_empty() {
+        return Err(BadInput("no paradigm given".into()).into());
+    }
+    Ok(out)
+}
+
+fn embed_with_progress(
+    cache: &VectorCache,
+    key: &str,
+    texts: &[&str],
+    embedder: &dyn Embedder,
+    what: &str,
+) -> Result<bench_core::Embeddings> {
+    let bar = ProgressBar::new(texts.len() as u64).with_message(what.to_owned());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>20} {bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}]",
+        )
+        .expect("valid template"),
+    );
+    let t = Instant::now();
+    let out = cache
+        .get_or_embed(key, texts, embedder, &|done, _| {
+            bar.set_position(done as u64)
+        })
+        .with_context(|| format!("{what} ({} texts)", texts.len()))?;
+    bar.finish_and_clear();
+    tracing::info!(
+        what,
+        rows = out.len(),
+        secs = t.elapsed().as_secs_f64(),
+        "vectors ready"
+    );
+    Ok(out)
+}

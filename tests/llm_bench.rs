@@ -615,3 +615,199 @@ fn max_tokens_stops_cleanly_and_a_larger_budget_continues() {
     assert_eq!(query_db(&db, "SELECT count(*) FROM runs")[0], 1);
     assert_eq!(query_db(&db, "SELECT count(*) FROM results")[0], 20);
 }
+
+#[test]
+fn llm_mode_survives_every_fault_kind() {
+    const PARAS: &str = "naive,iterative,graph";
+    const SLOW: &str = "SLOW-REPLY-AFTER-THE-TIMEOUT";
+    const NOT_JSON: &str = "GARBAGE-NOT-JSON";
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let kinds_hit = Arc::new(Mutex::new([0usize; 6]));
+    // When each slow reply was started, and how long its request took to come again.
+    let slow_at = Arc::new(Mutex::new(HashMap::<String, Instant>::new()));
+    let slow_gaps = Arc::new(Mutex::new(Vec::<Duration>::new()));
+    let (l2, k2) = (ledger.clone(), kinds_hit.clone());
+    let (s2, g2) = (slow_at.clone(), slow_gaps.clone());
+    let mock = MockServer::start(move |r| {
+        let kind = kind_of(r);
+        let key = body_key(r);
+        let mut l = l2.lock().unwrap();
+        if let Some(at) = s2.lock().unwrap().remove(&key) {
+            g2.lock().unwrap().push(at.elapsed());
+        }
+        if r.index == 3 {
+            return MockReply::rate_limited(1);
+        }
+        // About one request body in four fails once, in a way chosen by its hash; the retry
+        // succeeds.
+        let h = key
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+        if h % 4 == 0 && !l.faulted.contains(&key) {
+            let mut k = k2.lock().unwrap();
+            let mut fault = ((h / 4) % 6) as usize;
+            // Slow replies cost a timeout each: a few suffice.
+            if fault == 0 && k[0] >= 3 {
+                fault = 1;
+            }
+            // Garbage content is a fault only where JSON is expected.
+            if fault == 5 && !r.json_mode {
+                fault = 2;
+            }
+            k[fault] += 1;
+            if fault == 0 {
+                s2.lock().unwrap().insert(key.clone(), Instant::now());
+            }
+            l.faulted.insert(key.clone());
+            l.faults += 1;
+            return match fault {
+                0 => MockReply::with_usage(SLOW, 1, 1).delayed(Duration::from_millis(2500)),
+                1 => MockReply::TruncatedBody,
+                2 => MockReply::NonJson,
+                3 => MockReply::DropConnection,
+                4 => MockReply::status(500),
+                _ => MockReply::with_usage(NOT_JSON, 1, 1),
+            };
+        }
+        let content = content_for(kind, r.last_content());
+        let prompt: u64 = r.messages.iter().map(|(_, c)| c.len() as u64 / 4 + 1).sum();
+        let completion = content.len() as u64 / 4 + 1;
+        l.served.insert(key, (kind, prompt + completion));
+        l.served_total += prompt + completion;
+        MockReply::with_usage(content, prompt, completion)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    // A short per-attempt timeout, so the slow reply times out, and short backoffs.
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[llm.answer]\nmodel = \"mock-model\"\nbase_url = \"{}\"\ntimeout_s = 1\nmax_retries = 5\nbackoff_base_ms = 50\nbackoff_max_ms = 500\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    let run = || {
+        let mut c = bench_command(dir.path(), &mock.base_url(), PARAS);
+        c.arg("--config").arg(&cfg);
+        c.output().unwrap()
+    };
+
+    let started = Instant::now();
+    let out = run();
+    check_ok(&out);
+    no_key_in(&out, &db);
+    eprintln!(
+        "fault run took {:?}; faults by kind (slow, truncated, non-JSON, dropped, 500, bad JSON content): {:?}",
+        started.elapsed(),
+        kinds_hit.lock().unwrap()
+    );
+    {
+        let k = kinds_hit.lock().unwrap();
+        for (i, name) in [
+            "slow",
+            "truncated",
+            "non-JSON",
+            "dropped",
+            "500",
+            "bad JSON content",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(k[i] > 0, "no {name} fault was injected: {k:?}");
+        }
+    }
+
+    // The client gave up on each slow reply at its timeout and asked again before the reply
+    // was due (a plausible-looking slow reply would otherwise have been taken).
+    let gaps = slow_gaps.lock().unwrap().clone();
+    assert_eq!(gaps.len(), kinds_hit.lock().unwrap()[0], "{gaps:?}");
+    assert!(
+        gaps.iter()
+            .all(|g| *g >= Duration::from_millis(900) && *g < Duration::from_millis(2400)),
+        "retry gaps after slow replies: {gaps:?}"
+    );
+
+    // Every (query, paradigm) tuple exactly once.
+    let queries = query_db(&db, "SELECT count(*) FROM queries")[0];
+    assert!(queries >= 15);
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results")[0],
+        3 * queries
+    );
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM (SELECT DISTINCT query_id, paradigm FROM results)"
+        )[0],
+        3 * queries
+    );
+
+    // Faults ended as successes or error rows: never judged errors, never wrong answers.
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE error IS NOT NULL AND judge_label IS NOT NULL"
+        )[0],
+        0
+    );
+    for answer in query_strings(
+        &db,
+        "SELECT answer FROM results WHERE judge_label IS NOT NULL",
+    ) {
+        assert!(answer.starts_with("mock answer"), "{answer:?}");
+    }
+    let errors = query_strings(&db, "SELECT error FROM results WHERE error IS NOT NULL");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE judge_label = 'correct'"
+        )[0],
+        3 * queries
+    );
+
+    // Nothing faulty was cached.
+    for response in query_strings(&db, "SELECT response FROM llm_cache") {
+        assert!(
+            !response.contains(SLOW)
+                && !response.contains(NOT_JSON)
+                && !response.to_ascii_lowercase().contains("<html"),
+            "{response:?}"
+        );
+    }
+
+    // Tokens: exactly what the mock served (distinct successful replies).
+    let l = ledger.lock().unwrap();
+    let served_distinct: u64 = l.served.values().map(|(_, t)| t).sum();
+    let cached = query_db(
+        &db,
+        "SELECT CAST(sum(prompt_tokens + completion_tokens) AS INTEGER) FROM llm_cache",
+    )[0];
+    assert_eq!(cached as u64, served_distinct);
+    let triplets: u64 = l
+        .served
+        .values()
+        .filter(|(k, _)| *k == Kind::Triplets)
+        .map(|(_, t)| t)
+        .sum();
+    let extracted = query_db(
+        &db,
+        "SELECT CAST(sum(tokens_in + tokens_out) AS INTEGER) FROM extractions",
+    )[0];
+    assert_eq!(extracted as u64, triplets);
+    drop(l);
+
+    // A second identical run makes no request.
+    let before = mock.chat_requests();
+    let again = run();
+    check_ok(&again);
+    assert_eq!(mock.chat_requests(), before, "the rerun called the LLM");
+    assert_eq!(
+        query_db(&db, "SELECT count(*) FROM results")[0],
+        3 * queries
+    );
+    no_key_in(&again, &db);
+}

@@ -359,6 +359,30 @@ fn llm_mode_runs_every_paradigm_bills_tokens_and_caches() {
             >= served_of(Kind::Generation) + served_of(Kind::Direct) + served_of(Kind::Evaluation)
     );
     // The run records its LLM settings (names of key variables, not keys).
+    // Faithfulness (eq. 14-15) is computed for NaiveRAG and GraphRAG only, as in the paper.
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE paradigm IN ('naive', 'graph')
+             AND (faithfulness_hard IS NULL OR faithfulness_soft < 0 OR faithfulness_soft > 1
+                  OR faithfulness_hard < 0 OR faithfulness_hard > 1)"
+        )[0],
+        0
+    );
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE paradigm NOT IN ('naive', 'graph') AND faithfulness_hard IS NOT NULL"
+        )[0],
+        0
+    );
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE semantic_f1 IS NULL OR coverage IS NULL"
+        )[0],
+        0
+    );
     let config = query_strings(&db, "SELECT config_json FROM runs");
     assert_eq!(config.len(), 1);
     let config: serde_json::Value = serde_json::from_str(&config[0]).unwrap();

@@ -139,6 +139,13 @@ pub struct QualityMetrics {
     /// Soft coverage of the gold answer's sentences by the response's (eq. 13).
     #[serde(default)]
     pub coverage: Option<f64>,
+    /// Faithfulness of the response's sentences to the context's (eq. 14-15, tau 0.7): computed,
+    /// as in the paper, for NaiveRAG and GraphRAG in LLM mode only (an offline answer is a
+    /// context sentence, faithful by construction).
+    #[serde(default)]
+    pub faithfulness_hard: Option<f64>,
+    #[serde(default)]
+    pub faithfulness_soft: Option<f64>,
 }
 
 /// How the run answered: the offline default, or a named LLM endpoint.

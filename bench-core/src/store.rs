@@ -161,6 +161,11 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE results ADD COLUMN tokens_judge_in INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE results ADD COLUMN tokens_judge_out INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 6: faithfulness (hard and soft) per tuple.
+    r#"
+    ALTER TABLE results ADD COLUMN faithfulness_hard REAL;
+    ALTER TABLE results ADD COLUMN faithfulness_soft REAL;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -417,8 +422,8 @@ impl Store {
                 tokens_generation_in, tokens_generation_out, token_source,
                 latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
                 judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
-                semantic_f1, coverage, tokens_judge_in, tokens_judge_out)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(run_id)
         .bind(&r.query_id)
@@ -449,6 +454,8 @@ impl Store {
         .bind(r.quality.coverage)
         .bind(r.judge_tokens_in as i64)
         .bind(r.judge_tokens_out as i64)
+        .bind(r.quality.faithfulness_hard)
+        .bind(r.quality.faithfulness_soft)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;

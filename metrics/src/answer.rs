@@ -114,6 +114,8 @@ pub fn answer_quality(pred: &str, gold: &GoldAnswer) -> QualityMetrics {
         evidence_recall: None,
         semantic_f1: None,
         coverage: None,
+        faithfulness_hard: None,
+        faithfulness_soft: None,
     }
 }
 

@@ -152,6 +152,19 @@ pub(crate) async fn answer_one(
             }
             Err(e) => error = Some(format!("semantic metrics: {e}")),
         }
+        if let Some(cache) = shared
+            .faithfulness
+            .as_ref()
+            .filter(|_| matches!(paradigm.id(), ParadigmId::Naive | ParadigmId::Graph))
+        {
+            match cache.faithfulness(&shared.encoder, &output.answer, &output.context) {
+                Ok(f) => {
+                    quality.faithfulness_hard = Some(f.hard);
+                    quality.faithfulness_soft = Some(f.soft);
+                }
+                Err(e) => error = Some(format!("faithfulness: {e}")),
+            }
+        }
         match shared.judge.judge(query, &output.answer).await {
             Ok(v) => {
                 judge = Some(v.label);
@@ -196,4 +209,70 @@ pub(crate) fn generation_quality(
     let gt_rows = bench_core::Embeddings::new(dim, v.data[..gt.len() * dim].to_vec());
     let pred_rows = bench_core::Embeddings::new(dim, v.data[gt.len() * dim..].to_vec());
     Ok((f1, soft_coverage(&gt_rows, &pred_rows)))
+}
+
+/// Sentence vectors of context chunks, computed once per chunk and kept for the run, so that
+/// faithfulness (eq. 14-15) costs the answer's sentences after the first use of a chunk.
+pub(crate) struct FaithfulnessCache {
+    chunks: Arc<ChunkTable>,
+    vectors: std::sync::Mutex<std::collections::HashMap<String, Arc<bench_core::Embeddings>>>,
+}
+
+impl FaithfulnessCache {
+    pub(crate) fn new(chunks: Arc<ChunkTable>) -> Self {
+        FaithfulnessCache {
+            chunks,
+            vectors: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    fn chunk_sentences(
+        &self,
+        encoder: &MiniLm,
+        chunk_id: &str,
+    ) -> Result<Arc<bench_core::Embeddings>> {
+        if let Some(v) = self.vectors.lock().expect("not poisoned").get(chunk_id) {
+            return Ok(v.clone());
+        }
+        let text = &self.chunks.get(chunk_id)?.text;
+        let sentences = metrics::generation::split_sentences(text);
+        let v = Arc::new(if sentences.is_empty() {
+            bench_core::Embeddings::default()
+        } else {
+            encoder.embed(&sentences)?
+        });
+        self.vectors
+            .lock()
+            .expect("not poisoned")
+            .insert(chunk_id.to_owned(), v.clone());
+        Ok(v)
+    }
+
+    /// Faithfulness of `answer` to the sentences of the context chunks, tau = 0.7.
+    pub(crate) fn faithfulness(
+        &self,
+        encoder: &MiniLm,
+        answer: &str,
+        context: &[bench_core::RetrievedChunk],
+    ) -> Result<metrics::generation::Faithfulness> {
+        let answer_sentences = metrics::generation::split_sentences(answer);
+        if answer_sentences.is_empty() || context.is_empty() {
+            return Ok(metrics::generation::Faithfulness::default());
+        }
+        let mut data = Vec::new();
+        let mut dim = 0;
+        for c in context {
+            let v = self.chunk_sentences(encoder, &c.chunk_id)?;
+            if !v.is_empty() {
+                dim = v.dim;
+                data.extend_from_slice(&v.data);
+            }
+        }
+        if data.is_empty() {
+            return Ok(metrics::generation::Faithfulness::default());
+        }
+        let ctx = bench_core::Embeddings::new(dim, data);
+        let ans = encoder.embed(&answer_sentences)?;
+        Ok(metrics::generation::faithfulness(&ans, &ctx, 0.7))
+    }
 }

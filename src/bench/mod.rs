@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     pub(crate) store_micros: AtomicU64,
     /// The local encoder: semantic F1 (token embeddings) and soft coverage (sentence vectors).
     pub(crate) encoder: Arc<MiniLm>,
+    /// Sentence vectors of context chunks for faithfulness; `None` offline (not computed).
+    pub(crate) faithfulness: Option<FaithfulnessCache>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -251,6 +253,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .map(std::time::Duration::from_millis),
             store_micros: AtomicU64::new(0),
             encoder: encoder.clone(),
+            faithfulness: llm_settings
+                .is_some()
+                .then(|| FaithfulnessCache::new(chunks.clone())),
         });
         let t_answer = Instant::now();
         let budget = Budget {

@@ -1,5 +1,9 @@
 //! The `ragrouter` binary end to end: the demo run, resume, bad inputs, and a SIGKILL mid-run.
 
+mod common;
+
+use common::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -33,48 +37,6 @@ fn bench(dir: &Path, args: &[&str]) -> Output {
         .arg(dir.join("cache"))
         .output()
         .unwrap()
-}
-
-/// A vector cache shared by the tests of this binary: content-addressed and written atomically,
-/// so sharing it only saves re-embedding the same corpus.
-fn shared_cache() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("vector-cache")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// `select` on the results database with the SQLite engine the store itself uses.
-fn try_query_db(db: &Path, sql: &str) -> Result<Vec<i64>, sqlx::Error> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use sqlx::sqlite::SqliteConnectOptions;
-        use sqlx::ConnectOptions;
-        let mut conn = SqliteConnectOptions::new()
-            .filename(db)
-            .read_only(true)
-            .connect()
-            .await?;
-        sqlx::query_scalar(sql).fetch_all(&mut conn).await
-    })
-}
-
-fn query_db(db: &Path, sql: &str) -> Vec<i64> {
-    try_query_db(db, sql).unwrap()
-}
-
-fn check_ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 fn check_fails(out: &Output, code: i32, needles: &[&str]) {

@@ -1,5 +1,9 @@
 //! `ragrouter bench` in LLM mode against the scripted mock server: every paradigm, faults, tokens, cache, key hygiene.
 
+mod common;
+
+use common::*;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -10,49 +14,6 @@ use llm::mock::{ChatRequestSeen, MockReply, MockServer};
 
 const KEY: &str = "sk-test-SECRET-123";
 const PARADIGMS: &str = "llm-only,naive,graph,hybrid,iterative,iterative-graph,fusion";
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn try_query_db(db: &Path, sql: &str) -> Result<Vec<i64>, sqlx::Error> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use sqlx::sqlite::SqliteConnectOptions;
-        use sqlx::ConnectOptions;
-        let mut conn = SqliteConnectOptions::new()
-            .filename(db)
-            .read_only(true)
-            .connect()
-            .await?;
-        sqlx::query_scalar(sql).fetch_all(&mut conn).await
-    })
-}
-
-fn query_db(db: &Path, sql: &str) -> Vec<i64> {
-    try_query_db(db, sql).unwrap()
-}
-
-fn query_strings(db: &Path, sql: &str) -> Vec<String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use sqlx::sqlite::SqliteConnectOptions;
-        use sqlx::ConnectOptions;
-        let mut conn = SqliteConnectOptions::new()
-            .filename(db)
-            .read_only(true)
-            .connect()
-            .await
-            .unwrap();
-        sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap()
-    })
-}
 
 /// The kinds of request the bench sends, told apart by their system prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,20 +172,6 @@ fn bench_command(dir: &Path, base_url: &str, paradigms: &str) -> Command {
 
 fn bench(dir: &Path, base_url: &str) -> Output {
     bench_command(dir, base_url, PARADIGMS).output().unwrap()
-}
-
-fn shared_cache() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("vector-cache")
-}
-
-fn check_ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 fn no_key_in(out: &Output, db: &Path) {

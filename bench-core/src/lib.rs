@@ -1,5 +1,5 @@
 //! Core vocabulary of ragrouter-bench: corpora, queries, paradigm ids, the result tuple, the
-//! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`), cl100k token
+//! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`, `Router`), cl100k token
 //! counting and the SQLite results store. Every other crate depends on this one and on nothing
 //! that depends on it.
 
@@ -8,6 +8,7 @@ pub mod error;
 pub mod extractions;
 pub mod llm_cache;
 pub mod record;
+pub mod routing;
 pub mod store;
 pub mod tokens;
 pub mod traits;
@@ -18,6 +19,10 @@ pub use error::{BenchError, LlmErrorKind, Result};
 pub use record::{
     JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics, ResultRecord,
     RetrievedChunk, TokenSource,
+};
+pub use routing::{
+    ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, Router, RoutingCost,
+    RoutingRow, RoutingSchema, RoutingSet,
 };
 pub use store::{RunHandle, RunSpec, Store, SummaryRow};
 pub use traits::{

@@ -13,6 +13,7 @@ use sqlx::{Row, SqlitePool};
 use crate::config::{hash_parts, BenchConfig};
 use crate::error::{BenchError, Result};
 use crate::record::ResultRecord;
+use crate::routing::{RouteEvalRow, RouteEvalSpec};
 use crate::types::{Corpus, ParadigmId, QueryType};
 
 /// Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
@@ -165,6 +166,41 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE results ADD COLUMN faithfulness_hard REAL;
     ALTER TABLE results ADD COLUMN faithfulness_soft REAL;
+    "#,
+    // 7: router evaluations: one row per invocation, one per (router, parameter, corpus, fold).
+    r#"
+    CREATE TABLE route_evals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        split TEXT NOT NULL,
+        folds INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        features TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        runs_json TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        crate_version TEXT NOT NULL,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+    );
+    CREATE TABLE route_eval_results (
+        eval_id INTEGER NOT NULL REFERENCES route_evals(id),
+        router TEXT NOT NULL,
+        -- the router's trade-off parameter (lambda), '' when it has none: part of the key
+        param TEXT NOT NULL,
+        corpus TEXT NOT NULL,
+        fold INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        accuracy REAL NOT NULL,
+        macro_f1 REAL NOT NULL,
+        mrr REAL NOT NULL,
+        correct_rate REAL NOT NULL,
+        mean_tokens REAL NOT NULL,
+        regret_correct REAL NOT NULL,
+        regret_tokens REAL NOT NULL,
+        latency_ms REAL NOT NULL,
+        fit_ms REAL NOT NULL,
+        PRIMARY KEY (eval_id, router, param, corpus, fold)
+    );
     "#,
 ];
 
@@ -460,6 +496,123 @@ impl Store {
         .await
         .map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// Stores one router evaluation and all its rows in a single transaction (all or nothing);
+    /// returns the evaluation's id.
+    pub async fn put_route_eval(&self, spec: &RouteEvalSpec, rows: &[RouteEvalRow]) -> Result<i64> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let id = sqlx::query(
+            "INSERT INTO route_evals (split, folds, seed, features, policy, mode, runs_json, config_json, crate_version)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&spec.split)
+        .bind(spec.folds as i64)
+        .bind(spec.seed as i64)
+        .bind(&spec.features)
+        .bind(&spec.policy)
+        .bind(&spec.mode)
+        .bind(json(&spec.runs))
+        .bind(spec.config.to_string())
+        .bind(env!("CARGO_PKG_VERSION"))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.err(e))?
+        .last_insert_rowid();
+        for r in rows {
+            sqlx::query(
+                "INSERT INTO route_eval_results (eval_id, router, param, corpus, fold, n, accuracy, macro_f1,
+                    mrr, correct_rate, mean_tokens, regret_correct, regret_tokens, latency_ms, fit_ms)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(&r.router)
+            .bind(r.param.map(|p| format!("{p}")).unwrap_or_default())
+            .bind(&r.corpus)
+            .bind(r.fold as i64)
+            .bind(r.n as i64)
+            .bind(r.accuracy)
+            .bind(r.macro_f1)
+            .bind(r.mrr)
+            .bind(r.correct_rate)
+            .bind(r.mean_tokens)
+            .bind(r.regret_correct)
+            .bind(r.regret_tokens)
+            .bind(r.latency_ms)
+            .bind(r.fit_ms)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    /// The stored evaluations, newest first: (id, spec).
+    pub async fn route_evals(&self) -> Result<Vec<(i64, RouteEvalSpec)>> {
+        let rows = sqlx::query(
+            "SELECT id, split, folds, seed, features, policy, mode, runs_json, config_json
+             FROM route_evals ORDER BY id DESC",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|r| {
+                let bad = |what: &str, e: serde_json::Error| {
+                    BenchError::Invalid(format!(
+                        "results store {}: route_evals row {}: {what}: {e}",
+                        self.path,
+                        r.get::<i64, _>(0)
+                    ))
+                };
+                let spec = RouteEvalSpec {
+                    split: r.get(1),
+                    folds: r.get::<i64, _>(2) as u32,
+                    seed: r.get::<i64, _>(3) as u64,
+                    features: r.get(4),
+                    policy: r.get(5),
+                    mode: r.get(6),
+                    runs: serde_json::from_str(&r.get::<String, _>(7))
+                        .map_err(|e| bad("runs_json", e))?,
+                    config: serde_json::from_str(&r.get::<String, _>(8))
+                        .map_err(|e| bad("config_json", e))?,
+                };
+                Ok((r.get(0), spec))
+            })
+            .collect()
+    }
+
+    /// The rows of one evaluation, in (router, param, corpus, fold) order.
+    pub async fn route_eval_rows(&self, eval_id: i64) -> Result<Vec<RouteEvalRow>> {
+        let rows = sqlx::query(
+            "SELECT router, param, corpus, fold, n, accuracy, macro_f1, mrr, correct_rate, mean_tokens,
+                    regret_correct, regret_tokens, latency_ms, fit_ms
+             FROM route_eval_results WHERE eval_id = ? ORDER BY router, param, corpus, fold",
+        )
+        .bind(eval_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| RouteEvalRow {
+                router: r.get(0),
+                param: r.get::<String, _>(1).parse().ok(),
+                corpus: r.get(2),
+                fold: r.get::<i64, _>(3) as u32,
+                n: r.get::<i64, _>(4) as u32,
+                accuracy: r.get(5),
+                macro_f1: r.get(6),
+                mrr: r.get(7),
+                correct_rate: r.get(8),
+                mean_tokens: r.get(9),
+                regret_correct: r.get(10),
+                regret_tokens: r.get(11),
+                latency_ms: r.get(12),
+                fit_ms: r.get(13),
+            })
+            .collect())
     }
 
     pub async fn finish_run(&self, run_id: i64) -> Result<()> {

@@ -196,3 +196,52 @@ async fn an_unwritable_path_is_a_clear_error() {
         .to_string();
     assert!(err.contains("plain-file"), "{err}");
 }
+
+#[tokio::test]
+async fn route_evaluations_round_trip_and_keep_lambda_in_the_key() {
+    use bench_core::{RouteEvalRow, RouteEvalSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("r.sqlite")).await.unwrap();
+    let spec = RouteEvalSpec {
+        split: "kfold".into(),
+        folds: 5,
+        seed: 7,
+        features: "q+c".into(),
+        policy: "judge-then-semantic-f1".into(),
+        mode: "offline".into(),
+        runs: vec![("musique-dev".into(), 3)],
+        config: serde_json::json!({"encoder": "all-MiniLM-L6-v2"}),
+    };
+    let row = |router: &str, param: Option<f64>, fold: u32, acc: f64| RouteEvalRow {
+        router: router.into(),
+        param,
+        corpus: "*".into(),
+        fold,
+        n: 20,
+        accuracy: acc,
+        macro_f1: 0.4,
+        mrr: 0.6,
+        correct_rate: 0.5,
+        mean_tokens: 1234.5,
+        regret_correct: 0.1,
+        regret_tokens: 10.0,
+        latency_ms: 0.01,
+        fit_ms: 3.0,
+    };
+    let rows = vec![
+        row("cost-aware", Some(0.0001), 0, 0.3),
+        row("cost-aware", Some(0.001), 0, 0.2),
+        row("oracle", None, 0, 1.0),
+        row("oracle", None, 1, 1.0),
+    ];
+    let id = store.put_route_eval(&spec, &rows).await.unwrap();
+    let evals = store.route_evals().await.unwrap();
+    assert_eq!(evals.len(), 1);
+    assert_eq!(evals[0], (id, spec.clone()));
+    let back = store.route_eval_rows(id).await.unwrap();
+    assert_eq!(back, rows);
+    // A duplicate key aborts the whole evaluation: nothing is half written.
+    let dup = vec![row("oracle", None, 0, 1.0), row("oracle", None, 0, 1.0)];
+    assert!(store.put_route_eval(&spec, &dup).await.is_err());
+    assert_eq!(store.route_evals().await.unwrap().len(), 1);
+}

@@ -1,0 +1,399 @@
+//! The routing vocabulary: the data set a router learns from and the `Router` plug-in trait.
+//!
+//! A routing data set has one row per (query, corpus) pair: a feature vector laid out by the
+//! data set's [`RoutingSchema`], the label class under a label policy, and what every paradigm
+//! achieved on that query (for Oracle, cost-aware routers and the evaluation). Classes are the
+//! paradigms present in the data in `ParadigmId::ALL` order, then `cannot-answer` last.
+//! Routers see features and outcomes only, never a paradigm implementation.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BenchError, Result};
+use crate::types::{ParadigmId, QueryType};
+
+/// The name of the class that says no paradigm answers the query.
+pub const CANNOT_ANSWER: &str = "cannot-answer";
+
+/// What a block of feature columns holds: routers that treat inputs differently (the neural
+/// routers project text and bin indicators, paper Appendix D.2) find their columns by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureKind {
+    /// One-hot query type (`QueryType::ALL` order).
+    QueryType,
+    /// The query text's sentence embedding (the local encoder, L2-normalised).
+    QueryEmbedding,
+    /// EA-GraphRAG's syntactic complexity features (`metrics::query::QueryFeatures::to_vec`).
+    QuerySyntax,
+    /// The six corpus indicators: LCC ratio, density, clustering, intrinsic dimension, hubness,
+    /// mean dispersion (Appendix D.2).
+    CorpusIndicators,
+}
+
+impl FeatureKind {
+    /// Whether the block describes the query (Q) or the corpus (C).
+    pub fn is_query(self) -> bool {
+        !matches!(self, FeatureKind::CorpusIndicators)
+    }
+}
+
+/// A contiguous run of feature columns of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeatureBlock {
+    pub kind: FeatureKind,
+    pub start: usize,
+    pub len: usize,
+}
+
+impl FeatureBlock {
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.start + self.len
+    }
+}
+
+/// The layout shared by every row of a routing data set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutingSchema {
+    /// Class names: paradigm ids in `ParadigmId::ALL` order, then [`CANNOT_ANSWER`].
+    pub classes: Vec<String>,
+    /// One name per feature column.
+    pub feature_names: Vec<String>,
+    /// The column blocks, in column order, covering every column exactly once.
+    pub blocks: Vec<FeatureBlock>,
+}
+
+impl RoutingSchema {
+    /// A schema whose classes are `paradigms` (reordered to `ParadigmId::ALL`) plus
+    /// `cannot-answer`, and whose columns are `blocks` given as (kind, column names).
+    pub fn new(paradigms: &[ParadigmId], blocks: Vec<(FeatureKind, Vec<String>)>) -> Self {
+        let mut classes: Vec<String> = ParadigmId::ALL
+            .iter()
+            .filter(|p| paradigms.contains(p))
+            .map(|p| p.as_str().to_string())
+            .collect();
+        classes.push(CANNOT_ANSWER.to_string());
+        let mut feature_names = Vec::new();
+        let mut out = Vec::new();
+        for (kind, names) in blocks {
+            out.push(FeatureBlock {
+                kind,
+                start: feature_names.len(),
+                len: names.len(),
+            });
+            feature_names.extend(names);
+        }
+        RoutingSchema {
+            classes,
+            feature_names,
+            blocks: out,
+        }
+    }
+
+    pub fn n_classes(&self) -> usize {
+        self.classes.len()
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.feature_names.len()
+    }
+
+    /// Index of the `cannot-answer` class (always the last).
+    pub fn cannot_answer(&self) -> usize {
+        self.classes.len() - 1
+    }
+
+    /// The class index of a paradigm, if the data set has it.
+    pub fn class_of(&self, p: ParadigmId) -> Option<usize> {
+        self.classes.iter().position(|c| c == p.as_str())
+    }
+
+    /// The paradigm a class stands for (`None` for `cannot-answer`).
+    pub fn paradigm_of(&self, class: usize) -> Option<ParadigmId> {
+        self.classes.get(class).and_then(|c| c.parse().ok())
+    }
+
+    /// The block of a kind, if the schema has one.
+    pub fn block(&self, kind: FeatureKind) -> Option<&FeatureBlock> {
+        self.blocks.iter().find(|b| b.kind == kind)
+    }
+
+    /// A copy keeping only the blocks `keep` accepts (columns renumbered), with the map from
+    /// new column to old column, for projecting rows to a feature set (Q, C, Q+C).
+    pub fn select(&self, keep: impl Fn(FeatureKind) -> bool) -> (RoutingSchema, Vec<usize>) {
+        let mut names = Vec::new();
+        let mut blocks = Vec::new();
+        let mut map = Vec::new();
+        for b in self.blocks.iter().filter(|b| keep(b.kind)) {
+            blocks.push(FeatureBlock {
+                kind: b.kind,
+                start: names.len(),
+                len: b.len,
+            });
+            for c in b.range() {
+                names.push(self.feature_names[c].clone());
+                map.push(c);
+            }
+        }
+        (
+            RoutingSchema {
+                classes: self.classes.clone(),
+                feature_names: names,
+                blocks,
+            },
+            map,
+        )
+    }
+}
+
+/// What one paradigm achieved on one query, as routers and their evaluation need it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClassOutcome {
+    /// Judged `Correct`.
+    pub correct: bool,
+    /// Semantic F1 (0 when not computed).
+    pub semantic_f1: f64,
+    /// All tokens the paradigm spent on the query (construction share, retrieval, generation).
+    pub tokens: f64,
+}
+
+/// One (query, corpus) pair of the routing data set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutingRow {
+    pub query_id: String,
+    pub corpus: String,
+    /// The question, for routers that read text (NER, rule planners, the LLM router).
+    pub text: String,
+    pub qtype: QueryType,
+    /// One value per schema column.
+    pub features: Vec<f64>,
+    /// The label class under the data set's policy.
+    pub label: usize,
+    /// Per paradigm class (same order as the schema's classes, `cannot-answer` excluded): the
+    /// outcome, `None` when that paradigm has no tuple for the query.
+    pub outcomes: Vec<Option<ClassOutcome>>,
+}
+
+/// A routing data set: a schema and rows that follow it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoutingSet {
+    pub schema: Arc<RoutingSchema>,
+    pub rows: Vec<RoutingRow>,
+}
+
+impl RoutingSet {
+    /// Checks that every row matches the schema (feature count, label range, outcome count).
+    pub fn validate(&self) -> Result<()> {
+        let nf = self.schema.n_features();
+        let k = self.schema.n_classes();
+        for (i, r) in self.rows.iter().enumerate() {
+            let what = |m: String| {
+                BenchError::Invalid(format!(
+                    "routing row {i} (query {} of {}): {m}",
+                    r.query_id, r.corpus
+                ))
+            };
+            if r.features.len() != nf {
+                return Err(what(format!(
+                    "{} features, the schema has {nf}",
+                    r.features.len()
+                )));
+            }
+            if r.label >= k {
+                return Err(what(format!("label {} outside 0..{k}", r.label)));
+            }
+            if r.outcomes.len() != k - 1 {
+                return Err(what(format!(
+                    "{} outcomes, expected one per paradigm class ({})",
+                    r.outcomes.len(),
+                    k - 1
+                )));
+            }
+            if r.features.iter().any(|v| !v.is_finite()) {
+                return Err(what("a feature is not finite".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows at `idx`, sharing the schema.
+    pub fn subset(&self, idx: &[usize]) -> RoutingSet {
+        RoutingSet {
+            schema: Arc::clone(&self.schema),
+            rows: idx.iter().map(|&i| self.rows[i].clone()).collect(),
+        }
+    }
+
+    /// The data set projected onto the blocks `keep` accepts (a feature configuration).
+    pub fn project(&self, keep: impl Fn(FeatureKind) -> bool) -> RoutingSet {
+        let (schema, map) = self.schema.select(keep);
+        RoutingSet {
+            schema: Arc::new(schema),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| RoutingRow {
+                    features: map.iter().map(|&c| r.features[c]).collect(),
+                    ..r.clone()
+                })
+                .collect(),
+        }
+    }
+
+    pub fn labels(&self) -> Vec<usize> {
+        self.rows.iter().map(|r| r.label).collect()
+    }
+}
+
+/// Tokens and time a router itself spent deciding one row (the LLM router's call, R2Adapter's
+/// rewriter); charged to the router in the evaluation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoutingCost {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+/// A router: fitted on training rows, it scores every class of a row; the highest score is its
+/// choice. Implementations get a fresh instance per fold from the registry, so `fit` may
+/// assume it is called once. Routers run on a blocking thread: one that calls an LLM may block
+/// on a runtime handle it holds.
+pub trait Router: Send + fmt::Debug {
+    /// A stable name, as the registry and the stored evaluations know it.
+    fn name(&self) -> &str;
+
+    /// Learns from the training rows (validated, same schema as the rows scored later).
+    fn fit(&mut self, train: &RoutingSet) -> Result<()>;
+
+    /// One score per class of the schema (higher is better); need not be normalised.
+    fn scores(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<Vec<f64>>;
+
+    /// Scores of many rows; override when batching is cheaper.
+    fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
+        rows.iter().map(|r| self.scores(schema, r)).collect()
+    }
+
+    /// The chosen class: the highest score, the lowest class index on ties; NaN never wins.
+    fn predict(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<usize> {
+        Ok(argmax(&self.scores(schema, row)?))
+    }
+
+    /// What deciding `row` cost in LLM tokens (zero for routers that call no model).
+    fn cost(&self, _row: &RoutingRow) -> RoutingCost {
+        RoutingCost::default()
+    }
+}
+
+/// Index of the highest value, the first on ties; NaN never wins; 0 for an empty slice.
+pub fn argmax(v: &[f64]) -> usize {
+    let mut best = 0;
+    let mut best_v = f64::NEG_INFINITY;
+    for (i, &x) in v.iter().enumerate() {
+        if x > best_v {
+            best = i;
+            best_v = x;
+        }
+    }
+    best
+}
+
+/// One router's measurements on one corpus (or `*` pooled) in one fold of an evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteEvalRow {
+    pub router: String,
+    /// The router's trade-off parameter (λ of a cost-aware router), when it has one.
+    pub param: Option<f64>,
+    /// A corpus name, or `*` for all test rows of the fold together.
+    pub corpus: String,
+    pub fold: u32,
+    pub n: u32,
+    pub accuracy: f64,
+    pub macro_f1: f64,
+    pub mrr: f64,
+    pub correct_rate: f64,
+    /// Mean total tokens of the chosen paradigm per query, plus the router's own cost.
+    pub mean_tokens: f64,
+    /// Oracle correct rate minus this router's.
+    pub regret_correct: f64,
+    /// This router's mean tokens minus Oracle's.
+    pub regret_tokens: f64,
+    /// Mean wall time to route one query, in milliseconds (fit excluded).
+    pub latency_ms: f64,
+    /// Mean wall time of `fit` for the fold, in milliseconds.
+    pub fit_ms: f64,
+}
+
+/// The settings of one `route eval` invocation, stored with its rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteEvalSpec {
+    /// `kfold` or `loco` (leave one corpus out).
+    pub split: String,
+    pub folds: u32,
+    pub seed: u64,
+    /// `q`, `c` or `q+c`.
+    pub features: String,
+    pub policy: String,
+    /// `offline` or `llm` (from the runs the tuples come from).
+    pub mode: String,
+    /// The runs whose tuples made the data set: corpus name → run id.
+    pub runs: Vec<(String, i64)>,
+    /// Anything else that shaped the evaluation (router settings, encoder), as JSON.
+    pub config: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> RoutingSchema {
+        RoutingSchema::new(
+            &[ParadigmId::Naive, ParadigmId::LlmOnly],
+            vec![
+                (FeatureKind::QueryType, vec!["t0".into(), "t1".into()]),
+                (FeatureKind::CorpusIndicators, vec!["lcc".into()]),
+            ],
+        )
+    }
+
+    #[test]
+    fn classes_follow_paradigm_order_then_cannot_answer() {
+        let s = schema();
+        assert_eq!(s.classes, vec!["llm-only", "naive", "cannot-answer"]);
+        assert_eq!(s.class_of(ParadigmId::Naive), Some(1));
+        assert_eq!(s.paradigm_of(2), None);
+        assert_eq!(s.cannot_answer(), 2);
+        assert_eq!(s.block(FeatureKind::CorpusIndicators).unwrap().range(), 2..3);
+    }
+
+    #[test]
+    fn projection_keeps_selected_columns_in_order() {
+        let set = RoutingSet {
+            schema: Arc::new(schema()),
+            rows: vec![RoutingRow {
+                query_id: "q".into(),
+                corpus: "c".into(),
+                text: "t".into(),
+                qtype: QueryType::Factual,
+                features: vec![1.0, 0.0, 0.5],
+                label: 0,
+                outcomes: vec![None, None],
+            }],
+        };
+        set.validate().unwrap();
+        let c = set.project(|k| !k.is_query());
+        assert_eq!(c.schema.feature_names, vec!["lcc"]);
+        assert_eq!(c.rows[0].features, vec![0.5]);
+        assert_eq!(c.schema.blocks[0].start, 0);
+        let mut bad = set.clone();
+        bad.rows[0].label = 3;
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn argmax_prefers_first_and_skips_nan() {
+        assert_eq!(argmax(&[1.0, 3.0, 3.0]), 1);
+        assert_eq!(argmax(&[f64::NAN, 0.5]), 1);
+        assert_eq!(argmax(&[]), 0);
+    }
+}

@@ -1,0 +1,98 @@
+//! The router registry: every built-in router is one file exposing `entry()` and one line here.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bench_core::{Llm, Result, Router};
+
+/// What a router may use besides its training rows.
+#[derive(Clone)]
+pub struct RouterContext {
+    /// Seeds every random choice (initialisation, shuffles, tie-breaks): same seed, same numbers.
+    pub seed: u64,
+    /// The LLM for routers that call one (LLM router, R2Adapter's rewriter); `None` offline.
+    pub llm: Option<LlmAccess>,
+}
+
+impl fmt::Debug for RouterContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RouterContext")
+            .field("seed", &self.seed)
+            .field("llm", &self.llm.as_ref().map(|l| l.llm.identity()))
+            .finish()
+    }
+}
+
+/// An LLM and the runtime to block on: routers run on a blocking thread (see `Router`).
+#[derive(Clone)]
+pub struct LlmAccess {
+    pub llm: Arc<dyn Llm>,
+    pub handle: tokio::runtime::Handle,
+}
+
+impl fmt::Debug for LlmAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmAccess")
+            .field("llm", &self.llm.identity())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which part of the zoo a router belongs to (tables group by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    Baseline,
+    Ml,
+    Neural,
+    Seed,
+    CostAware,
+    External,
+}
+
+/// One registered router.
+#[derive(Clone, Copy)]
+pub struct RouterEntry {
+    /// The name on the command line and in the store (`lr`, `svm`, `r2adapter`, ...).
+    pub name: &'static str,
+    /// One line for `route list`.
+    pub about: &'static str,
+    pub family: Family,
+    /// Needs an LLM (`RouterContext::llm`); skipped with a note offline.
+    pub needs_llm: bool,
+    /// Sees test rows' outcomes and labels (Oracle only): every other router is scored on rows
+    /// whose label and outcomes are scrubbed.
+    pub sees_outcomes: bool,
+    /// The default parameter sweep (λ of a cost-aware router); empty when it has no parameter.
+    pub sweep: &'static [f64],
+    /// A fresh, unfitted router; `param` is one value of the sweep (`None` without a sweep).
+    pub make: fn(&RouterContext, Option<f64>) -> Result<Box<dyn Router>>,
+}
+
+impl fmt::Debug for RouterEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RouterEntry")
+            .field("name", &self.name)
+            .field("family", &self.family)
+            .finish()
+    }
+}
+
+/// Every built-in router, in table order.
+pub fn registry() -> Vec<RouterEntry> {
+    vec![
+        // baselines (helper A)
+        // ML and neural (helper B)
+        // seed papers and cost-aware (helper C)
+    ]
+}
+
+/// The entry of `name`, or an error listing the known names.
+pub fn lookup(name: &str) -> Result<RouterEntry> {
+    let all = registry();
+    all.iter().find(|e| e.name == name).copied().ok_or_else(|| {
+        bench_core::BenchError::Invalid(format!(
+            "unknown router {name:?}: known routers are {}",
+            all.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}

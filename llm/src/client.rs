@@ -43,14 +43,14 @@ pub struct ClientStats {
 
 /// One failed attempt, classified.
 #[derive(Debug)]
-struct AttemptError {
-    kind: LlmErrorKind,
-    message: String,
+pub(crate) struct AttemptError {
+    pub(crate) kind: LlmErrorKind,
+    pub(crate) message: String,
     retry_after: Option<Duration>,
 }
 
 impl AttemptError {
-    fn new(kind: LlmErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: LlmErrorKind, message: impl Into<String>) -> Self {
         AttemptError {
             kind,
             message: message.into(),
@@ -205,11 +205,13 @@ impl OpenAiLlm {
         body
     }
 
-    async fn attempt(
+    /// One POST of `body` to `path` (e.g. `/chat/completions`), its 2xx body read by `parse`.
+    async fn attempt<T>(
         &self,
-        request: &ChatRequest,
+        path: &str,
         body: &serde_json::Value,
-    ) -> Result<ChatResponse, AttemptError> {
+        parse: &(dyn Fn(&[u8]) -> Result<T, AttemptError> + Sync),
+    ) -> Result<T, AttemptError> {
         let _permit = self
             .in_flight
             .acquire()
@@ -218,7 +220,7 @@ impl OpenAiLlm {
         self.stats.attempts.fetch_add(1, Ordering::Relaxed);
         let resp = self
             .http
-            .post(self.oa.url("/chat/completions"))
+            .post(self.oa.url(path))
             .headers(self.headers())
             .json(body)
             .send()
@@ -246,38 +248,27 @@ impl OpenAiLlm {
             err.retry_after = retry_after;
             return Err(err);
         }
-        parse_completion(&bytes, request.json)
-    }
-}
-
-#[async_trait]
-impl Llm for OpenAiLlm {
-    fn identity(&self) -> String {
-        self.cfg.identity()
+        parse(&bytes)
     }
 
-    async fn chat(&self, request: &ChatRequest) -> bench_core::Result<ChatResponse> {
-        let body = self.body(request);
-        let cost = match &self.tpm {
-            Some(_) => {
-                let prompt: u64 = request
-                    .messages
-                    .iter()
-                    .map(|m| bench_core::tokens::count(&m.content))
-                    .sum();
-                (prompt + u64::from(request.max_tokens)) as f64
-            }
-            None => 0.0,
-        };
+    /// POSTs `body` to `path` under the rpm/tpm limits (`tpm_cost` tokens) with the client's
+    /// retries; the chat and embedding calls share this loop. Errors name the endpoint, never the key.
+    pub(crate) async fn post_with_retries<T>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        tpm_cost: f64,
+        parse: &(dyn Fn(&[u8]) -> Result<T, AttemptError> + Sync),
+    ) -> bench_core::Result<T> {
         let mut attempt = 0u32;
         loop {
             if let Some(b) = &self.rpm {
                 b.acquire(1.0).await;
             }
             if let Some(b) = &self.tpm {
-                b.acquire(cost).await;
+                b.acquire(tpm_cost).await;
             }
-            let err = match self.attempt(request, &body).await {
+            let err = match self.attempt(path, body, parse).await {
                 Ok(resp) => return Ok(resp),
                 Err(e) => e,
             };
@@ -306,6 +297,32 @@ impl Llm for OpenAiLlm {
             tokio::time::sleep(delay).await;
             attempt += 1;
         }
+    }
+}
+
+#[async_trait]
+impl Llm for OpenAiLlm {
+    fn identity(&self) -> String {
+        self.cfg.identity()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> bench_core::Result<ChatResponse> {
+        let body = self.body(request);
+        let cost = match &self.tpm {
+            Some(_) => {
+                let prompt: u64 = request
+                    .messages
+                    .iter()
+                    .map(|m| bench_core::tokens::count(&m.content))
+                    .sum();
+                (prompt + u64::from(request.max_tokens)) as f64
+            }
+            None => 0.0,
+        };
+        self.post_with_retries("/chat/completions", &body, cost, &|bytes| {
+            parse_completion(bytes, request.json)
+        })
+        .await
     }
 }
 

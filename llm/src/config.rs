@@ -54,7 +54,13 @@ pub struct EndpointConfig {
     /// Seed of the backoff jitter.
     #[serde(default)]
     pub seed: u64,
+    /// Texts per request; read by the embedding endpoint only (none: 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<usize>,
 }
+
+/// Most inputs one `/embeddings` request may carry (OpenAI's limit).
+pub const MAX_EMBED_BATCH: usize = 2048;
 
 fn default_key_env() -> String {
     DEFAULT_KEY_ENV.into()
@@ -90,6 +96,7 @@ impl EndpointConfig {
             backoff_base_ms: default_backoff_base_ms(),
             backoff_max_ms: default_backoff_max_ms(),
             seed: 0,
+            batch_size: None,
         }
     }
 
@@ -128,6 +135,14 @@ impl EndpointConfig {
         }
         if self.api_key_env.trim().is_empty() {
             return bad("api_key_env is empty".into());
+        }
+        if self
+            .batch_size
+            .is_some_and(|b| b == 0 || b > MAX_EMBED_BATCH)
+        {
+            return bad(format!(
+                "batch_size must be between 1 and {MAX_EMBED_BATCH}"
+            ));
         }
         Ok(())
     }
@@ -206,6 +221,7 @@ pub struct PartialEndpoint {
     pub backoff_base_ms: Option<u64>,
     pub backoff_max_ms: Option<u64>,
     pub seed: Option<u64>,
+    pub batch_size: Option<usize>,
 }
 
 impl PartialEndpoint {
@@ -225,7 +241,8 @@ impl PartialEndpoint {
             max_retries,
             backoff_base_ms,
             backoff_max_ms,
-            seed
+            seed,
+            batch_size
         )
     }
 
@@ -248,6 +265,7 @@ impl PartialEndpoint {
         e.backoff_base_ms = self.backoff_base_ms.unwrap_or(e.backoff_base_ms);
         e.backoff_max_ms = self.backoff_max_ms.unwrap_or(e.backoff_max_ms);
         e.seed = self.seed.unwrap_or(e.seed);
+        e.batch_size = self.batch_size;
         e.base_url = e.base_url.trim_end_matches('/').to_owned();
         e.validate(role)?;
         Ok(e)

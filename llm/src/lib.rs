@@ -19,6 +19,6 @@ pub mod mock;
 pub use cache::CachedLlm;
 pub use client::{install_crypto_provider, OpenAiLlm};
 pub use config::{resolve, ApiKey, EndpointConfig, LlmFileConfig, LlmFlags, LlmSettings};
-pub use embed::OpenAiEmbedder;
+pub use embed::{EmbedUsage, EndpointEmbedder, OpenAiEmbedder};
 pub use error::LlmError;
 pub use json::extract_json;

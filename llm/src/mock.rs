@@ -1,6 +1,7 @@
 //! A scripted OpenAI-compatible server on 127.0.0.1 for tests, with injectable faults.
 //!
-//! It serves `POST /v1/chat/completions` (answered by the script) and `GET /v1/models`, speaks
+//! It serves `POST /v1/chat/completions` (answered by the script), `GET /v1/models` and, when
+//! asked to, `POST /v1/embeddings` (hashed bag-of-words vectors, deterministic), speaks
 //! just enough HTTP/1.1 (one request per connection, `Connection: close`) to produce faults a
 //! real framework would refuse to: truncated bodies and dropped connections. It runs on its own
 //! thread and runtime, so sync and async tests alike can use it, and stops when dropped.
@@ -117,6 +118,10 @@ pub struct MockOptions {
     pub max_prompt_tokens: Option<u64>,
     /// Serve `POST /v1/embeddings` with vectors of this size (none: the route does not exist).
     pub embedding_dim: Option<usize>,
+    /// Embedding requests from this 0-based arrival number on get vectors one longer.
+    pub embedding_wrong_dim_from: Option<usize>,
+    /// (arrival number, status): those embedding requests get that error status instead.
+    pub embedding_faults: Vec<(usize, u16)>,
 }
 
 impl Default for MockOptions {
@@ -126,6 +131,8 @@ impl Default for MockOptions {
             context_length: None,
             max_prompt_tokens: None,
             embedding_dim: None,
+            embedding_wrong_dim_from: None,
+            embedding_faults: Vec::new(),
         }
     }
 }
@@ -137,6 +144,9 @@ struct State {
     options: MockOptions,
     chat_requests: AtomicUsize,
     model_requests: AtomicUsize,
+    embedding_requests: AtomicUsize,
+    embedding_inputs: AtomicUsize,
+    embedding_tokens: AtomicUsize,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     authorizations: Mutex<Vec<Option<String>>>,
@@ -179,6 +189,9 @@ impl MockServer {
             options,
             chat_requests: AtomicUsize::new(0),
             model_requests: AtomicUsize::new(0),
+            embedding_requests: AtomicUsize::new(0),
+            embedding_inputs: AtomicUsize::new(0),
+            embedding_tokens: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             authorizations: Mutex::new(Vec::new()),
@@ -228,6 +241,21 @@ impl MockServer {
 
     pub fn model_requests(&self) -> usize {
         self.state.model_requests.load(Ordering::SeqCst)
+    }
+
+    /// Embedding requests received (every attempt counts, faults included).
+    pub fn embedding_requests(&self) -> usize {
+        self.state.embedding_requests.load(Ordering::SeqCst)
+    }
+
+    /// Texts embedded by successful embedding replies.
+    pub fn embedding_inputs(&self) -> usize {
+        self.state.embedding_inputs.load(Ordering::SeqCst)
+    }
+
+    /// `usage.prompt_tokens` summed over successful embedding replies.
+    pub fn embedding_tokens(&self) -> u64 {
+        self.state.embedding_tokens.load(Ordering::SeqCst) as u64
     }
 
     /// Most chat requests being handled at the same time.
@@ -505,8 +533,22 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
             }
         }
         ("POST", "/v1/embeddings") if state.options.embedding_dim.is_some() => {
-            let dim = state.options.embedding_dim.unwrap_or(1);
-            let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap_or_default();
+            let index = state.embedding_requests.fetch_add(1, Ordering::SeqCst);
+            if let Some(&(_, code)) = state.options.embedding_faults.iter().find(|f| f.0 == index) {
+                let msg = format!("mock embedding status {code}");
+                respond(&mut stream, code, &error_body(&msg), "").await;
+                return;
+            }
+            let Ok(body) = serde_json::from_slice::<serde_json::Value>(&req.body) else {
+                respond(&mut stream, 400, &error_body("body is not JSON"), "").await;
+                return;
+            };
+            let model = body["model"].as_str().unwrap_or_default();
+            if !state.options.models.iter().any(|m| m == model) {
+                let msg = format!("The model `{model}` does not exist");
+                respond(&mut stream, 404, &error_body(&msg), "").await;
+                return;
+            }
             let inputs: Vec<String> = match &body["input"] {
                 serde_json::Value::String(s) => vec![s.clone()],
                 serde_json::Value::Array(a) => a
@@ -515,24 +557,61 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
                     .collect(),
                 _ => vec![],
             };
-            // A deterministic vector per text: its length in the first slot, ones elsewhere.
+            let mut dim = state.options.embedding_dim.unwrap_or(1).max(1);
+            if state
+                .options
+                .embedding_wrong_dim_from
+                .is_some_and(|n| index >= n)
+            {
+                dim += 1;
+            }
             let data: Vec<serde_json::Value> = inputs
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let mut v = vec![1.0f32; dim];
-                    v[0] = t.len() as f32;
-                    serde_json::json!({"object": "embedding", "index": i, "embedding": v})
+                    serde_json::json!({"object": "embedding", "index": i, "embedding": bag_of_words(t, dim)})
                 })
                 .collect();
+            let tokens: u64 = inputs.iter().map(|t| bench_core::tokens::count(t)).sum();
+            state
+                .embedding_inputs
+                .fetch_add(inputs.len(), Ordering::SeqCst);
+            state
+                .embedding_tokens
+                .fetch_add(tokens as usize, Ordering::SeqCst);
             let out = serde_json::json!({
                 "object": "list",
-                "model": body["model"],
+                "model": model,
                 "data": data,
-                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             });
             respond(&mut stream, 200, &out.to_string(), "").await;
         }
         _ => respond(&mut stream, 404, &error_body("no such route"), "").await,
     }
+}
+
+/// A deterministic, unnormalised vector of `text`: each lowercased alphanumeric word adds +-1 to
+/// one slot picked by its FNV-1a hash, so texts sharing words are similar and retrieval over these
+/// vectors behaves like keyword matching. A text without words gets the first axis.
+pub fn bag_of_words(text: &str, dim: usize) -> Vec<f32> {
+    let dim = dim.max(1);
+    let mut v = vec![0f32; dim];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let h = word
+            .to_lowercase()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
+        v[(h % dim as u64) as usize] += sign;
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        v[0] = 1.0;
+    }
+    v
 }

@@ -205,6 +205,93 @@ pub(crate) async fn record_llm_settings(
     Ok(())
 }
 
+/// Whether the configuration's `[llm.embedding]` table names a model: only then are chunks,
+/// questions and graph entities embedded by the endpoint (the role otherwise inherits the
+/// answering model, which is a chat model, so the local encoder stays).
+fn embedding_endpoint_configured(config: &BenchConfig) -> bool {
+    config
+        .llm
+        .as_ref()
+        .and_then(|l| l.get("embedding"))
+        .and_then(|e| e.get("model"))
+        .is_some()
+}
+
+/// The encoder a run embeds with, and the endpoint behind it if it is one (for its token bill).
+pub(crate) type ChosenEmbedder = (Arc<dyn Embedder>, Option<Arc<llm::EndpointEmbedder>>);
+
+/// The run's sentence encoder: the `[llm.embedding]` endpoint when configured, else the local
+/// MiniLM; the endpoint as such too, for its token bill. Called before the store is opened: a
+/// bad key variable or an unreachable endpoint stops the run before anything is written. The
+/// endpoint's dimension is read from (or recorded in) `cache_dir`, next to the vectors it keys.
+pub(crate) fn choose_embedder(
+    config: &BenchConfig,
+    settings: Option<&LlmSettings>,
+    local: Arc<MiniLm>,
+    cache_dir: &std::path::Path,
+) -> Result<ChosenEmbedder> {
+    let Some(settings) = settings.filter(|_| embedding_endpoint_configured(config)) else {
+        return Ok((local as Arc<dyn Embedder>, None));
+    };
+    let endpoint = llm::EndpointEmbedder::connect(
+        settings.embedding.clone(),
+        &|k| std::env::var(k).ok(),
+        Some(cache_dir),
+    )
+    .map_err(|e| match e {
+        llm::LlmError::Config(_) => anyhow::Error::from(BadInput(e.to_string())),
+        llm::LlmError::Core(e) => {
+            anyhow::Error::from(e).context("connecting to the embedding endpoint")
+        }
+    })?;
+    eprintln!(
+        "encoder: {} ({} dimensions, {} texts per request)",
+        endpoint.identity(),
+        endpoint.dim(),
+        endpoint.batch_size()
+    );
+    let endpoint = Arc::new(endpoint);
+    Ok((endpoint.clone(), Some(endpoint)))
+}
+
+/// Adds what the embedding endpoint was sent since the last call (requests, texts, tokens from
+/// `usage` and counted with cl100k) to the run's `embedding_usage` in `runs.config_json`,
+/// accumulated over the run's invocations. Nothing without an endpoint.
+pub(crate) async fn record_embedding_usage(
+    store: &Store,
+    run_id: i64,
+    endpoint: Option<&llm::EndpointEmbedder>,
+) -> Result<()> {
+    let Some(endpoint) = endpoint else {
+        return Ok(());
+    };
+    let u = endpoint.take_unrecorded();
+    let field = |name: &str| {
+        format!("'{name}', coalesce(json_extract(config_json, '$.embedding_usage.{name}'), 0) + ?")
+    };
+    let sql = format!(
+        "UPDATE runs SET config_json = json_set(config_json, '$.embedding_usage', json_object(
+            'encoder', ?, {}, {}, {}, {}, {})) WHERE id = ?",
+        field("requests"),
+        field("texts"),
+        field("tokens"),
+        field("usage_tokens"),
+        field("counted_tokens")
+    );
+    sqlx::query(&sql)
+        .bind(endpoint.identity())
+        .bind(u.requests as i64)
+        .bind(u.texts as i64)
+        .bind(u.tokens as i64)
+        .bind(u.usage_tokens as i64)
+        .bind(u.counted_tokens as i64)
+        .bind(run_id)
+        .execute(store.pool())
+        .await
+        .context("recording the embedding endpoint's usage with the run")?;
+    Ok(())
+}
+
 /// One HTTP client per role, made before the store is opened.
 pub(crate) struct LlmClients {
     pub(crate) answer: OpenAiLlm,

@@ -125,7 +125,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let encoder = Arc::new(
         MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
     );
-    let embedder: Arc<dyn Embedder> = encoder.clone();
+    let (embedder, endpoint_embedder) = choose_embedder(
+        &config,
+        llm_settings.as_ref(),
+        encoder.clone(),
+        &args.cache_dir,
+    )?;
     let cache = VectorCache::new(&args.cache_dir);
     let chunk_vectors = embed_with_progress(
         &cache,
@@ -240,6 +245,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         if let Some(settings) = &llm_settings {
             record_llm_settings(&store, run.id, settings).await?;
         }
+        record_embedding_usage(&store, run.id, endpoint_embedder.as_deref()).await?;
         let done = store.finished_pairs(run.id).await?;
         let shared = Arc::new(Shared {
             store: store.clone(),
@@ -272,6 +278,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
             budget,
         )
         .await?;
+        // Query-time embeddings (graph entities of questions) are billed too.
+        record_embedding_usage(&store, run.id, endpoint_embedder.as_deref()).await?;
         if let Stop::Budget { spent } = stop {
             println!(
                 "stopped at the token budget: {spent} LLM tokens spent by run {} (--max-tokens {}); \

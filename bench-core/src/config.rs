@@ -102,7 +102,8 @@ pub struct GraphConfig {
     pub min_ppr_score: f64,
     pub top_nodes: usize,
     pub max_triplets: usize,
-    /// `push` (approximate, local) or `exact` (power iteration).
+    /// `certified` (exact top-k, proven per query; the default), `exact` (power iteration to
+    /// 1e-6 L1) or `push` (approximate, local).
     pub ppr_engine: String,
 }
 
@@ -116,7 +117,7 @@ impl Default for GraphConfig {
             min_ppr_score: 1e-5,
             top_nodes: 100,
             max_triplets: 500,
-            ppr_engine: "exact".into(),
+            ppr_engine: "certified".into(),
         }
     }
 }
@@ -260,9 +261,9 @@ impl BenchConfig {
                 self.hybrid.fusion
             ));
         }
-        if !matches!(self.graph.ppr_engine.as_str(), "push" | "exact") {
+        if !matches!(self.graph.ppr_engine.as_str(), "push" | "exact" | "certified") {
             return Err(format!(
-                "graph.ppr_engine must be \"push\" or \"exact\", not {:?}",
+                "graph.ppr_engine must be \"certified\", \"exact\" or \"push\", not {:?}",
                 self.graph.ppr_engine
             ));
         }

@@ -1,42 +1,55 @@
 //! PPR speed and agreement on a seeded synthetic graph of MuSiQue's size.
 //!
 //! `cargo run --release -p paradigms --example perf_ppr [-- engine:parameter...]`, engines
-//! `push:EPSILON` (forward push) and `sweep:TOL` (push in Gauss-Seidel sweeps to a certified
-//! residual mass <= TOL); default `push:1e-5 sweep:1e-6`. `PPR_ANALYZE=1` adds the graph's
-//! structure, the reference score gaps and push's error per unit of degree.
+//! `push:EPSILON` (forward push), `sweep:TOL` (push in Gauss-Seidel sweeps to a certified residual
+//! mass <= TOL) and `certified:TIE` ([`certified_ppr`]); default `push:1e-5 certified:1e-12`.
+//! `PPR_ANALYZE=1` adds the graph's structure, the reference score gaps and push's error per unit
+//! of degree; `PPR_QUICK=1` times the certified engine alone (no baseline, no agreement).
 //!
-//! The graph has 206,738 nodes and 276,898 edges like MuSiQue's knowledge graph, shaped like the
-//! offline KGs built here (MuSiQue dev: 435 components, the largest with 90% of the nodes, degrees
-//! to ~1,200): a giant component of 90% of the nodes (preferential-attachment tree plus edges from
-//! a uniform to a preferential end, max degree 1,389, 39% leaves, 57 nodes of degree >= 100) and
-//! 6,882 small components of 2 + Geometric(1/2) nodes. 200 queries of 1-20 uniformly drawn seeds
-//! with weights in (0.4, 1] like seed similarities. Agreement is the tests' criterion: the top-100
-//! (scores >= 1e-5) equals the reference's (power iteration to 1e-13 L1), a different node only
-//! where its reference score ties the reference 100th within 1e-9, and "in order" when every rank
-//! holds the reference node or a 1e-9 near-tie of it. CPU time is this thread's schedstat.
+//! The graph has 206,738 nodes and 276,898 edges like MuSiQue's knowledge graph (the paper's
+//! Table 8), its giant component holding 88.2% of the nodes (Table 8's LCC ratio; the offline KGs
+//! built here have 90%): a preferential-attachment tree (max degree ~1,350, ~39% leaves) plus
+//! edges from a uniform to a preferential end, and the other nodes in small components of
+//! 2 + Geometric(1/2) nodes, which gives 8,139 components (Table 8: 7,722). Its parameters were
+//! fixed before the certified engine existed; only the giant component's share moved, to the
+//! paper's value. 200 queries of 1-20 uniformly drawn seeds with weights in (0.4, 1] like seed
+//! similarities. CPU time is this thread's schedstat.
 //!
-//! Measured on the shared 2-core machine, load 4.5-4.9 (wall ~ CPU, both inflated by the load):
-//! exact power iteration to 1e-6 L1 change (naive baseline): 152 ms wall, 147 ms CPU, 73.5
-//! iterations, agreement 200/200, in order 200/200.
-//! push 1e-5: 1.21 ms wall, 1.15 ms CPU, 126x faster, agreement 23/200, in order 0/200.
-//! sweep 1e-6 (certified L1 error <= 1e-6): 160 ms wall, 150 ms CPU, 1.0x, 200/200 in order.
-//! sweep 1e-7: 182 ms, 0.8x, 200/200 in order.
-//! Neither goal pair (< 5 ms and a top-100 equal to the exact one) is met by any engine here, so
-//! the retriever's default stays exact. Why (`PPR_ANALYZE=1`): push's error on a top-100 node is
-//! `deg(v) x` the PPR-weighted mean of the degree-normalised residual around it, measured at
-//! 0.35-0.65 epsilon for every top node, while the smallest non-tied gap in a reference top-101 is
-//! 3.6e-8 (p10) / 3.0e-7 (median) and 2.3 hubs (degree >= 100, up to 1,389) sit in each top-100:
-//! ranking them needs epsilon near 1e-11, i.e. global work.
+//! Agreement: the top-100 (scores >= 1e-5) must equal the reference's (power iteration to 1e-14
+//! L1, per-node error <= 5.7e-14) position by position, a different node allowed only where the
+//! two nodes' reference scores are within the tie tolerance (plus twice the reference's error); a
+//! node in one list only must be within it of the boundary (100th score or floor). Reported at
+//! 1e-12 (the certified engine's tie) and at the looser 1e-9 of earlier runs.
+//!
+//! Measured on the shared 2-core machine under load 4.6-4.9 from other builds (wall inflated ~1.5x
+//! over CPU; CPU is the steadier number):
+//! exact power iteration to 1e-6 L1 change (naive baseline): 235 ms wall, 151 ms CPU, 73.3
+//! iterations; its top-100 agrees with the reference on 200/200 (ties 1e-12).
+//! push 1e-5: 1.67 ms wall, 1.11 ms CPU, agreement set 31/200, in order 1/200.
+//! certified 1e-12: factor 312 ms once (185,438 nodes eliminated, 324,502 entries; core 21,300
+//! nodes, 171,418 upper-triangle entries); per query 20.6 ms wall (p50 21.6, p95 24.5), 13.7 ms
+//! CPU, 11.4x faster than the baseline (wall, 11.0x CPU), 18.6 CG iterations and 1.00
+//! certificate checks; certified 200/200 (largest certified error on a listed score 2.0e-10),
+//! agreement 200/200 at ties 1e-12.
+//! So the certified engine is exact and ~11x faster, short of the issue's < 5 ms and 20x: per
+//! query it costs ~19 CG iterations on the core (~60% of the time, bound by the scattered
+//! reads and writes of the half-storage product) and one certificate (back-substitution, then a
+//! residual sweep over the whole graph in its own node order, ~25%). Push stays fast and wrong on
+//! hubs (`PPR_ANALYZE=1`: its error on a top node is ~deg(v) x epsilon / 2).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use corpora::graph::Csr;
-use paradigms::ppr::{exact_ppr, push_ppr, sweep_ppr, top_k, PushPpr, PushWorkspace};
+use paradigms::ppr::{
+    certified_ppr, exact_ppr, push_ppr, sweep_ppr, top_k, CertifiedWorkspace, PprFactor, PushPpr,
+    PushWorkspace, DEFAULT_TIE,
+};
 
 const NODES: usize = 206_738;
 const EDGES: usize = 276_898;
-const CORE: usize = 186_064;
+/// Nodes of the giant component: MuSiQue's LCC ratio 0.882 (the paper's Table 8) x 206,738.
+const CORE: usize = 182_343;
 const QUERIES: usize = 200;
 const TOP: usize = 100;
 /// The retriever's PPR floor (Algorithm 4's tau_ppr): top-100 lists keep scores >= this.
@@ -123,15 +136,45 @@ fn synthetic_graph(rng: &mut SplitMix64) -> Csr {
     Csr::from_edges(NODES, list)
 }
 
+/// An agreement test of a top-k list against a reference.
+type Criterion = dyn Fn(&[(u32, f64)], &Reference) -> bool;
+
 /// The reference top-k and the reference scores of every node near the floor or above.
 struct Reference {
     top: Vec<(u32, f64)>,
     scores: HashMap<u32, f64>,
+    /// Bound on the reference's own per-node error: its last L1 change x damping / (1 - damping).
+    err: f64,
 }
 
-/// Whether `got` is the reference top-k up to near-ties: a node in one list and not the other
-/// must have a reference score within 1e-9 of the reference's boundary (its k-th score, or the
-/// floor when fewer nodes pass it).
+/// Whether `got` is the reference top-k up to ties within `tie` (widened by the reference's own
+/// error): position by position the same node, or one whose reference score is within the
+/// tolerance of the reference node's; a node in one list only must be within it of the boundary
+/// (the k-th reference score, or the floor when fewer nodes pass it).
+fn agrees_within(got: &[(u32, f64)], r: &Reference, tie: f64) -> bool {
+    let tol = tie + 2.0 * r.err;
+    let boundary = if r.top.len() == TOP {
+        r.top[TOP - 1].1
+    } else {
+        MIN_SCORE
+    };
+    let score = |v: u32| r.scores.get(&v).copied().unwrap_or(0.0);
+    let a: HashSet<u32> = got.iter().map(|p| p.0).collect();
+    let b: HashSet<u32> = r.top.iter().map(|p| p.0).collect();
+    a.symmetric_difference(&b)
+        .all(|&v| (score(v) - boundary).abs() <= tol)
+        && got
+            .iter()
+            .zip(&r.top)
+            .all(|(a, b)| a.0 == b.0 || (score(a.0) - b.1).abs() <= tol)
+}
+
+/// The older, looser criterion (near-ties within 1e-9), kept for comparison with earlier runs.
+fn agrees_in_order(got: &[(u32, f64)], r: &Reference) -> bool {
+    agrees_within(got, r, 1e-9)
+}
+
+/// Set agreement only, near-ties within 1e-9.
 fn agrees(got: &[(u32, f64)], r: &Reference) -> bool {
     let boundary = if r.top.len() == TOP {
         r.top[TOP - 1].1
@@ -142,17 +185,39 @@ fn agrees(got: &[(u32, f64)], r: &Reference) -> bool {
     let a: HashSet<u32> = got.iter().map(|p| p.0).collect();
     let b: HashSet<u32> = r.top.iter().map(|p| p.0).collect();
     a.symmetric_difference(&b)
-        .all(|&v| (score(v) - boundary).abs() <= 1e-9)
+        .all(|&v| (score(v) - boundary).abs() <= 1e-9 + 2.0 * r.err)
 }
 
-/// Order too: every position holds the reference node or a near-tie (1e-9) of it.
-fn agrees_in_order(got: &[(u32, f64)], r: &Reference) -> bool {
-    let score = |v: u32| r.scores.get(&v).copied().unwrap_or(0.0);
-    agrees(got, r)
-        && got
-            .iter()
-            .zip(&r.top)
-            .all(|(a, b)| a.0 == b.0 || (score(a.0) - b.1).abs() <= 1e-9)
+/// Components and the largest one's share of the nodes.
+fn components(csr: &Csr) -> (usize, usize) {
+    let n = csr.node_count();
+    let mut seen = vec![false; n];
+    let (mut count, mut largest) = (0, 0);
+    let mut stack = Vec::new();
+    for s in 0..n {
+        if seen[s] {
+            continue;
+        }
+        seen[s] = true;
+        stack.push(s as u32);
+        let mut size = 0;
+        while let Some(u) = stack.pop() {
+            size += 1;
+            for &w in csr.neighbors(u) {
+                if !seen[w as usize] {
+                    seen[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        count += 1;
+        largest = largest.max(size);
+    }
+    (count, largest)
+}
+
+fn percentile(sorted: &[f64], f: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * f).round() as usize]
 }
 
 fn main() {
@@ -164,18 +229,21 @@ fn main() {
         })
         .collect();
     if engines.is_empty() {
-        engines = vec![("push".into(), 1e-5), ("sweep".into(), 1e-6)];
+        engines = vec![("push".into(), 1e-5), ("certified".into(), DEFAULT_TIE)];
     }
     let mut rng = SplitMix64(0x5EED_2026);
     let t = Instant::now();
     let csr = synthetic_graph(&mut rng);
     let isolated = (0..NODES as u32).filter(|&v| csr.degree(v) == 0).count();
+    let (comps, largest) = components(&csr);
     println!(
-        "graph: {} nodes, {} edges, {} isolated, max degree {}, built in {:.0} ms",
+        "graph: {} nodes, {} edges, {} isolated, max degree {}, {comps} components, LCC ratio \
+         {:.3}, built in {:.0} ms",
         csr.node_count(),
         csr.edge_count(),
         isolated,
         (0..NODES as u32).map(|v| csr.degree(v)).max().unwrap(),
+        largest as f64 / NODES as f64,
         t.elapsed().as_secs_f64() * 1e3
     );
     let queries: Vec<Vec<(u32, f64)>> = (0..QUERIES)
@@ -187,6 +255,12 @@ fn main() {
         })
         .collect();
 
+    if std::env::var("PPR_QUICK").is_ok() {
+        // Development shortcut: the certified engine's speed and certificate only, no baseline
+        // and no reference, so no agreement and no speed-up.
+        run_certified(&csr, &queries, &[], DEFAULT_TIE, f64::NAN);
+        return;
+    }
     let (t, c) = (Instant::now(), cpu_ns());
     let mut naive_tops = Vec::with_capacity(QUERIES);
     let mut iterations = 0;
@@ -202,17 +276,18 @@ fn main() {
     let exact_ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
     let exact_cpu = (cpu_ns() - c) as f64 / 1e6 / QUERIES as f64;
     println!(
-        "exact power iteration to 1e-6 L1 (baseline): {exact_ms:.3} ms/query wall, {exact_cpu:.3} \
-         ms CPU, {:.1} iterations/query (load {})",
+        "exact power iteration to 1e-6 L1 (naive baseline): {exact_ms:.3} ms/query wall, \
+         {exact_cpu:.3} ms CPU, {:.1} iterations/query (load {})",
         iterations as f64 / QUERIES as f64,
         load()
     );
 
-    // Reference: power iteration to 1e-13 L1; only scores near the floor or above are kept.
+    // Reference: power iteration to 1e-14 L1 (per-node error <= 1e-14 x 0.85 / 0.15); only
+    // scores near the floor or above are kept.
     let references: Vec<Reference> = queries
         .iter()
         .map(|q| {
-            let r = exact_ppr(&csr, q, 0.85, 1e-13, 10_000).unwrap();
+            let r = exact_ppr(&csr, q, 0.85, 1e-14, 10_000).unwrap();
             let scores = r
                 .scores
                 .iter()
@@ -221,22 +296,27 @@ fn main() {
                 .map(|(i, &s)| (i as u32, s))
                 .collect::<HashMap<u32, f64>>();
             let top = top_k(scores.iter().map(|(&v, &s)| (v, s)), TOP, MIN_SCORE);
-            Reference { top, scores }
+            Reference {
+                top,
+                scores,
+                err: r.l1_change * 0.85 / 0.15,
+            }
         })
         .collect();
-    let naive_ok = naive_tops
-        .iter()
-        .zip(&references)
-        .filter(|(t, r)| agrees(t, r))
-        .count();
-    let naive_in_order = naive_tops
-        .iter()
-        .zip(&references)
-        .filter(|(t, r)| agrees_in_order(t, r))
-        .count();
+    let ref_err = references.iter().map(|r| r.err).fold(0.0, f64::max);
+    let count = |tops: &[Vec<(u32, f64)>], f: &Criterion| {
+        tops.iter()
+            .zip(&references)
+            .filter(|(t, r)| f(t, r))
+            .count()
+    };
     println!(
-        "exact-1e-6 top-{TOP} agreement with the 1e-13 reference: {naive_ok}/{QUERIES}, in order \
-         {naive_in_order}/{QUERIES}"
+        "reference: power iteration to 1e-14 L1, per-node error <= {ref_err:.1e}; naive exact \
+         top-{TOP} agreement: set {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, in order \
+         (ties {DEFAULT_TIE:e}) {}/{QUERIES}",
+        count(&naive_tops, &agrees),
+        count(&naive_tops, &agrees_in_order),
+        count(&naive_tops, &|t, r| agrees_within(t, r, DEFAULT_TIE)),
     );
 
     if std::env::var("PPR_ANALYZE").is_ok() {
@@ -246,6 +326,10 @@ fn main() {
     // Warm the workspace (its one-time allocation is not a per-query cost).
     push_ppr(&csr, &queries[0], 0.85, 1e-4, &mut ws).unwrap();
     for (name, x) in &engines {
+        if name == "certified" {
+            run_certified(&csr, &queries, &references, *x, exact_ms);
+            continue;
+        }
         let run = |q: &[(u32, f64)], ws: &mut PushWorkspace| -> PushPpr {
             match name.as_str() {
                 "push" => push_ppr(&csr, q, 0.85, *x, ws).unwrap(),
@@ -275,27 +359,80 @@ fn main() {
             })
             .sum::<f64>()
             / QUERIES as f64;
-        let ok = tops
-            .iter()
-            .zip(&references)
-            .filter(|(t, r)| agrees(t, r))
-            .count();
-        let in_order = tops
-            .iter()
-            .zip(&references)
-            .filter(|(t, r)| agrees_in_order(t, r))
-            .count();
         println!(
             "{name} {x:e}: {ms:.3} ms/query wall, {cpu:.3} ms CPU, {:.0} pushes/query, {:.1}x \
-             faster than the baseline (wall), max residual {left:.1e}; top-{TOP} set agreement \
-             {ok}/{QUERIES}, in order {in_order}/{QUERIES}, mean overlap {:.2}% (load {})",
+             faster than the baseline (wall), max residual {left:.1e}; top-{TOP} agreement: set \
+             {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, (ties {DEFAULT_TIE:e}) \
+             {}/{QUERIES}, mean overlap {:.2}% (load {})",
             pushes as f64 / QUERIES as f64,
             exact_ms / ms,
+            count(&tops, &agrees),
+            count(&tops, &agrees_in_order),
+            count(&tops, &|t, r| agrees_within(t, r, DEFAULT_TIE)),
             overlap * 100.0,
             load()
         );
     }
-    println!("naive exact top-{TOP} in order: {naive_in_order}/{QUERIES}");
+}
+
+/// The certified engine: factor once, then every query with its certificate.
+fn run_certified(
+    csr: &Csr,
+    queries: &[Vec<(u32, f64)>],
+    references: &[Reference],
+    tie: f64,
+    exact_ms: f64,
+) {
+    let t = Instant::now();
+    let factor = PprFactor::build(csr, 0.85).unwrap();
+    let (eliminated, core) = factor.sizes();
+    let (l_entries, s_entries) = factor.entries();
+    println!(
+        "certified: factor built in {:.0} ms (once per graph): {eliminated} nodes eliminated \
+         ({l_entries} entries), core {core} nodes ({s_entries} entries)",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let mut ws = CertifiedWorkspace::default();
+    certified_ppr(&factor, csr, &queries[0], TOP, MIN_SCORE, tie, &mut ws).unwrap();
+    let mut times = Vec::with_capacity(queries.len());
+    let mut tops = Vec::with_capacity(queries.len());
+    let (mut iterations, mut checks, mut certified) = (0, 0, 0);
+    let (mut top_error, mut max_error): (f64, f64) = (0.0, 0.0);
+    let (t, c) = (Instant::now(), cpu_ns());
+    for q in queries {
+        let tq = Instant::now();
+        let r = certified_ppr(&factor, csr, q, TOP, MIN_SCORE, tie, &mut ws).unwrap();
+        times.push(tq.elapsed().as_secs_f64() * 1e3);
+        iterations += r.iterations;
+        checks += r.checks;
+        certified += usize::from(r.certified);
+        top_error = top_error.max(r.top_error);
+        max_error = max_error.max(r.max_error);
+        tops.push(r.top);
+    }
+    let n = queries.len() as f64;
+    let ms = t.elapsed().as_secs_f64() * 1e3 / n;
+    let cpu = (cpu_ns() - c) as f64 / 1e6 / n;
+    times.sort_by(f64::total_cmp);
+    let agree = |f: &Criterion| tops.iter().zip(references).filter(|(t, r)| f(t, r)).count();
+    println!(
+        "certified {tie:e}: {ms:.3} ms/query wall (p50 {:.3}, p95 {:.3}, max {:.3}), {cpu:.3} ms \
+         CPU, {:.1}x faster than the baseline (wall); {:.1} CG iterations and {:.2} certificate \
+         checks/query; certified {certified}/{QUERIES}, largest certified error on a listed score \
+         {top_error:.1e}, on any score {max_error:.1e}; top-{TOP} agreement with the reference: \
+         set {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, in order (ties {tie:e}) \
+         {}/{QUERIES} (load {})",
+        percentile(&times, 0.5),
+        percentile(&times, 0.95),
+        times[times.len() - 1],
+        exact_ms / ms,
+        iterations as f64 / n,
+        checks as f64 / n,
+        agree(&agrees),
+        agree(&agrees_in_order),
+        agree(&move |t, r| agrees_within(t, r, tie)),
+        load()
+    );
 }
 
 /// CPU time of this thread in nanoseconds (`/proc/thread-self/schedstat`), 0 where unavailable.

@@ -171,7 +171,7 @@ async fn seeds_nodes_triplets_and_chunks_come_out_in_the_documented_order() {
     let scores: Vec<f32> = out.ranked.iter().map(|c| c.score).collect();
     assert_eq!(scores, [1.0, 1.0, 0.0, 0.0]);
     assert_eq!((out.tokens_in, out.tokens_out), (0, 0));
-    assert_eq!(out.trace["ppr"]["engine"]["engine"], "exact");
+    assert_eq!(out.trace["ppr"]["engine"]["engine"], "certified");
     assert_eq!(out.trace["fallback_to_question"], false);
 }
 

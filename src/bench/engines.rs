@@ -49,9 +49,11 @@ impl Parts<'_> {
                 min_score: g.min_ppr_score,
                 top_nodes: g.top_nodes,
                 max_triplets: g.max_triplets,
+                // The configuration was validated: these are the only names.
                 engine: match g.ppr_engine.as_str() {
                     "push" => PprEngine::push(),
-                    _ => PprEngine::exact(),
+                    "exact" => PprEngine::exact(),
+                    _ => PprEngine::certified(),
                 },
             },
         )?))

@@ -17,7 +17,7 @@ pub mod types;
 pub use config::BenchConfig;
 pub use error::{BenchError, LlmErrorKind, Result};
 pub use record::{
-    JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics, ResultRecord,
+    cost_measure, cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics, ResultRecord,
     RetrievedChunk, TokenSource,
 };
 pub use routing::{

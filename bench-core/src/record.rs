@@ -210,3 +210,26 @@ pub struct ResultRecord {
     /// Why the query failed, when it did; a failed query is a recorded result, not a crashed run.
     pub error: Option<String>,
 }
+
+/// The cost measure of one tuple that routers and reports trade against correctness.
+///
+/// In LLM mode it is the paradigm's billed tokens (construction share, retrieval, generation;
+/// the judge is an evaluation cost and is left out). Offline no model is called and every LLM
+/// column is zero, so the cost is the context the paradigm assembled for its reader, in cl100k
+/// tokens: what a generator would have been sent. Reports say which measure they plot.
+pub fn cost_tokens(mode: &str, llm_tokens: u64, context_tokens: u64) -> u64 {
+    if mode == "offline" {
+        context_tokens
+    } else {
+        llm_tokens
+    }
+}
+
+/// How [`cost_tokens`] measured a mode, for axis labels and tables.
+pub fn cost_measure(mode: &str) -> &'static str {
+    if mode == "offline" {
+        "context tokens per query (offline: no LLM billed)"
+    } else {
+        "LLM tokens per query (construction share + retrieval + generation)"
+    }
+}

@@ -2,6 +2,19 @@
 //! router zoo behind one registry, and cross-validated evaluation against Random, Best-fixed and
 //! Oracle. Routers see features and outcomes only; this crate never depends on `paradigms`.
 
+pub mod baselines;
+pub mod dataset;
+pub mod eval;
+pub mod external;
+pub mod features;
+pub mod models;
 pub mod registry;
+pub mod rng;
+pub mod seeds;
+pub mod synthetic;
+pub mod table;
 
+pub use features::{FeatureSet, INDICATOR_NAMES};
 pub use registry::{registry, Family, LlmAccess, RouterContext, RouterEntry};
+pub use rng::SplitMix64;
+pub use synthetic::{synthetic_rule, synthetic_set, synthetic_set_with};

@@ -65,8 +65,11 @@ pub struct RouterEntry {
     /// The default parameter sweep (λ of a cost-aware router); empty when it has no parameter.
     pub sweep: &'static [f64],
     /// A fresh, unfitted router; `param` is one value of the sweep (`None` without a sweep).
-    pub make: fn(&RouterContext, Option<f64>) -> Result<Box<dyn Router>>,
+    pub make: MakeRouter,
 }
+
+/// Builds a fresh, unfitted router from the context and one sweep value.
+pub type MakeRouter = fn(&RouterContext, Option<f64>) -> Result<Box<dyn Router>>;
 
 impl fmt::Debug for RouterEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -80,9 +83,25 @@ impl fmt::Debug for RouterEntry {
 /// Every built-in router, in table order.
 pub fn registry() -> Vec<RouterEntry> {
     vec![
-        // baselines (helper A)
+        crate::baselines::random_entry(),
+        crate::baselines::best_fixed_entry(),
+        crate::baselines::oracle_entry(),
         // ML and neural (helper B)
+        crate::models::lr::entry(),
+        crate::models::svm::entry(),
+        crate::models::rf::entry(),
+        crate::models::gbt::entry(),
+        crate::models::knn::entry(),
+        crate::models::mlp::entry(),
+        crate::models::dnn::entry(),
+        crate::models::two_tower::entry(),
         // seed papers and cost-aware (helper C)
+        crate::seeds::ner::entry(),
+        crate::seeds::ea_graphrag::entry(),
+        crate::seeds::rap_rag::entry(),
+        crate::seeds::r2adapter::entry(),
+        crate::seeds::llm_router::entry(),
+        crate::seeds::cost_aware::entry(),
     ]
 }
 

@@ -1,0 +1,696 @@
+//! The routing data set built from stored (query, corpus, paradigm, performance) tuples.
+//!
+//! One row per (query, corpus) of the chosen runs: the features are the one-hot query type, the
+//! question's sentence embedding, its syntax features (`metrics::query`) and the six corpus
+//! indicators stored by `ragrouter metrics`; the outcomes are each paradigm's stored result; the
+//! label follows a [`LabelPolicy`]. A tuple recorded as failed (`error` set) counts as not
+//! correct. Tokens of a tuple are `bench_core::cost_tokens`: in LLM mode everything the paradigm
+//! was billed (construction share, retrieval, generation; the judge's tokens are an evaluation
+//! cost and are left out), offline the context tokens it assembled (no LLM is billed offline).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use bench_core::{
+    BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, ParadigmId, QueryType, Result,
+    RoutingRow, RoutingSchema, RoutingSet, Store,
+};
+use corpora::embed::VectorCache;
+use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
+use sqlx::Row;
+
+use crate::features::INDICATOR_NAMES;
+
+/// The flat keys (`ragrouter metrics`' stored JSON) of the six indicators, in
+/// [`INDICATOR_NAMES`] order; the intrinsic dimension is the paper's form 1/mean(ln mu).
+pub const INDICATOR_KEYS: [&str; 6] = [
+    "graph.lcc_ratio",
+    "graph.density",
+    "graph.average_clustering",
+    "embeddings.twonn_mle",
+    "embeddings.hubness_skew_k10",
+    "embeddings.dispersion_mean",
+];
+
+/// Which runs feed the data set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSelection {
+    /// Explicit run ids (one per corpus); when empty, the latest run with results per corpus.
+    pub run_ids: Vec<i64>,
+    /// Restrict to these corpora (empty: every corpus with results).
+    pub corpora: Vec<String>,
+}
+
+/// One selected run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRef {
+    pub id: i64,
+    pub corpus: String,
+    pub corpus_hash: String,
+    pub mode: String,
+}
+
+/// One stored tuple, as the data set reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tuple {
+    pub query_id: String,
+    pub paradigm: ParadigmId,
+    pub judge: Option<JudgeLabel>,
+    pub semantic_f1: Option<f64>,
+    pub tokens: u64,
+    pub error: Option<String>,
+}
+
+/// What the store holds for one run: its questions, tuples and corpus indicators.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawCorpus {
+    pub run: RunRef,
+    /// (query id, text, type), in stored order, only queries with at least one tuple.
+    pub queries: Vec<(String, String, QueryType)>,
+    pub tuples: Vec<Tuple>,
+    /// In [`INDICATOR_NAMES`] order.
+    pub indicators: [f64; 6],
+}
+
+/// The built data set and where it came from.
+#[derive(Debug, Clone)]
+pub struct RoutingData {
+    pub set: RoutingSet,
+    /// Corpus name → run id, in corpus order.
+    pub runs: Vec<(String, i64)>,
+    /// The runs' common mode (`offline` or the LLM's identity).
+    pub mode: String,
+    /// The sentence encoder's identity.
+    pub encoder: String,
+    /// Tuples recorded as failed (counted as not correct).
+    pub failed_tuples: usize,
+}
+
+/// The runs to use: explicit ids, or per corpus the latest run that has results. All must share
+/// one mode, and a corpus may appear once.
+pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
+    let err = |e: sqlx::Error| BenchError::Other(format!("results store {}: {e}", store.path()));
+    let rows = sqlx::query(
+        "SELECT r.id, r.corpus, r.corpus_hash, r.mode FROM runs r
+         WHERE EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id) ORDER BY r.id",
+    )
+    .fetch_all(store.pool())
+    .await
+    .map_err(err)?;
+    let all: Vec<RunRef> = rows
+        .iter()
+        .map(|r| RunRef {
+            id: r.get(0),
+            corpus: r.get(1),
+            corpus_hash: r.get(2),
+            mode: r.get(3),
+        })
+        .collect();
+    let mut chosen: BTreeMap<String, RunRef> = BTreeMap::new();
+    if sel.run_ids.is_empty() {
+        // Ids grow with time: the last one seen per corpus is the latest.
+        for r in all {
+            chosen.insert(r.corpus.clone(), r);
+        }
+        if chosen.is_empty() {
+            return Err(BenchError::Invalid(format!(
+                "results store {} has no run with results: run `ragrouter bench <corpus>` first",
+                store.path()
+            )));
+        }
+    } else {
+        for id in &sel.run_ids {
+            let r = all.iter().find(|r| r.id == *id).ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "run {id} does not exist or has no results in {}",
+                    store.path()
+                ))
+            })?;
+            if let Some(prev) = chosen.insert(r.corpus.clone(), r.clone()) {
+                return Err(BenchError::Invalid(format!(
+                    "runs {} and {id} are both of corpus {}: give one run per corpus",
+                    prev.id, r.corpus
+                )));
+            }
+        }
+    }
+    if !sel.corpora.is_empty() {
+        for c in &sel.corpora {
+            if !chosen.contains_key(c) {
+                return Err(BenchError::Invalid(format!(
+                    "corpus {c:?} has no {} with results in {} (corpora with results: {})",
+                    if sel.run_ids.is_empty() {
+                        "run"
+                    } else {
+                        "selected run"
+                    },
+                    store.path(),
+                    chosen.keys().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        chosen.retain(|k, _| sel.corpora.contains(k));
+    }
+    let runs: Vec<RunRef> = chosen.into_values().collect();
+    let modes: BTreeSet<&str> = runs.iter().map(|r| r.mode.as_str()).collect();
+    if modes.len() > 1 {
+        return Err(BenchError::Invalid(format!(
+            "the selected runs mix modes ({}): a routing data set needs tuples of one mode; \
+             choose runs with --runs or corpora with --corpora",
+            runs.iter()
+                .map(|r| format!("run {} of {}: {}", r.id, r.corpus, r.mode))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    Ok(runs)
+}
+
+/// Reads the questions, tuples and indicators of each run.
+pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> {
+    let err = |e: sqlx::Error| BenchError::Other(format!("results store {}: {e}", store.path()));
+    let mut out = Vec::with_capacity(runs.len());
+    for run in runs {
+        let rows = sqlx::query(
+            "SELECT query_id, paradigm, judge_label, semantic_f1,
+                    tokens_construction_in + tokens_construction_out + tokens_retrieval_in
+                    + tokens_retrieval_out + tokens_generation_in + tokens_generation_out,
+                    error, context_tokens
+             FROM results WHERE run_id = ? ORDER BY query_id, paradigm",
+        )
+        .bind(run.id)
+        .fetch_all(store.pool())
+        .await
+        .map_err(err)?;
+        let mut tuples = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let query_id: String = r.get(0);
+            let paradigm: String = r.get(1);
+            let what = |m: String| {
+                BenchError::Invalid(format!(
+                    "results store {}: run {} query {query_id}: {m}",
+                    store.path(),
+                    run.id
+                ))
+            };
+            let paradigm: ParadigmId = paradigm
+                .parse()
+                .map_err(|e| what(format!("paradigm: {e}")))?;
+            let judge: Option<String> = r.get(2);
+            let judge = match judge {
+                None => None,
+                Some(s) => Some(
+                    JudgeLabel::parse(&s)
+                        .ok_or_else(|| what(format!("unknown judge label {s:?}")))?,
+                ),
+            };
+            let llm_tokens: i64 = r.get(4);
+            let context_tokens: i64 = r.get(6);
+            let tokens = bench_core::cost_tokens(
+                &run.mode,
+                llm_tokens.max(0) as u64,
+                context_tokens.max(0) as u64,
+            );
+            tuples.push(Tuple {
+                query_id,
+                paradigm,
+                judge,
+                semantic_f1: r.get(3),
+                tokens,
+                error: r.get(5),
+            });
+        }
+        let with_tuples: BTreeSet<&str> = tuples.iter().map(|t| t.query_id.as_str()).collect();
+        let qrows = sqlx::query(
+            "SELECT query_id, text, qtype FROM queries WHERE corpus = ? AND corpus_hash = ? ORDER BY rowid",
+        )
+        .bind(&run.corpus)
+        .bind(&run.corpus_hash)
+        .fetch_all(store.pool())
+        .await
+        .map_err(err)?;
+        let mut queries = Vec::new();
+        for r in &qrows {
+            let id: String = r.get(0);
+            if !with_tuples.contains(id.as_str()) {
+                continue;
+            }
+            let qtype: String = r.get(2);
+            let qtype: QueryType = qtype.parse().map_err(|e| {
+                BenchError::Invalid(format!("corpus {} query {id}: {e}", run.corpus))
+            })?;
+            queries.push((id, r.get(1), qtype));
+        }
+        let known: BTreeSet<&str> = queries.iter().map(|q| q.0.as_str()).collect();
+        if let Some(t) = tuples.iter().find(|t| !known.contains(t.query_id.as_str())) {
+            return Err(BenchError::Invalid(format!(
+                "run {} of {} has a tuple for query {} that the queries table lacks",
+                run.id, run.corpus, t.query_id
+            )));
+        }
+        let indicators = indicators(store, run).await?;
+        out.push(RawCorpus {
+            run: run.clone(),
+            queries,
+            tuples,
+            indicators,
+        });
+    }
+    Ok(out)
+}
+
+/// The six indicators of a corpus from its stored metrics.
+async fn indicators(store: &Store, run: &RunRef) -> Result<[f64; 6]> {
+    let Some((configuration, flat)) = store.corpus_metrics(&run.corpus, &run.corpus_hash).await?
+    else {
+        return Err(BenchError::Invalid(format!(
+            "corpus {} has no stored corpus metrics for its content (hash {}): run `ragrouter metrics {}` first",
+            run.corpus, run.corpus_hash, run.corpus
+        )));
+    };
+    let mut out = [0.0; 6];
+    for (slot, key) in out.iter_mut().zip(INDICATOR_KEYS) {
+        *slot = flat
+            .get(key)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "stored corpus metrics of {} ({configuration}): field {key:?} is missing or not a finite number; rerun `ragrouter metrics {}`",
+                    run.corpus, run.corpus
+                ))
+            })?;
+    }
+    Ok(out)
+}
+
+/// Builds the data set: classes are the paradigms present in the tuples, rows follow the runs'
+/// order and each corpus's stored query order. Questions are embedded in batches (through
+/// `cache` when given, keyed by corpus and encoder).
+pub fn build_set(
+    raw: &[RawCorpus],
+    policy: LabelPolicy,
+    embedder: &dyn Embedder,
+    cache: Option<&VectorCache>,
+) -> Result<RoutingData> {
+    let present: BTreeSet<ParadigmId> = raw
+        .iter()
+        .flat_map(|c| c.tuples.iter().map(|t| t.paradigm))
+        .collect();
+    let paradigms: Vec<ParadigmId> = present.into_iter().collect();
+    let dim = embedder.dim();
+    let schema = RoutingSchema::new(
+        &paradigms,
+        vec![
+            (
+                FeatureKind::QueryType,
+                QueryType::ALL
+                    .iter()
+                    .map(|t| format!("qtype={}", t.as_str()))
+                    .collect(),
+            ),
+            (
+                FeatureKind::QueryEmbedding,
+                (0..dim).map(|d| format!("emb{d}")).collect(),
+            ),
+            (
+                FeatureKind::QuerySyntax,
+                metrics::query::query_features("")
+                    .to_vec()
+                    .into_iter()
+                    .map(|(n, _)| n.to_string())
+                    .collect(),
+            ),
+            (
+                FeatureKind::CorpusIndicators,
+                INDICATOR_NAMES.iter().map(|s| s.to_string()).collect(),
+            ),
+        ],
+    );
+    let k = schema.n_classes();
+    let mut rows = Vec::new();
+    let mut failed_tuples = 0;
+    for c in raw {
+        let texts: Vec<&str> = c.queries.iter().map(|q| q.1.as_str()).collect();
+        let vectors = embed_questions(&c.run.corpus, &texts, embedder, cache)?;
+        let mut by_query: BTreeMap<&str, Vec<&Tuple>> = BTreeMap::new();
+        for t in &c.tuples {
+            by_query.entry(t.query_id.as_str()).or_default().push(t);
+        }
+        for (qi, (id, text, qtype)) in c.queries.iter().enumerate() {
+            let tuples = by_query.get(id.as_str()).map_or(&[][..], |v| v.as_slice());
+            let mut outcomes: Vec<Option<ClassOutcome>> = vec![None; k - 1];
+            let mut labelled = Vec::with_capacity(tuples.len());
+            for t in tuples {
+                let failed = t.error.is_some();
+                failed_tuples += usize::from(failed);
+                let judge = if failed { None } else { t.judge };
+                let semantic_f1 = t.semantic_f1.filter(|v| v.is_finite()).unwrap_or(0.0);
+                let o = Outcome {
+                    judge,
+                    semantic_f1,
+                    total_tokens: t.tokens,
+                };
+                let class = schema.class_of(t.paradigm).ok_or_else(|| {
+                    BenchError::Other(format!("paradigm {} missing from classes", t.paradigm))
+                })?;
+                outcomes[class] = Some(ClassOutcome {
+                    correct: o.is_correct(),
+                    semantic_f1,
+                    tokens: t.tokens as f64,
+                });
+                labelled.push((t.paradigm, o));
+            }
+            let label = match routing_label(&labelled, policy) {
+                RoutingLabel::Paradigm(p) => schema.class_of(p).unwrap_or(k - 1),
+                RoutingLabel::CannotAnswer => schema.cannot_answer(),
+            };
+            let mut features = Vec::with_capacity(schema.n_features());
+            features.extend(
+                QueryType::ALL
+                    .iter()
+                    .map(|t| f64::from(u8::from(t == qtype))),
+            );
+            features.extend(
+                vectors[qi * dim..(qi + 1) * dim]
+                    .iter()
+                    .map(|&v| f64::from(v)),
+            );
+            features.extend(
+                metrics::query::query_features(text)
+                    .to_vec()
+                    .into_iter()
+                    .map(|(_, v)| v),
+            );
+            features.extend(c.indicators);
+            rows.push(RoutingRow {
+                query_id: id.clone(),
+                corpus: c.run.corpus.clone(),
+                text: text.clone(),
+                qtype: *qtype,
+                features,
+                label,
+                outcomes,
+            });
+        }
+    }
+    let set = RoutingSet {
+        schema: Arc::new(schema),
+        rows,
+    };
+    set.validate()?;
+    Ok(RoutingData {
+        set,
+        runs: raw
+            .iter()
+            .map(|c| (c.run.corpus.clone(), c.run.id))
+            .collect(),
+        mode: raw.first().map(|c| c.run.mode.clone()).unwrap_or_default(),
+        encoder: embedder.name().to_string(),
+        failed_tuples,
+    })
+}
+
+/// Row-major question vectors of one corpus.
+fn embed_questions(
+    corpus: &str,
+    texts: &[&str],
+    embedder: &dyn Embedder,
+    cache: Option<&VectorCache>,
+) -> Result<Vec<f32>> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let data = match cache {
+        Some(cache) => {
+            cache
+                .get_or_embed(
+                    &format!("{corpus}:routing-questions"),
+                    texts,
+                    embedder,
+                    &|_, _| {},
+                )?
+                .data
+        }
+        None => {
+            let mut data = Vec::with_capacity(texts.len() * embedder.dim());
+            for batch in texts.chunks(256) {
+                data.extend(embedder.embed(batch)?.data);
+            }
+            data
+        }
+    };
+    if data.len() != texts.len() * embedder.dim() {
+        return Err(BenchError::Embedding(format!(
+            "encoder {} returned {} values for {} questions of dimension {}",
+            embedder.name(),
+            data.len(),
+            texts.len(),
+            embedder.dim()
+        )));
+    }
+    Ok(data)
+}
+
+/// Selects the runs, reads their tuples and builds the data set.
+pub async fn load_routing_data(
+    store: &Store,
+    sel: &RunSelection,
+    policy: LabelPolicy,
+    embedder: &dyn Embedder,
+    cache: Option<&VectorCache>,
+) -> Result<RoutingData> {
+    let runs = select_runs(store, sel).await?;
+    let raw = load_raw(store, &runs).await?;
+    build_set(&raw, policy, embedder, cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::{
+        BenchConfig, ParadigmOutput, PhaseTokens, QualityMetrics, ResultRecord, RunSpec,
+    };
+    use corpora::embed::HashEmbedder;
+
+    fn record(
+        q: &str,
+        p: ParadigmId,
+        judge: Option<JudgeLabel>,
+        sf1: f64,
+        tokens: u64,
+    ) -> ResultRecord {
+        ResultRecord {
+            query_id: q.into(),
+            paradigm: p,
+            output: ParadigmOutput {
+                answer: "a".into(),
+                tokens: PhaseTokens {
+                    construction_in: tokens / 2,
+                    generation_out: tokens - tokens / 2,
+                    ..PhaseTokens::default()
+                },
+                // Distinct from the LLM tokens, so the tests see which cost measure was used.
+                context_tokens: 2 * tokens + 1,
+                ..ParadigmOutput::default()
+            },
+            judge,
+            quality: QualityMetrics {
+                semantic_f1: Some(sf1),
+                ..QualityMetrics::default()
+            },
+            judge_tokens_in: 1000,
+            judge_tokens_out: 1000,
+            mode: "offline".into(),
+            config_hash: "h".into(),
+            error: None,
+        }
+    }
+
+    async fn store_with_run(mode: &str, name: &str, metrics: bool) -> (Store, i64) {
+        let store = Store::open_in_memory().await.unwrap();
+        let id = add_run(&store, mode, name, metrics).await;
+        (store, id)
+    }
+
+    async fn add_run(store: &Store, mode: &str, name: &str, metrics: bool) -> i64 {
+        let mut corpus = fixtures::tiny_corpus(
+            &[("d1", "Paris is the capital of France.")],
+            vec![
+                fixtures::query(
+                    "q1",
+                    "What is the capital of France?",
+                    QueryType::Factual,
+                    "Paris",
+                    &[],
+                ),
+                fixtures::query(
+                    "q2",
+                    "Why did Rome fall?",
+                    QueryType::Reasoning,
+                    "many reasons",
+                    &[],
+                ),
+            ],
+        );
+        corpus.name = name.into();
+        store.upsert_corpus(&corpus).await.unwrap();
+        let config = BenchConfig::default();
+        let run = store
+            .start_run(
+                &RunSpec {
+                    corpus: &corpus,
+                    config: &config,
+                    mode: mode.into(),
+                    reader: "r".into(),
+                    judge: "j".into(),
+                    embedder: "e".into(),
+                    extractor: String::new(),
+                    crate_version: "0".into(),
+                },
+                true,
+            )
+            .await
+            .unwrap();
+        use JudgeLabel::{Correct, Incorrect};
+        use ParadigmId::{Graph, LlmOnly, Naive};
+        let mut failed = record("q1", Graph, Some(Correct), 0.99, 10);
+        failed.error = Some("timeout".into());
+        for r in [
+            record("q1", Naive, Some(Correct), 0.7, 300),
+            record("q1", LlmOnly, Some(Correct), 0.6, 100),
+            // A failed tuple is never correct, whatever else it says.
+            failed,
+            record("q2", Naive, Some(Incorrect), 0.2, 300),
+            record("q2", LlmOnly, None, 0.0, 50),
+        ] {
+            store.write_result(run.id, &r).await.unwrap();
+        }
+        if metrics {
+            let mut flat = serde_json::Map::new();
+            for (i, k) in INDICATOR_KEYS.iter().enumerate() {
+                flat.insert(k.to_string(), serde_json::json!(0.5 + i as f64));
+            }
+            store
+                .put_corpus_metrics(
+                    name,
+                    &corpus.content_hash,
+                    "cfg",
+                    &serde_json::Value::Object(flat),
+                )
+                .await
+                .unwrap();
+        }
+        run.id
+    }
+
+    #[tokio::test]
+    async fn builds_rows_labels_and_features_from_tuples() {
+        let (store, run) = store_with_run("offline", "tiny", true).await;
+        let emb = HashEmbedder::new(8);
+        let d = load_routing_data(
+            &store,
+            &RunSelection::default(),
+            LabelPolicy::JudgeThenSemanticF1,
+            &emb,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(d.runs, vec![("tiny".to_string(), run)]);
+        assert_eq!(d.mode, "offline");
+        assert_eq!(d.failed_tuples, 1);
+        let s = &d.set.schema;
+        assert_eq!(
+            s.classes,
+            vec!["llm-only", "naive", "graph", "cannot-answer"]
+        );
+        assert_eq!(s.n_features(), 4 + 8 + 9 + 6);
+        let q1 = &d.set.rows[0];
+        assert_eq!(q1.query_id, "q1");
+        // Naive has the higher semantic F1 among correct ones; the failed graph tuple is out.
+        assert_eq!(q1.label, 1);
+        assert!(!q1.outcomes[2].unwrap().correct);
+        // Offline the cost is the context the paradigm assembled (no LLM is billed).
+        assert_eq!(q1.outcomes[1].unwrap().tokens, 601.0);
+        // In LLM mode: construction + generation, the judge's excluded.
+        let (store, _) = store_with_run("llm:m@http://127.0.0.1:1/v1", "tiny", true).await;
+        let d = load_routing_data(
+            &store,
+            &RunSelection::default(),
+            LabelPolicy::JudgeThenSemanticF1,
+            &emb,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(d.set.rows[0].outcomes[1].unwrap().tokens, 300.0);
+        assert_eq!(&q1.features[..4], &[1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(&q1.features[21..], &[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
+        let v = emb.vector("What is the capital of France?");
+        assert!((q1.features[4] - f64::from(v[0])).abs() < 1e-6);
+        let syn = metrics::query::query_features(&q1.text).to_vec();
+        assert_eq!(q1.features[12], syn[0].1);
+        // No correct paradigm: cannot-answer.
+        assert_eq!(d.set.rows[1].label, 3);
+        // The cheapest-correct policy picks llm-only for q1.
+        let d = load_routing_data(
+            &store,
+            &RunSelection::default(),
+            LabelPolicy::CheapestCorrect,
+            &emb,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(d.set.rows[0].label, 0);
+    }
+
+    #[tokio::test]
+    async fn clear_errors_for_missing_metrics_mixed_modes_and_bad_selections() {
+        let emb = HashEmbedder::new(4);
+        let policy = LabelPolicy::default();
+        let (store, _) = store_with_run("offline", "tiny", false).await;
+        let e = load_routing_data(&store, &RunSelection::default(), policy, &emb, None)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ragrouter metrics tiny"), "{e}");
+
+        let (store, _) = store_with_run("offline", "a", true).await;
+        add_run(&store, "gpt-x", "b", true).await;
+        let e = select_runs(&store, &RunSelection::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mix modes") && e.contains("gpt-x"), "{e}");
+        // Restricting to one corpus resolves it.
+        let one = RunSelection {
+            corpora: vec!["b".into()],
+            ..RunSelection::default()
+        };
+        assert_eq!(select_runs(&store, &one).await.unwrap()[0].mode, "gpt-x");
+        let missing = RunSelection {
+            corpora: vec!["zzz".into()],
+            ..RunSelection::default()
+        };
+        let e = select_runs(&store, &missing).await.unwrap_err().to_string();
+        assert!(e.contains("zzz") && e.contains("a, b"), "{e}");
+        let bad = RunSelection {
+            run_ids: vec![99],
+            ..RunSelection::default()
+        };
+        assert!(select_runs(&store, &bad)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("run 99"));
+        // The latest run per corpus wins.
+        let newer = add_run(&store, "offline", "a", true).await;
+        let only_a = RunSelection {
+            corpora: vec!["a".into()],
+            ..RunSelection::default()
+        };
+        assert_eq!(select_runs(&store, &only_a).await.unwrap()[0].id, newer);
+    }
+}

@@ -1,0 +1,576 @@
+//! Cross-validated evaluation of routers: stratified k-fold or leave-one-corpus-out splits, the
+//! per-fold measurements of `RouteEvalRow`, and their mean and spread over folds.
+//!
+//! Each (router, sweep value, fold) gets a fresh router, fitted on the training rows only. The
+//! rows it scores have their label and outcomes scrubbed unless its entry `sees_outcomes`
+//! (Oracle), so no router can peek at what it is graded on. The `cannot-answer` fallback of the
+//! correct rate is the training fold's most frequent optimal paradigm (Appendix D.3); regrets are
+//! against Oracle on the same rows. Jobs run in parallel but are collected in a fixed order: the
+//! numbers (not the timings) are the same on every run.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bench_core::routing::argmax;
+use bench_core::{BenchError, ParadigmId, Result, RouteEvalRow, Router, RoutingRow, RoutingSet};
+use metrics::labels::{correct_rate_with_fallback, Outcome, RoutingLabel};
+use rayon::prelude::*;
+
+use crate::baselines::{class_label, most_frequent_optimal_class};
+use crate::registry::{Family, RouterContext, RouterEntry};
+use crate::rng::{mix64, SplitMix64};
+
+/// Row indices of one fold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fold {
+    pub train: Vec<usize>,
+    pub test: Vec<usize>,
+}
+
+/// How the rows are split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// Stratified k-fold by label.
+    KFold(usize),
+    /// Leave one corpus out: one fold per corpus.
+    Loco,
+}
+
+impl Split {
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::KFold(_) => "kfold",
+            Split::Loco => "loco",
+        }
+    }
+
+    /// Parses `kfold` or `loco`; `folds` is used by k-fold.
+    pub fn parse(s: &str, folds: usize) -> Result<Split> {
+        match s.trim() {
+            "kfold" => Ok(Split::KFold(folds)),
+            "loco" => Ok(Split::Loco),
+            other => Err(BenchError::Invalid(format!(
+                "unknown split {other:?}: expected kfold (stratified k-fold) or loco (leave one corpus out)"
+            ))),
+        }
+    }
+
+    pub fn folds(self, set: &RoutingSet, seed: u64) -> Result<Vec<Fold>> {
+        match self {
+            Split::KFold(k) => stratified_kfold(&set.labels(), k, seed),
+            Split::Loco => leave_one_corpus_out(set),
+        }
+    }
+}
+
+/// Stratified k-fold: each class's rows are shuffled (seeded) and dealt to the folds in turn,
+/// continuing where the previous class stopped, so every fold gets each class's share to within
+/// one row and the folds' sizes differ by at most one. Folds are disjoint and cover every row;
+/// indices are sorted within a fold.
+pub fn stratified_kfold(labels: &[usize], k: usize, seed: u64) -> Result<Vec<Fold>> {
+    if k < 2 {
+        return Err(BenchError::Invalid(format!(
+            "k-fold needs at least 2 folds, got {k}"
+        )));
+    }
+    if labels.len() < k {
+        return Err(BenchError::Invalid(format!(
+            "{k} folds need at least {k} rows, the data set has {}",
+            labels.len()
+        )));
+    }
+    let mut by_class: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, &l) in labels.iter().enumerate() {
+        by_class.entry(l).or_default().push(i);
+    }
+    let mut rng = SplitMix64::new(seed);
+    let mut test: Vec<Vec<usize>> = vec![Vec::new(); k];
+    let mut next = 0;
+    for rows in by_class.values_mut() {
+        rng.shuffle(rows);
+        for &i in rows.iter() {
+            test[next].push(i);
+            next = (next + 1) % k;
+        }
+    }
+    Ok(test
+        .into_iter()
+        .map(|mut t| {
+            t.sort_unstable();
+            let mut in_test = vec![false; labels.len()];
+            t.iter().for_each(|&i| in_test[i] = true);
+            Fold {
+                train: (0..labels.len()).filter(|&i| !in_test[i]).collect(),
+                test: t,
+            }
+        })
+        .collect())
+}
+
+/// One fold per corpus (sorted by name): test on it, train on the others.
+pub fn leave_one_corpus_out(set: &RoutingSet) -> Result<Vec<Fold>> {
+    let mut corpora: Vec<&str> = set.rows.iter().map(|r| r.corpus.as_str()).collect();
+    corpora.sort_unstable();
+    corpora.dedup();
+    if corpora.len() < 2 {
+        return Err(BenchError::Invalid(format!(
+            "leave-one-corpus-out needs at least 2 corpora, the data set has {}",
+            corpora.len()
+        )));
+    }
+    Ok(corpora
+        .iter()
+        .map(|c| {
+            let (test, train) = (0..set.rows.len()).partition(|&i| set.rows[i].corpus == *c);
+            Fold { train, test }
+        })
+        .collect())
+}
+
+/// A row as a router that may not see outcomes gets it.
+pub fn scrub(row: &RoutingRow) -> RoutingRow {
+    RoutingRow {
+        label: 0,
+        outcomes: vec![None; row.outcomes.len()],
+        ..row.clone()
+    }
+}
+
+/// Builds a fresh router for a context and a sweep value.
+pub type MakeRouter =
+    Arc<dyn Fn(&RouterContext, Option<f64>) -> Result<Box<dyn Router>> + Send + Sync>;
+
+/// A router to evaluate: a registry entry, or one built at run time (an external program).
+#[derive(Clone)]
+pub struct Candidate {
+    pub name: String,
+    pub family: Family,
+    pub needs_llm: bool,
+    pub sees_outcomes: bool,
+    pub sweep: Vec<f64>,
+    pub make: MakeRouter,
+}
+
+impl fmt::Debug for Candidate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Candidate")
+            .field("name", &self.name)
+            .field("family", &self.family)
+            .field("sweep", &self.sweep)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<RouterEntry> for Candidate {
+    fn from(e: RouterEntry) -> Self {
+        let make = e.make;
+        Candidate {
+            name: e.name.to_string(),
+            family: e.family,
+            needs_llm: e.needs_llm,
+            sees_outcomes: e.sees_outcomes,
+            sweep: e.sweep.to_vec(),
+            make: Arc::new(make),
+        }
+    }
+}
+
+/// What `evaluate` measured, and the routers it could not run.
+#[derive(Debug, Clone, Default)]
+pub struct Evaluation {
+    pub rows: Vec<RouteEvalRow>,
+    /// (router, reason) for entries that were not run (an LLM router offline).
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Evaluates every entry (each value of its sweep) on every fold.
+pub fn evaluate(
+    set: &RoutingSet,
+    entries: &[Candidate],
+    folds: &[Fold],
+    ctx: &RouterContext,
+) -> Result<Evaluation> {
+    set.validate()?;
+    let mut skipped = Vec::new();
+    let mut jobs = Vec::new();
+    for e in entries {
+        if e.needs_llm && ctx.llm.is_none() {
+            skipped.push((
+                e.name.clone(),
+                "needs an LLM endpoint (offline run)".to_string(),
+            ));
+            continue;
+        }
+        let params: Vec<Option<f64>> = if e.sweep.is_empty() {
+            vec![None]
+        } else {
+            e.sweep.iter().map(|&p| Some(p)).collect()
+        };
+        for p in params {
+            for (fi, f) in folds.iter().enumerate() {
+                jobs.push((e, p, fi, f));
+            }
+        }
+    }
+    let per_job: Vec<Result<Vec<RouteEvalRow>>> = jobs
+        .par_iter()
+        .map(|(e, p, fi, f)| evaluate_fold(set, e, *p, *fi as u32, f, ctx))
+        .collect();
+    let mut rows = Vec::new();
+    for r in per_job {
+        rows.extend(r?);
+    }
+    Ok(Evaluation { rows, skipped })
+}
+
+/// Rank (1-based) of class `truth` when classes are ordered by score, higher first, ties by
+/// lower class index; NaN ranks last.
+pub fn rank_of(scores: &[f64], truth: usize) -> usize {
+    let key = |v: f64| if v.is_nan() { f64::NEG_INFINITY } else { v };
+    let t = key(scores[truth]);
+    1 + scores
+        .iter()
+        .enumerate()
+        .filter(|&(j, &s)| key(s) > t || (key(s) == t && j < truth))
+        .count()
+}
+
+/// Macro F1 over the classes present in the truth or the predictions.
+pub fn macro_f1(truth: &[usize], pred: &[usize], n_classes: usize) -> f64 {
+    let mut tp = vec![0usize; n_classes];
+    let mut n_true = vec![0usize; n_classes];
+    let mut n_pred = vec![0usize; n_classes];
+    for (&t, &p) in truth.iter().zip(pred) {
+        n_true[t] += 1;
+        n_pred[p] += 1;
+        if t == p {
+            tp[t] += 1;
+        }
+    }
+    let present: Vec<usize> = (0..n_classes)
+        .filter(|&c| n_true[c] + n_pred[c] > 0)
+        .collect();
+    if present.is_empty() {
+        return 0.0;
+    }
+    present
+        .iter()
+        .map(|&c| 2.0 * tp[c] as f64 / (n_true[c] + n_pred[c]) as f64)
+        .sum::<f64>()
+        / present.len() as f64
+}
+
+fn evaluate_fold(
+    set: &RoutingSet,
+    entry: &Candidate,
+    param: Option<f64>,
+    fold: u32,
+    f: &Fold,
+    ctx: &RouterContext,
+) -> Result<Vec<RouteEvalRow>> {
+    let schema = &set.schema;
+    let k = schema.n_classes();
+    let train = set.subset(&f.train);
+    let truth_rows: Vec<&RoutingRow> = f.test.iter().map(|&i| &set.rows[i]).collect();
+    let test_rows: Vec<RoutingRow> = truth_rows
+        .iter()
+        .map(|r| {
+            if entry.sees_outcomes {
+                (*r).clone()
+            } else {
+                scrub(r)
+            }
+        })
+        .collect();
+    let fold_ctx = RouterContext {
+        seed: mix64(ctx.seed ^ u64::from(fold)),
+        llm: ctx.llm.clone(),
+    };
+    let ctx_err = |m: String| {
+        BenchError::Invalid(format!(
+            "router {}{} fold {fold}: {m}",
+            entry.name,
+            param.map(|p| format!(" (param {p})")).unwrap_or_default()
+        ))
+    };
+    let mut router: Box<dyn Router> = (entry.make)(&fold_ctx, param)?;
+    let t = Instant::now();
+    router
+        .fit(&train)
+        .map_err(|e| ctx_err(format!("fit: {e}")))?;
+    let fit_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let scores = router
+        .scores_batch(schema, &test_rows)
+        .map_err(|e| ctx_err(format!("scores: {e}")))?;
+    let costs: Vec<f64> = test_rows
+        .iter()
+        .map(|r| {
+            let c = router.cost(r);
+            (c.tokens_in + c.tokens_out) as f64
+        })
+        .collect();
+    let score_ms = t.elapsed().as_secs_f64() * 1e3;
+    if scores.len() != test_rows.len() {
+        return Err(ctx_err(format!(
+            "{} score vectors for {} rows",
+            scores.len(),
+            test_rows.len()
+        )));
+    }
+    if let Some((i, s)) = scores.iter().enumerate().find(|(_, s)| s.len() != k) {
+        return Err(ctx_err(format!(
+            "row {i}: {} scores, the schema has {k} classes",
+            s.len()
+        )));
+    }
+    let fallback = most_frequent_optimal_class(schema, &train.rows);
+    let latency_ms = if test_rows.is_empty() {
+        0.0
+    } else {
+        score_ms / test_rows.len() as f64
+    };
+
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    groups.insert("*", (0..truth_rows.len()).collect());
+    for (i, r) in truth_rows.iter().enumerate() {
+        groups.entry(r.corpus.as_str()).or_default().push(i);
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    for (corpus, idx) in groups {
+        let n = idx.len();
+        let truth: Vec<usize> = idx.iter().map(|&i| truth_rows[i].label).collect();
+        let pred: Vec<usize> = idx.iter().map(|&i| argmax(&scores[i])).collect();
+        let rows: Vec<&RoutingRow> = idx.iter().map(|&i| truth_rows[i]).collect();
+        let denom = n.max(1) as f64;
+        let accuracy = truth.iter().zip(&pred).filter(|(t, p)| t == p).count() as f64 / denom;
+        let mrr = idx
+            .iter()
+            .map(|&i| 1.0 / rank_of(&scores[i], truth_rows[i].label) as f64)
+            .sum::<f64>()
+            / denom;
+        let (cr, tokens) = outcome_measures(set, &rows, &pred, fallback);
+        let (oracle_cr, oracle_tokens) = outcome_measures(set, &rows, &truth, fallback);
+        let own = idx.iter().map(|&i| costs[i]).sum::<f64>() / denom;
+        out.push(RouteEvalRow {
+            router: entry.name.clone(),
+            param,
+            corpus: corpus.to_string(),
+            fold,
+            n: n as u32,
+            accuracy,
+            macro_f1: macro_f1(&truth, &pred, k),
+            mrr,
+            correct_rate: cr,
+            mean_tokens: tokens + own,
+            regret_correct: oracle_cr - cr,
+            regret_tokens: tokens + own - oracle_tokens,
+            latency_ms,
+            fit_ms,
+        });
+    }
+    Ok(out)
+}
+
+/// Correct rate (with the `cannot-answer` fallback) and mean tokens of the chosen paradigms.
+/// A predicted paradigm without a tuple for the query is not correct and costs nothing
+/// recorded; with no fallback (no training label names a paradigm) `cannot-answer` is never
+/// correct and costs nothing.
+fn outcome_measures(
+    set: &RoutingSet,
+    rows: &[&RoutingRow],
+    pred: &[usize],
+    fallback: Option<usize>,
+) -> (f64, f64) {
+    let schema = &set.schema;
+    let ca = schema.cannot_answer();
+    let chosen = |p: usize| if p == ca { fallback } else { Some(p) };
+    let tokens = rows
+        .iter()
+        .zip(pred)
+        .map(|(r, &p)| {
+            chosen(p)
+                .and_then(|c| r.outcomes[c])
+                .map_or(0.0, |o| o.tokens)
+        })
+        .sum::<f64>()
+        / rows.len().max(1) as f64;
+    let labels: Vec<RoutingLabel> = pred.iter().map(|&p| class_label(schema, p)).collect();
+    let outcomes: Vec<Vec<(ParadigmId, Outcome)>> = rows
+        .iter()
+        .map(|r| {
+            r.outcomes
+                .iter()
+                .enumerate()
+                .filter_map(|(c, o)| {
+                    let o = (*o)?;
+                    let p = schema.paradigm_of(c)?;
+                    Some((
+                        p,
+                        Outcome {
+                            judge: o.correct.then_some(bench_core::JudgeLabel::Correct),
+                            semantic_f1: o.semantic_f1,
+                            total_tokens: o.tokens as u64,
+                        },
+                    ))
+                })
+                .collect()
+        })
+        .collect();
+    let cr = match fallback.and_then(|c| schema.paradigm_of(c)) {
+        Some(fb) => correct_rate_with_fallback(&labels, &outcomes, fb),
+        None => {
+            rows.iter()
+                .zip(pred)
+                .filter(|(r, &p)| p != ca && r.outcomes[p].is_some_and(|o| o.correct))
+                .count() as f64
+                / rows.len().max(1) as f64
+        }
+    };
+    (cr, tokens)
+}
+
+/// Mean and sample standard deviation over folds of one (router, param, corpus).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub router: String,
+    pub param: Option<f64>,
+    pub corpus: String,
+    pub folds: usize,
+    /// Test rows over all folds.
+    pub n: u64,
+    pub mean: Measures,
+    pub std: Measures,
+}
+
+/// The averaged measurements.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Measures {
+    pub accuracy: f64,
+    pub macro_f1: f64,
+    pub mrr: f64,
+    pub correct_rate: f64,
+    pub mean_tokens: f64,
+    pub regret_correct: f64,
+    pub regret_tokens: f64,
+    pub latency_ms: f64,
+    pub fit_ms: f64,
+}
+
+impl Measures {
+    fn of(r: &RouteEvalRow) -> [f64; 9] {
+        [
+            r.accuracy,
+            r.macro_f1,
+            r.mrr,
+            r.correct_rate,
+            r.mean_tokens,
+            r.regret_correct,
+            r.regret_tokens,
+            r.latency_ms,
+            r.fit_ms,
+        ]
+    }
+
+    fn from(v: [f64; 9]) -> Measures {
+        Measures {
+            accuracy: v[0],
+            macro_f1: v[1],
+            mrr: v[2],
+            correct_rate: v[3],
+            mean_tokens: v[4],
+            regret_correct: v[5],
+            regret_tokens: v[6],
+            latency_ms: v[7],
+            fit_ms: v[8],
+        }
+    }
+}
+
+/// Groups rows by (router, param, corpus), in first-seen router order and corpus name order
+/// (`*` first), and averages over folds (each fold weighs the same). The spread is the sample
+/// standard deviation (0 for one fold).
+pub fn summarize(rows: &[RouteEvalRow]) -> Vec<Summary> {
+    let mut order: Vec<(String, Option<u64>)> = Vec::new();
+    let mut groups: BTreeMap<(usize, String), Vec<&RouteEvalRow>> = BTreeMap::new();
+    for r in rows {
+        let key = (r.router.clone(), r.param.map(f64::to_bits));
+        let pos = order.iter().position(|k| *k == key).unwrap_or_else(|| {
+            order.push(key);
+            order.len() - 1
+        });
+        groups.entry((pos, r.corpus.clone())).or_default().push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((pos, corpus), rs)| {
+            let m = rs.len() as f64;
+            let vals: Vec<[f64; 9]> = rs.iter().map(|r| Measures::of(r)).collect();
+            let mut mean = [0.0; 9];
+            let mut std = [0.0; 9];
+            for j in 0..9 {
+                mean[j] = vals.iter().map(|v| v[j]).sum::<f64>() / m;
+                if rs.len() > 1 {
+                    std[j] = (vals.iter().map(|v| (v[j] - mean[j]).powi(2)).sum::<f64>()
+                        / (m - 1.0))
+                        .sqrt();
+                }
+            }
+            Summary {
+                router: order[pos].0.clone(),
+                param: order[pos].1.map(f64::from_bits),
+                corpus,
+                folds: rs.len(),
+                n: rs.iter().map(|r| u64::from(r.n)).sum(),
+                mean: Measures::from(mean),
+                std: Measures::from(std),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_and_f1_golden_values() {
+        assert_eq!(rank_of(&[0.1, 0.7, 0.2], 1), 1);
+        assert_eq!(rank_of(&[0.1, 0.7, 0.2], 0), 3);
+        // Ties: lower class index ranks first.
+        assert_eq!(rank_of(&[0.5, 0.5, 0.5], 2), 3);
+        assert_eq!(rank_of(&[0.5, 0.5, 0.5], 0), 1);
+        assert_eq!(rank_of(&[f64::NAN, 0.0], 0), 2);
+        // truth [0,0,1,2], pred [0,1,1,1]: F1 class0 = 2*1/(2+1), class1 = 2*1/(1+3), class2 = 0.
+        let f1 = macro_f1(&[0, 0, 1, 2], &[0, 1, 1, 1], 4);
+        assert!((f1 - (2.0 / 3.0 + 0.5) / 3.0).abs() < 1e-12, "{f1}");
+        assert_eq!(macro_f1(&[1, 1], &[1, 1], 3), 1.0);
+    }
+
+    #[test]
+    fn summary_mean_and_sample_std() {
+        let row = |fold: u32, acc: f64| RouteEvalRow {
+            router: "r".into(),
+            param: None,
+            corpus: "*".into(),
+            fold,
+            n: 10,
+            accuracy: acc,
+            macro_f1: 0.0,
+            mrr: 0.0,
+            correct_rate: 0.0,
+            mean_tokens: 0.0,
+            regret_correct: 0.0,
+            regret_tokens: 0.0,
+            latency_ms: 0.0,
+            fit_ms: 0.0,
+        };
+        let s = summarize(&[row(0, 0.5), row(1, 0.7), row(2, 0.9)]);
+        assert_eq!(s.len(), 1);
+        assert!((s[0].mean.accuracy - 0.7).abs() < 1e-12);
+        assert!((s[0].std.accuracy - 0.2).abs() < 1e-12);
+        assert_eq!(s[0].n, 30);
+    }
+}

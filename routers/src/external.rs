@@ -1,0 +1,369 @@
+//! A router implemented by another program, spoken to over JSON lines on stdin/stdout (the
+//! protocol is in `docs/router-protocol.md`).
+//!
+//! The program is started without a shell (`std::process::Command` on an argv list), once per
+//! fitted router, and lives until the router is dropped. Every request waits at most the
+//! configured timeout; on a timeout, a malformed reply or an early exit the child is killed and
+//! the error carries the tail of its stderr.
+
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use serde_json::{json, Value};
+
+use crate::eval::Candidate;
+use crate::registry::{Family, RouterContext};
+
+/// The protocol version sent in every `fit` request.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Default time one request may take.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Keep at most this much of the child's stderr for error messages.
+const STDERR_KEEP: usize = 4096;
+
+/// How to start an external router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalSpec {
+    /// The router's name in tables and the store.
+    pub name: String,
+    /// Program and arguments (no shell: no globbing, no quoting, no pipes).
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+}
+
+impl ExternalSpec {
+    /// Parses `NAME=PROGRAM ARG...` (arguments split on whitespace) or `external:PROGRAM ARG...`
+    /// (named after the program's file stem).
+    pub fn parse(s: &str) -> Result<ExternalSpec> {
+        let bad = |m: &str| {
+            BenchError::Invalid(format!(
+                "external router {s:?}: {m}; expected NAME=PROGRAM [ARGS...] or external:PROGRAM [ARGS...]"
+            ))
+        };
+        let (name, rest) = if let Some(rest) = s.strip_prefix("external:") {
+            (None, rest)
+        } else if let Some((n, rest)) = s.split_once('=') {
+            (Some(n.trim().to_string()), rest)
+        } else {
+            return Err(bad("no name"));
+        };
+        let argv: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        let Some(program) = argv.first() else {
+            return Err(bad("no program"));
+        };
+        let name = match name {
+            Some(n) => n,
+            None => std::path::Path::new(program)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .ok_or_else(|| bad("cannot name the router after its program"))?,
+        };
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Err(bad(
+                "the name must be non-empty ASCII letters, digits, '-', '_' or '.'",
+            ));
+        }
+        Ok(ExternalSpec {
+            name,
+            argv,
+            timeout: DEFAULT_TIMEOUT,
+        })
+    }
+
+    /// An evaluation candidate that starts this program per fold.
+    pub fn candidate(&self) -> Candidate {
+        let spec = self.clone();
+        Candidate {
+            name: self.name.clone(),
+            family: Family::External,
+            needs_llm: false,
+            sees_outcomes: false,
+            sweep: Vec::new(),
+            make: Arc::new(move |ctx: &RouterContext, _| {
+                Ok(Box::new(ExternalRouter::new(spec.clone(), ctx.seed)) as Box<dyn Router>)
+            }),
+        }
+    }
+}
+
+/// A running child process.
+struct Child_ {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// The router side of the protocol.
+pub struct ExternalRouter {
+    spec: ExternalSpec,
+    seed: u64,
+    proc_: Mutex<Option<Child_>>,
+}
+
+impl fmt::Debug for ExternalRouter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExternalRouter")
+            .field("name", &self.spec.name)
+            .field("argv", &self.spec.argv)
+            .finish()
+    }
+}
+
+impl ExternalRouter {
+    pub fn new(spec: ExternalSpec, seed: u64) -> Self {
+        ExternalRouter {
+            spec,
+            seed,
+            proc_: Mutex::new(None),
+        }
+    }
+
+    fn err(&self, m: impl fmt::Display) -> BenchError {
+        BenchError::Other(format!(
+            "external router {} ({}): {m}",
+            self.spec.name,
+            self.spec.argv.join(" ")
+        ))
+    }
+
+    fn start(&self) -> Result<Child_> {
+        let mut child = Command::new(&self.spec.argv[0])
+            .args(&self.spec.argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.err(format!("cannot start: {e}")))?;
+        let stdin = child.stdin.take().ok_or_else(|| self.err("no stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| self.err("no stdout"))?;
+        let mut stderr_pipe = child.stderr.take().ok_or_else(|| self.err("no stderr"))?;
+        let (tx, lines) = mpsc::channel();
+        // Readers on their own threads, so a request can time out while the child is silent.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let stop = line.is_err();
+                if tx.send(line).is_err() || stop {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+                s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if s.len() > 2 * STDERR_KEEP {
+                    let cut = s.len() - STDERR_KEEP;
+                    let cut = (cut..s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+                    s.drain(..cut);
+                }
+            }
+        });
+        Ok(Child_ {
+            child,
+            stdin,
+            lines,
+            stderr,
+        })
+    }
+
+    /// Sends one request and waits for its reply line; on any failure the child is killed.
+    fn request(&self, p: &mut Option<Child_>, msg: &Value) -> Result<Value> {
+        let c = p
+            .as_mut()
+            .ok_or_else(|| self.err("not started (fit first)"))?;
+        let outcome = (|| -> std::result::Result<Value, String> {
+            let mut line = msg.to_string();
+            line.push('\n');
+            c.stdin
+                .write_all(line.as_bytes())
+                .and_then(|()| c.stdin.flush())
+                .map_err(|e| format!("writing the request: {e}"))?;
+            let reply = match c.lines.recv_timeout(self.spec.timeout) {
+                Ok(Ok(l)) => l,
+                Ok(Err(e)) => return Err(format!("reading the reply: {e}")),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(format!(
+                        "no reply within {:.1} s (timeout)",
+                        self.spec.timeout.as_secs_f64()
+                    ))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err("exited before replying".to_string())
+                }
+            };
+            let v: Value = serde_json::from_str(&reply).map_err(|e| {
+                format!(
+                    "reply is not JSON ({e}): {:?}",
+                    reply.chars().take(200).collect::<String>()
+                )
+            })?;
+            if let Some(e) = v.get("error") {
+                return Err(format!(
+                    "reported an error: {}",
+                    e.as_str().map_or_else(|| e.to_string(), str::to_string)
+                ));
+            }
+            Ok(v)
+        })();
+        outcome.map_err(|m| {
+            let mut c = p.take().expect("checked above");
+            let _ = c.child.kill();
+            let status = c.child.wait().ok();
+            // Give the stderr reader a moment to drain what the child wrote before dying.
+            std::thread::sleep(Duration::from_millis(50));
+            let stderr = c
+                .stderr
+                .lock()
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default();
+            let mut msg = m;
+            if let Some(s) = status.filter(|s| !s.success()) {
+                msg.push_str(&format!(" [{s}]"));
+            }
+            if !stderr.is_empty() {
+                let tail: String = stderr
+                    .chars()
+                    .rev()
+                    .take(STDERR_KEEP)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                msg.push_str(&format!("; stderr:\n{tail}"));
+            }
+            self.err(msg)
+        })
+    }
+}
+
+impl Drop for ExternalRouter {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.proc_.get_mut().ok().and_then(Option::take) {
+            // Closing stdin is the polite end; kill in case the program ignores it.
+            drop(c.stdin);
+            let deadline = std::time::Instant::now() + Duration::from_millis(500);
+            loop {
+                match c.child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => {
+                        let _ = c.child.kill();
+                        let _ = c.child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn schema_json(schema: &RoutingSchema) -> Value {
+    json!({
+        "classes": schema.classes,
+        "feature_names": schema.feature_names,
+        "blocks": schema.blocks,
+    })
+}
+
+impl Router for ExternalRouter {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn fit(&mut self, train: &RoutingSet) -> Result<()> {
+        let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
+        if p.is_none() {
+            *p = Some(self.start()?);
+        }
+        let msg = json!({
+            "type": "fit",
+            "version": PROTOCOL_VERSION,
+            "seed": self.seed,
+            "schema": schema_json(&train.schema),
+            "rows": train.rows,
+        });
+        let reply = self.request(&mut p, &msg)?;
+        if reply.get("ok") != Some(&Value::Bool(true)) {
+            return Err(self.err(format!("fit reply lacks \"ok\": true: {reply}")));
+        }
+        Ok(())
+    }
+
+    fn scores(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<Vec<f64>> {
+        let mut v = self.scores_batch(schema, std::slice::from_ref(row))?;
+        v.pop().ok_or_else(|| self.err("no scores"))
+    }
+
+    fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
+        let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
+        let reply = self.request(&mut p, &json!({"type": "predict", "rows": rows}))?;
+        let scores = reply
+            .get("scores")
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(format!("predict reply lacks \"scores\": {reply}")))?;
+        if scores.len() != rows.len() {
+            return Err(self.err(format!(
+                "{} score lists for {} rows",
+                scores.len(),
+                rows.len()
+            )));
+        }
+        let k = schema.n_classes();
+        scores
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let s = s.as_array().filter(|a| a.len() == k).ok_or_else(|| {
+                    self.err(format!("scores of row {i}: expected a list of {k} numbers"))
+                })?;
+                s.iter()
+                    .map(|x| {
+                        x.as_f64().ok_or_else(|| {
+                            self.err(format!("scores of row {i}: {x} is not a number"))
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_specs() {
+        let s = ExternalSpec::parse("centroid=python3 examples/external_router.py --k 3").unwrap();
+        assert_eq!(s.name, "centroid");
+        assert_eq!(
+            s.argv,
+            ["python3", "examples/external_router.py", "--k", "3"]
+        );
+        let s = ExternalSpec::parse("external:bin/my-router.sh").unwrap();
+        assert_eq!(s.name, "my-router");
+        assert!(ExternalSpec::parse("nothing").is_err());
+        assert!(ExternalSpec::parse("x=").is_err());
+        assert!(ExternalSpec::parse("a b=prog").is_err());
+    }
+}

@@ -16,50 +16,9 @@ use routers::{registry, synthetic_set, RouterContext, SplitMix64};
 const N_ROWS: usize = 8000;
 const EMBEDDING: usize = 384;
 
-/// The synthetic set with its 16-dim embedding padded to 384 dims of seeded noise.
+/// The synthetic set with its embedding padded to the encoder's 384 dims.
 fn wide_set() -> RoutingSet {
-    let base = synthetic_set(N_ROWS, 42);
-    let s = &base.schema;
-    let emb = s
-        .block(FeatureKind::QueryEmbedding)
-        .expect("embedding block")
-        .clone();
-    let extra = EMBEDDING - emb.len;
-    let paradigms: Vec<_> = (0..s.n_classes())
-        .filter_map(|c| s.paradigm_of(c))
-        .collect();
-    let blocks = s
-        .blocks
-        .iter()
-        .map(|b| {
-            let mut names: Vec<String> = s.feature_names[b.range()].to_vec();
-            if b.kind == FeatureKind::QueryEmbedding {
-                names.extend((0..extra).map(|i| format!("pad{i}")));
-            }
-            (b.kind, names)
-        })
-        .collect();
-    let schema = RoutingSchema::new(&paradigms, blocks);
-    let mut rng = SplitMix64::new(7);
-    let rows = base
-        .rows
-        .iter()
-        .map(|r| {
-            let mut f = r.features[..emb.start + emb.len].to_vec();
-            f.extend((0..extra).map(|_| 0.05 * rng.normal()));
-            f.extend_from_slice(&r.features[emb.start + emb.len..]);
-            bench_core::RoutingRow {
-                features: f,
-                ..r.clone()
-            }
-        })
-        .collect();
-    let set = RoutingSet {
-        schema: Arc::new(schema),
-        rows,
-    };
-    set.validate().expect("valid set");
-    set
+    routers::synthetic::widen_embedding(&synthetic_set(N_ROWS, 42), EMBEDDING, 7)
 }
 
 fn main() {

@@ -21,21 +21,30 @@
 //! node in one list only must be within it of the boundary (100th score or floor). Reported at
 //! 1e-12 (the certified engine's tie) and at the looser 1e-9 of earlier runs.
 //!
-//! Measured on the shared 2-core machine under load 4.6-4.9 from other builds (wall inflated ~1.5x
-//! over CPU; CPU is the steadier number):
-//! exact power iteration to 1e-6 L1 change (naive baseline): 235 ms wall, 151 ms CPU, 73.3
-//! iterations; its top-100 agrees with the reference on 200/200 (ties 1e-12).
-//! push 1e-5: 1.67 ms wall, 1.11 ms CPU, agreement set 31/200, in order 1/200.
-//! certified 1e-12: factor 312 ms once (185,438 nodes eliminated, 324,502 entries; core 21,300
-//! nodes, 171,418 upper-triangle entries); per query 20.6 ms wall (p50 21.6, p95 24.5), 13.7 ms
-//! CPU, 11.4x faster than the baseline (wall, 11.0x CPU), 18.6 CG iterations and 1.00
-//! certificate checks; certified 200/200 (largest certified error on a listed score 2.0e-10),
-//! agreement 200/200 at ties 1e-12.
-//! So the certified engine is exact and ~11x faster, short of the issue's < 5 ms and 20x: per
-//! query it costs ~19 CG iterations on the core (~60% of the time, bound by the scattered
-//! reads and writes of the half-storage product) and one certificate (back-substitution, then a
-//! residual sweep over the whole graph in its own node order, ~25%). Push stays fast and wrong on
-//! hubs (`PPR_ANALYZE=1`: its error on a top node is ~deg(v) x epsilon / 2).
+//! Measured on the shared 2-core machine (CPU is the steadier number; wall is inflated when the
+//! load from other builds exceeds ~1):
+//! exact power iteration to 1e-6 L1 change (naive baseline): 143-146 ms CPU (load 1.1-1.8),
+//! 73.3 iterations; its top-100 agrees with the reference on 200/200 (ties 1e-12).
+//! push 1e-5: 0.94-0.98 ms CPU, agreement set 31/200, in order 1/200.
+//! certified 1e-12: factor 225 ms once (185,438 nodes eliminated, 324,502 entries; core 21,300
+//! nodes, 171,418 upper-triangle entries); per query 10.2-10.6 ms CPU (wall the same at load
+//! ~1.1; p95 10.5-11.0), 13.8-14.0x faster than the baseline in two full runs, 9.0 CG iterations
+//! and 1.00 certificate checks; certified 200/200 (largest certified error on a listed score
+//! 1.2e-10), agreement 200/200 at ties 1e-12.
+//! Before the Gauss-Seidel preconditioner (Jacobi, half-storage product): 13.2 ms CPU and 18.6
+//! iterations per query, measured back to back with the current 10.3-10.6 ms (`PPR_QUICK=1`,
+//! load 1.2); 13.7 ms / 11x at load 4.7 in the earlier run.
+//! So the certified engine is exact and ~14x faster, still short of the issue's < 5 ms and 20x.
+//! Where a query's time goes now (wall-clock phases, load ~2): CG ~5.6 ms (9 iterations of two
+//! triangular sweeps over the core's 342,836 off-diagonal entries; perf puts the time on the
+//! rows' dependent subtractions, and neither 16-bit column indices, which cut the bytes, nor
+//! two or four partial sums per row, nor SSOR's omega > 1 (more iterations) helped), the
+//! certificate ~4.5 ms
+//! (back-substitution ~1.0, the residual sweep over all 553,796 arcs in the graph's own node
+//! order ~2.7, bounded by its scattered reads of `y`, bounds and top-k ~0.7). Tried without
+//! gain: eliminating up to degree 4, 8, 12 or 20 instead of 6 (8 and 12 tie with 6, 4 and 20
+//! are slower) and a looser first CG tolerance (more second checks). Push stays fast and wrong
+//! on hubs (`PPR_ANALYZE=1`: its error on a top node is ~deg(v) x epsilon / 2).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;

@@ -24,7 +24,7 @@
 //! - [`certified_ppr`]: a per-graph partial Cholesky factorization ([`PprFactor`]) plus conjugate
 //!   gradients on the remaining core, and a certificate, computed from the residual on the graph
 //!   itself, that its top-k is the exact top-k up to ties within `tie` (1e-12). On the
-//!   MuSiQue-sized graph: about 10x faster than [`exact_ppr`] per query with every sampled top-100
+//!   MuSiQue-sized graph: about 14x faster than [`exact_ppr`] per query with every sampled top-100
 //!   certified (numbers in `examples/perf_ppr.rs`).
 
 use std::collections::{HashMap, VecDeque};
@@ -53,7 +53,7 @@ pub enum PprEngine {
     Certified { tie: f64 },
 }
 
-/// The certified engine: the exact top-k (proven per query, ties within 1e-12), about 10x
+/// The certified engine: the exact top-k (proven per query, ties within 1e-12), about 14x
 /// faster than power iteration to 1e-6 L1; see [`DEFAULT_PUSH_EPSILON`] for why not push.
 impl Default for PprEngine {
     fn default() -> Self {
@@ -474,7 +474,8 @@ const ROUND: f64 = f64::EPSILON;
 /// most [`ELIMINATION_MAX_DEGREE`] (trees and chains are eliminated without fill); what remains is
 /// the core, whose Schur complement `S` is solved per query by conjugate gradients. Nodes are
 /// renumbered eliminated-first (in elimination order), then the core in breadth-first order (so the
-/// CG sweep reads neighbours close in memory), then the isolated nodes.
+/// CG sweeps read neighbours close in memory), then the isolated nodes. The core is stored scaled
+/// to unit diagonal and split into its two strict triangles, for the Gauss-Seidel sweeps.
 #[derive(Debug, Clone)]
 pub struct PprFactor {
     damping: f64,
@@ -482,6 +483,8 @@ pub struct PprFactor {
     key: (usize, usize, u64),
     /// Node id -> new id.
     position: Vec<u32>,
+    /// New id -> node id.
+    order: Vec<u32>,
     eliminated: usize,
     core: usize,
     /// `1 / pivot` of each eliminated node.
@@ -491,13 +494,57 @@ pub struct PprFactor {
     l_offsets: Vec<u32>,
     l_cols: Vec<u32>,
     l_vals: Vec<f64>,
-    /// The Schur complement on the core (core-local ids): upper-triangle off-diagonal entries
-    /// and the diagonal.
-    s_offsets: Vec<u32>,
-    s_cols: Vec<u32>,
-    s_vals: Vec<f64>,
-    s_inv_diag: Vec<f64>,
-    s_diag: Vec<f64>,
+    /// `l_cols` as node ids: the back-substitution writes the solution by node id directly.
+    l_nodes: Vec<u32>,
+    /// `1 / sqrt(diagonal)` of the core's Schur complement `S` (core-local ids).
+    s_scale: Vec<f64>,
+    /// Strict lower and upper triangles of the unit-diagonal scaled `S`.
+    lower: Triangle,
+    upper: Triangle,
+}
+
+/// Rows of a strictly triangular sparse matrix.
+#[derive(Debug, Clone)]
+struct Triangle {
+    offsets: Vec<u32>,
+    cols: Vec<u32>,
+    vals: Vec<f64>,
+}
+
+impl Default for Triangle {
+    fn default() -> Self {
+        Triangle {
+            offsets: vec![0],
+            cols: Vec::new(),
+            vals: Vec::new(),
+        }
+    }
+}
+
+impl Triangle {
+    /// `v <- (I + T)^-1 v` for the strict lower triangle `T` (rows in increasing order).
+    fn solve_lower(&self, v: &mut [f64]) {
+        for i in 0..v.len() {
+            let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+            let mut s = v[i];
+            for (&c, &w) in self.cols[a..b].iter().zip(&self.vals[a..b]) {
+                s -= w * v[c as usize];
+            }
+            v[i] = s;
+        }
+    }
+
+    /// `v <- (I + T)^-1 v` for the strict upper triangle `T` (rows in decreasing order).
+    fn solve_upper(&self, v: &mut [f64]) {
+        for i in (0..v.len()).rev() {
+            let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+            let mut s = v[i];
+            for (&c, &w) in self.cols[a..b].iter().zip(&self.vals[a..b]) {
+                s -= w * v[c as usize];
+            }
+            v[i] = s;
+        }
+    }
 }
 
 /// Checksum of a graph's CSR (FNV-1a over every offset and neighbour), so a cached factor is
@@ -600,52 +647,59 @@ impl PprFactor {
             position[v as usize] = i as u32;
         }
         let mut l_offsets = vec![0u32];
-        let (mut l_cols, mut l_vals) = (Vec::new(), Vec::new());
+        let (mut l_cols, mut l_vals, mut l_nodes) = (Vec::new(), Vec::new(), Vec::new());
         let mut inv_pivot = Vec::with_capacity(first_core);
         for (_, pv, row) in &eliminated {
             inv_pivot.push(1.0 / pv);
             for &(a, w) in row {
                 l_cols.push(position[a as usize]);
+                l_nodes.push(a);
                 l_vals.push(w);
             }
             l_offsets.push(l_cols.len() as u32);
         }
-        let mut s_offsets = vec![0u32];
-        let (mut s_cols, mut s_vals) = (Vec::new(), Vec::new());
-        let mut s_inv_diag = Vec::with_capacity(core);
-        let mut s_diag = Vec::with_capacity(core);
-        for &v in &order[first_core..first_core + core] {
+        // The core's Schur complement S, symmetrically scaled to unit diagonal
+        // (`D^-1/2 S D^-1/2 = I + L + L^T`), split into its strict lower and upper triangles
+        // for the symmetric Gauss-Seidel preconditioner's two sweeps.
+        let s_scale: Vec<f64> = order[first_core..first_core + core]
+            .iter()
+            .map(|&v| 1.0 / pivot[v as usize].sqrt())
+            .collect();
+        let mut lower = Triangle::default();
+        let mut upper = Triangle::default();
+        for (me, &v) in order[first_core..first_core + core].iter().enumerate() {
             let mut row: Vec<(u32, f64)> = adj[v as usize]
                 .iter()
                 .map(|(&a, &w)| (position[a as usize] - first_core as u32, w))
                 .collect();
             row.sort_unstable_by_key(|e| e.0);
-            // The upper triangle only: the CG product applies each entry both ways, so it
-            // streams half the memory.
-            let me = position[v as usize] - first_core as u32;
-            for (a, w) in row.into_iter().filter(|e| e.0 > me) {
-                s_cols.push(a);
-                s_vals.push(w);
+            for (a, w) in row {
+                let t = if (a as usize) < me {
+                    &mut lower
+                } else {
+                    &mut upper
+                };
+                t.cols.push(a);
+                t.vals.push(w * s_scale[me] * s_scale[a as usize]);
             }
-            s_offsets.push(s_cols.len() as u32);
-            s_inv_diag.push(1.0 / pivot[v as usize]);
-            s_diag.push(pivot[v as usize]);
+            lower.offsets.push(lower.cols.len() as u32);
+            upper.offsets.push(upper.cols.len() as u32);
         }
         Ok(PprFactor {
             damping,
             key: (n, csr.neighbors.len(), csr_checksum(csr)),
             position,
+            order,
             eliminated: first_core,
             core,
             inv_pivot,
             l_offsets,
             l_cols,
             l_vals,
-            s_offsets,
-            s_cols,
-            s_vals,
-            s_inv_diag,
-            s_diag,
+            l_nodes,
+            s_scale,
+            lower,
+            upper,
         })
     }
 
@@ -654,9 +708,9 @@ impl PprFactor {
         (self.eliminated, self.core)
     }
 
-    /// Stored entries: (elimination factor, core Schur complement).
+    /// Stored entries: (elimination factor, core Schur complement's upper triangle).
     pub fn entries(&self) -> (usize, usize) {
-        (self.l_cols.len(), self.s_cols.len())
+        (self.l_cols.len(), self.upper.cols.len())
     }
 
     /// Whether this factor was built from `csr` with `damping` (checks the full checksum:
@@ -670,10 +724,9 @@ impl PprFactor {
 /// Dense buffers of [`certified_ppr`], reused across queries.
 #[derive(Debug, Clone, Default)]
 pub struct CertifiedWorkspace {
-    /// Right-hand side, then solution `y`, by new id.
+    /// Right-hand side by new id.
     rhs: Vec<f64>,
-    y: Vec<f64>,
-    /// `y` by node id.
+    /// The solution `y` by node id.
     y_node: Vec<f64>,
     /// Residual bound `|r(v)|` plus rounding, by node id.
     slack: Vec<f64>,
@@ -704,8 +757,10 @@ pub struct CertifiedPpr {
 /// that its top-k is the exact one.
 ///
 /// Solves `M y = (1 - damping) p` (see [`PprFactor`]): forward elimination, CG on the core's
-/// Schur complement (Jacobi-preconditioned; M is SPD and its diagonally scaled form has condition
-/// number at most `(1 + damping) / (1 - damping)`), back-substitution, `pi = D y`. Isolated seeds
+/// Schur complement (preconditioned by symmetric Gauss-Seidel, applied by Eisenstat's trick at
+/// the cost of one product per iteration; M is SPD and its diagonally scaled form has condition
+/// number at most `(1 + damping) / (1 - damping)`; on the MuSiQue-sized graph this halves the
+/// iterations of Jacobi's preconditioner), back-substitution, `pi = D y`. Isolated seeds
 /// are exact in closed form: with `q` their share of `p`, networkx's dangling rule gives them
 /// `(1 - damping) p(v) / (1 - damping q)` and scales every other score by `1 / (1 - damping q)`.
 ///
@@ -759,10 +814,8 @@ pub fn certified_ppr(
     let (e, c) = (factor.eliminated, factor.core);
     ws.rhs.clear();
     ws.rhs.resize(n, 0.0);
-    // Every entry but the isolated nodes' (which stay 0) is written by the substitution.
-    if ws.y.len() != n {
-        ws.y = vec![0.0; n];
-    }
+    // Every entry is written by the substitution (isolated nodes: 0).
+    ws.y_node.resize(n, 0.0);
     for &(s, w) in &seeds {
         if csr.degree(s) > 0 {
             ws.rhs[factor.position[s as usize] as usize] += (1.0 - damping) * w;
@@ -785,62 +838,72 @@ pub fn certified_ppr(
         v.clear();
         v.resize(c, 0.0);
     }
-    r.copy_from_slice(&ws.rhs[e..e + c]);
-    for i in 0..c {
-        z[i] = r[i] * factor.s_inv_diag[i];
+    // CG on the split-preconditioned system `(I + L)^-1 A (I + L^T)^-1 u = (I + L)^-1 b'`
+    // (symmetric Gauss-Seidel on the scaled core `A = I + L + L^T`, `b' = D^-1/2 b`), its
+    // product by Eisenstat's trick: with `t = (I + L^T)^-1 p`, it is `t + (I + L)^-1 (p - t)`,
+    // one sweep of each triangle, as many entries as one product by `A`.
+    for ((ri, &b), &f) in r.iter_mut().zip(&ws.rhs[e..e + c]).zip(&factor.s_scale) {
+        *ri = b * f;
     }
-    p.copy_from_slice(z);
-    let mut rz: f64 = r.iter().zip(z.iter()).map(|(a, b)| a * b).sum();
+    factor.lower.solve_lower(r);
+    p.copy_from_slice(r);
+    let mut rz: f64 = r.iter().map(|a| a * a).sum();
     let rz0 = rz;
     // Start tight enough that one check usually certifies: a check (back-substitution and a
-    // residual sweep over the whole graph) costs about ten CG iterations on the core.
+    // residual sweep over the whole graph) costs about eight CG iterations on the core.
     let mut tau = 1e-11;
     loop {
         // CG until the preconditioned residual norm drops below tau relative to the start.
         while rz > 0.0 && rz > tau * tau * rz0 && result.iterations < 1000 {
             result.iterations += 1;
-            // q = S p from the upper triangle.
+            q.copy_from_slice(p);
+            factor.upper.solve_upper(q);
             for i in 0..c {
-                q[i] = p[i] * factor.s_diag[i];
+                z[i] = p[i] - q[i];
             }
+            factor.lower.solve_lower(z);
+            let mut pq = 0.0;
             for i in 0..c {
-                let (start, end) = (
-                    factor.s_offsets[i] as usize,
-                    factor.s_offsets[i + 1] as usize,
-                );
-                let (mut s, pi) = (q[i], p[i]);
-                for (&col, &val) in factor.s_cols[start..end]
-                    .iter()
-                    .zip(&factor.s_vals[start..end])
-                {
-                    s += val * p[col as usize];
-                    q[col as usize] += val * pi;
-                }
-                q[i] = s;
+                q[i] += z[i];
+                pq += p[i] * q[i];
             }
-            let pq: f64 = p.iter().zip(q.iter()).map(|(a, b)| a * b).sum();
             let a = rz / pq;
             let mut rz_next = 0.0;
             for i in 0..c {
                 x[i] += a * p[i];
                 r[i] -= a * q[i];
-                z[i] = r[i] * factor.s_inv_diag[i];
-                rz_next += r[i] * z[i];
+                rz_next += r[i] * r[i];
             }
             let beta = rz_next / rz;
             rz = rz_next;
             for i in 0..c {
-                p[i] = z[i] + beta * p[i];
+                p[i] = r[i] + beta * p[i];
             }
         }
-        // Back-substitution.
-        ws.y[e..e + c].copy_from_slice(x);
+        // Core solution `D^-1/2 (I + L^T)^-1 u` (in `z`, free between iterations), then
+        // back-substitution, all by node id.
+        z.copy_from_slice(x);
+        factor.upper.solve_upper(z);
+        for ((&v, &zi), &f) in factor.order[e..e + c]
+            .iter()
+            .zip(z.iter())
+            .zip(&factor.s_scale)
+        {
+            ws.y_node[v as usize] = zi * f;
+        }
+        for &v in &factor.order[e + c..] {
+            ws.y_node[v as usize] = 0.0;
+        }
         for i in (0..e).rev() {
             let mut s = ws.rhs[i];
-            for j in factor.l_offsets[i] as usize..factor.l_offsets[i + 1] as usize {
-                s -= factor.l_vals[j] * ws.y[factor.l_cols[j] as usize];
+            let (a, b) = (
+                factor.l_offsets[i] as usize,
+                factor.l_offsets[i + 1] as usize,
+            );
+            for (&u, &w) in factor.l_nodes[a..b].iter().zip(&factor.l_vals[a..b]) {
+                s -= w * ws.y_node[u as usize];
             }
-            ws.y[i] = s * factor.inv_pivot[i];
+            ws.y_node[factor.order[i] as usize] = s * factor.inv_pivot[i];
         }
         result.checks += 1;
         let done = certify(
@@ -863,7 +926,7 @@ pub fn certified_ppr(
     Ok(result)
 }
 
-/// Scores from `ws.y`, the certified bounds, the top-k and whether the certificate holds.
+/// Scores from `ws.y_node`, the certified bounds, the top-k and whether the certificate holds.
 #[allow(clippy::too_many_arguments)]
 fn certify(
     factor: &PprFactor,
@@ -878,16 +941,20 @@ fn certify(
 ) -> bool {
     let damping = factor.damping;
     let n = csr.node_count();
-    ws.y_node.clear();
-    ws.y_node
-        .extend(factor.position.iter().map(|&i| ws.y[i as usize]));
     ws.slack.clear();
+    ws.slack.resize(n, 0.0);
     out.scores.clear();
+    out.scores.resize(n, 0.0);
+    let y = &ws.y_node[..n];
     // One pass: score and padded residual of every node (seeds are sorted by node id).
     let mut next_seed = seeds.iter().peekable();
     let mut b_max: f64 = 0.0;
-    for v in 0..n {
-        let (start, end) = (csr.offsets[v] as usize, csr.offsets[v + 1] as usize);
+    let rows = csr
+        .offsets
+        .windows(2)
+        .zip(out.scores.iter_mut().zip(&mut ws.slack));
+    for (v, (w, (score, slack_v))) in rows.enumerate() {
+        let (start, end) = (w[0] as usize, w[1] as usize);
         let mut teleport = 0.0;
         if let Some(&&(s, w)) = next_seed.peek() {
             if s as usize == v {
@@ -897,26 +964,30 @@ fn certify(
         }
         if start == end {
             // Isolated: exact closed form, up to the rounding of two products.
-            let score = scale * teleport;
-            out.scores.push(score);
-            ws.slack.push(0.0);
+            *score = scale * teleport;
             continue;
         }
         let (mut pulled, mut pulled_abs) = (0.0, 0.0);
         for &u in &csr.neighbors[start..end] {
-            let yu = ws.y_node[u as usize];
+            let yu = y[u as usize];
             pulled += yu;
             pulled_abs += yu.abs();
         }
         let d = (end - start) as f64;
-        let own = d * ws.y_node[v];
+        let own = d * y[v];
         let residual = teleport - own + damping * pulled;
         let magnitude = teleport + own.abs() + damping * pulled_abs;
         let slack = residual.abs() + (d + 4.0) * ROUND * magnitude;
-        b_max = b_max.max(slack / d);
-        out.scores.push(scale * own);
-        ws.slack.push(slack);
+        // `max(slack / d)` without a division per node (b_max never decreases, so a skipped
+        // node has `slack / d <= b_max (1 + u)`); the factor on `b_max` below covers that and
+        // the division's rounding.
+        if slack > b_max * d {
+            b_max = b_max.max(slack / d);
+        }
+        *score = scale * own;
+        *slack_v = slack;
     }
+    let b_max = b_max * (1.0 + 2.0 * ROUND);
     let b = b_max / (1.0 - damping);
     // Error bound of node v: the unscaled solution's, scaled, plus the rounding of the products.
     let slack = &ws.slack;
@@ -955,15 +1026,19 @@ fn certify(
     let mut listed: Vec<u32> = out.top.iter().map(|p| p.0).collect();
     listed.sort_unstable();
     let mut max_error: f64 = 0.0;
+    let mut finite = true;
     for (v, &s) in out.scores.iter().enumerate() {
         let e = bound(v, s);
         max_error = max_error.max(e);
         let hi = s + e;
+        // A NaN would pass every comparison below.
+        finite &= hi.is_finite();
         let excluded = hi < min_score + tie || (full && hi <= min_lo + tie);
         if hi >= threshold && !excluded && listed.binary_search(&(v as u32)).is_err() {
             ok = false;
         }
     }
+    ok &= finite;
     out.max_error = max_error;
     out.certified = ok;
     ok

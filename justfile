@@ -20,6 +20,11 @@ corpora:
 metrics *args:
     cargo run --release -- metrics {{args}}
 
+# Figures, tables, exports and report.html of the latest runs and router evaluations:
+# just report [--corpus a,b] [--run ID] [--eval ID] [--db PATH]
+report out="target/report" *args:
+    cargo run --release -- report --out {{out}} {{args}}
+
 # The test suite, exactly as CI runs it.
 test:
     bash .ci/run
@@ -30,6 +35,7 @@ perf:
     cargo run --release -p corpora --example perf_search
     cargo run --release -p paradigms --example perf_ppr
     cargo run --release -p metrics --example perf_metrics
+    cargo run --release -p routers --example perf_cv
     # Graph build from cached triplets (the second build reads every chunk from the store).
     cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache
     cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache

@@ -35,6 +35,10 @@ pub enum Command {
     Graph(crate::commands::graph::GraphArgs),
     /// Corpus metrics of raw files (edge list TSV and/or float32 embeddings).
     Metrics(crate::commands::metrics::MetricsArgs),
+    /// Evaluate routers on the stored tuples (`route eval`) or list them (`route list`).
+    Route(crate::commands::route::RouteArgs),
+    /// Write the figures, tables, exports and HTML report of the stored runs and router evaluations.
+    Report(crate::commands::report::ReportArgs),
 }
 
 #[derive(Debug, Args, Clone)]

@@ -29,6 +29,8 @@ fn main() {
         Command::CheckLlm(args) => commands::check_llm::run(&args),
         Command::Graph(args) => commands::graph::run(&args),
         Command::Metrics(args) => commands::metrics::run(&args),
+        Command::Route(args) => commands::route::run(&args),
+        Command::Report(args) => commands::report::run(&args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

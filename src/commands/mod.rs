@@ -4,4 +4,6 @@ pub mod check_llm;
 pub mod corpora;
 pub mod graph;
 pub mod metrics;
+pub mod report;
+pub mod route;
 pub mod setup;

@@ -1,0 +1,207 @@
+//! Raw exports: the tuples and the router evaluation rows as CSV (RFC 4180 quoting) and JSON lines.
+
+use serde_json::json;
+
+use crate::model::{RouteEval, Tuple};
+
+/// One CSV field: quoted when it holds a comma, a quote, a line break or edge spaces; quotes
+/// inside are doubled.
+pub fn csv_field(s: &str) -> String {
+    let needs = s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ');
+    if needs {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+const TUPLE_COLUMNS: [&str; 25] = [
+    "run_id",
+    "corpus",
+    "query_id",
+    "qtype",
+    "paradigm",
+    "query",
+    "answer",
+    "judge_label",
+    "correct",
+    "em",
+    "f1",
+    "semantic_f1",
+    "evidence_recall",
+    "tokens_construction_in",
+    "tokens_construction_out",
+    "tokens_retrieval_in",
+    "tokens_retrieval_out",
+    "tokens_generation_in",
+    "tokens_generation_out",
+    "tokens_judge_in",
+    "tokens_judge_out",
+    "context_tokens",
+    "latency_ms",
+    "mode",
+    "error",
+];
+
+fn tuple_fields(t: &Tuple) -> [String; 25] {
+    let k = &t.tokens;
+    [
+        t.run_id.to_string(),
+        t.corpus.clone(),
+        t.query_id.clone(),
+        t.qtype.as_str().to_owned(),
+        t.paradigm.as_str().to_owned(),
+        t.query.clone(),
+        t.answer.clone(),
+        t.judge.clone().unwrap_or_default(),
+        t.correct().to_string(),
+        t.em.to_string(),
+        t.f1.to_string(),
+        opt(t.semantic_f1),
+        opt(t.evidence_recall),
+        k.construction_in.to_string(),
+        k.construction_out.to_string(),
+        k.retrieval_in.to_string(),
+        k.retrieval_out.to_string(),
+        k.generation_in.to_string(),
+        k.generation_out.to_string(),
+        k.judge_in.to_string(),
+        k.judge_out.to_string(),
+        t.context_tokens.to_string(),
+        t.latency_ms.to_string(),
+        t.mode.clone(),
+        t.error.clone().unwrap_or_default(),
+    ]
+}
+
+/// The tuples as CSV, one line per tuple after a header.
+pub fn tuples_csv(tuples: &[Tuple]) -> String {
+    let mut out = TUPLE_COLUMNS.join(",") + "\n";
+    for t in tuples {
+        let f: Vec<String> = tuple_fields(t).iter().map(|s| csv_field(s)).collect();
+        out.push_str(&f.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// The tuples as JSON lines (same fields as the CSV; absent values are `null`).
+pub fn tuples_jsonl(tuples: &[Tuple]) -> String {
+    let mut out = String::new();
+    for t in tuples {
+        let k = &t.tokens;
+        let v = json!({
+            "run_id": t.run_id,
+            "corpus": t.corpus,
+            "query_id": t.query_id,
+            "qtype": t.qtype.as_str(),
+            "paradigm": t.paradigm.as_str(),
+            "query": t.query,
+            "answer": t.answer,
+            "judge_label": t.judge,
+            "correct": t.correct(),
+            "em": t.em,
+            "f1": t.f1,
+            "semantic_f1": t.semantic_f1,
+            "evidence_recall": t.evidence_recall,
+            "tokens_construction_in": k.construction_in,
+            "tokens_construction_out": k.construction_out,
+            "tokens_retrieval_in": k.retrieval_in,
+            "tokens_retrieval_out": k.retrieval_out,
+            "tokens_generation_in": k.generation_in,
+            "tokens_generation_out": k.generation_out,
+            "tokens_judge_in": k.judge_in,
+            "tokens_judge_out": k.judge_out,
+            "context_tokens": t.context_tokens,
+            "latency_ms": t.latency_ms,
+            "mode": t.mode,
+            "error": t.error,
+        });
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+const EVAL_COLUMNS: [&str; 20] = [
+    "eval_id",
+    "split",
+    "features",
+    "policy",
+    "mode",
+    "router",
+    "param",
+    "corpus",
+    "fold",
+    "n",
+    "accuracy",
+    "macro_f1",
+    "mrr",
+    "correct_rate",
+    "mean_tokens",
+    "regret_correct",
+    "regret_tokens",
+    "latency_ms",
+    "fit_ms",
+    "seed",
+];
+
+/// Every row of the evaluations as CSV.
+pub fn evals_csv(evals: &[RouteEval]) -> String {
+    let mut out = EVAL_COLUMNS.join(",") + "\n";
+    for e in evals {
+        for r in &e.rows {
+            let f = [
+                e.id.to_string(),
+                e.spec.split.clone(),
+                e.spec.features.clone(),
+                e.spec.policy.clone(),
+                e.spec.mode.clone(),
+                r.router.clone(),
+                opt(r.param),
+                r.corpus.clone(),
+                r.fold.to_string(),
+                r.n.to_string(),
+                r.accuracy.to_string(),
+                r.macro_f1.to_string(),
+                r.mrr.to_string(),
+                r.correct_rate.to_string(),
+                r.mean_tokens.to_string(),
+                r.regret_correct.to_string(),
+                r.regret_tokens.to_string(),
+                r.latency_ms.to_string(),
+                r.fit_ms.to_string(),
+                e.spec.seed.to_string(),
+            ];
+            let f: Vec<String> = f.iter().map(|s| csv_field(s)).collect();
+            out.push_str(&f.join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every row of the evaluations as JSON lines, each with its evaluation's settings.
+pub fn evals_jsonl(evals: &[RouteEval]) -> String {
+    let mut out = String::new();
+    for e in evals {
+        for r in &e.rows {
+            let mut v = serde_json::to_value(r).expect("serialisable row");
+            if let Some(o) = v.as_object_mut() {
+                o.insert("eval_id".into(), json!(e.id));
+                o.insert("split".into(), json!(e.spec.split));
+                o.insert("features".into(), json!(e.spec.features));
+                o.insert("policy".into(), json!(e.spec.policy));
+                o.insert("mode".into(), json!(e.spec.mode));
+                o.insert("seed".into(), json!(e.spec.seed));
+            }
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -1,0 +1,337 @@
+//! Figure 5: routing accuracy and correct rate by feature set (Q, C, Q+C) per corpus, averaged
+//! over the learned routers, between the Random (lower) and Oracle (upper) bands.
+
+use bench_core::{Result, RouteEvalRow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::{colour, draw_err, label, text, Figure};
+use crate::model::RouteEval;
+use crate::pareto::POOLED;
+
+/// Feature sets in the order drawn, with their stored names.
+pub const SETS: [(&str, &str); 3] = [("Q", "q"), ("C", "c"), ("Q+C", "q+c")];
+
+/// Routers that bound the others rather than being measured against them.
+pub fn is_baseline(router: &str) -> bool {
+    matches!(
+        router.to_ascii_lowercase().as_str(),
+        "random" | "oracle" | "best-fixed" | "bestfixed" | "best_fixed"
+    )
+}
+
+/// Per feature set and corpus key: mean over learned routers (no λ) of their fold-weighted
+/// accuracy and correct rate; Random and Oracle per corpus key (mean over the feature sets'
+/// evaluations that have them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeaturesFigure {
+    /// Corpus keys as stored (`*` for pooled).
+    pub groups: Vec<String>,
+    /// Labels of the feature sets present (`Q`, `C`, `Q+C`).
+    pub sets: Vec<String>,
+    /// `accuracy[s][g]`, `correct[s][g]`.
+    pub accuracy: Vec<Vec<Option<f64>>>,
+    pub correct: Vec<Vec<Option<f64>>>,
+    /// (accuracy, correct rate) of Random and Oracle per group.
+    pub random: Vec<Option<(f64, f64)>>,
+    pub oracle: Vec<Option<(f64, f64)>>,
+}
+
+fn weighted(rows: &[&RouteEvalRow], f: impl Fn(&RouteEvalRow) -> f64) -> Option<f64> {
+    let n: f64 = rows.iter().map(|r| f64::from(r.n)).sum();
+    (n > 0.0).then(|| rows.iter().map(|r| f(r) * f64::from(r.n)).sum::<f64>() / n)
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+impl FeaturesFigure {
+    /// `None` when no evaluation has one of the three feature sets.
+    pub fn from_evals(evals: &[RouteEval], corpora: &[String]) -> Option<Self> {
+        // The newest evaluation of each feature set.
+        let chosen: Vec<(&str, &RouteEval)> = SETS
+            .iter()
+            .filter_map(|(label, key)| {
+                evals
+                    .iter()
+                    .filter(|e| e.spec.features == *key)
+                    .max_by_key(|e| e.id)
+                    .map(|e| (*label, e))
+            })
+            .collect();
+        if chosen.is_empty() {
+            return None;
+        }
+        let mut groups: Vec<String> = corpora
+            .iter()
+            .filter(|c| {
+                chosen
+                    .iter()
+                    .any(|(_, e)| e.rows.iter().any(|r| &r.corpus == *c))
+            })
+            .cloned()
+            .collect();
+        if chosen
+            .iter()
+            .any(|(_, e)| e.rows.iter().any(|r| r.corpus == "*"))
+        {
+            groups.push("*".into());
+        }
+        let per_router = |e: &RouteEval, g: &str, name: &str, f: fn(&RouteEvalRow) -> f64| {
+            let rows: Vec<&RouteEvalRow> = e
+                .rows
+                .iter()
+                .filter(|r| r.corpus == g && r.router == name && r.param.is_none())
+                .collect();
+            weighted(&rows, f)
+        };
+        let mut accuracy = Vec::new();
+        let mut correct = Vec::new();
+        for (_, e) in &chosen {
+            let mut names: Vec<&str> = e
+                .rows
+                .iter()
+                .filter(|r| r.param.is_none() && !is_baseline(&r.router))
+                .map(|r| r.router.as_str())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            let of = |g: &str, f: fn(&RouteEvalRow) -> f64| {
+                let v: Vec<f64> = names
+                    .iter()
+                    .filter_map(|n| per_router(e, g, n, f))
+                    .collect();
+                mean(&v)
+            };
+            accuracy.push(groups.iter().map(|g| of(g, |r| r.accuracy)).collect());
+            correct.push(groups.iter().map(|g| of(g, |r| r.correct_rate)).collect());
+        }
+        let bound = |name: &str| -> Vec<Option<(f64, f64)>> {
+            groups
+                .iter()
+                .map(|g| {
+                    let find = |f: fn(&RouteEvalRow) -> f64| {
+                        let v: Vec<f64> = chosen
+                            .iter()
+                            .filter_map(|(_, e)| {
+                                let n = e
+                                    .rows
+                                    .iter()
+                                    .map(|r| r.router.as_str())
+                                    .find(|r| r.eq_ignore_ascii_case(name))?;
+                                per_router(e, g, n, f)
+                            })
+                            .collect();
+                        mean(&v)
+                    };
+                    Some((find(|r| r.accuracy)?, find(|r| r.correct_rate)?))
+                })
+                .collect()
+        };
+        Some(FeaturesFigure {
+            sets: chosen.iter().map(|(l, _)| (*l).to_owned()).collect(),
+            random: bound("random"),
+            oracle: bound("oracle"),
+            groups,
+            accuracy,
+            correct,
+        })
+    }
+}
+
+impl Figure for FeaturesFigure {
+    fn name(&self) -> &str {
+        "fig5_feature_sets"
+    }
+
+    fn size(&self) -> (u32, u32) {
+        let w = (140 * self.groups.len() as u32 + 120).max(420);
+        (2 * w, 480)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let (w, _) = self.size();
+        label(
+            root,
+            "Routing by feature set (mean over learned routers); shaded: Random to Oracle",
+            (w as i32 / 2, 8),
+            &text(16.0),
+            HPos::Center,
+            VPos::Top,
+        )?;
+        let body = root.margin(34, 0, 0, 0);
+        let (left, right) = body.split_horizontally(w / 2);
+        self.panel(
+            &left,
+            "Routing accuracy",
+            "routing accuracy (%)",
+            &self.accuracy,
+            |b| b.0,
+        )?;
+        self.panel(
+            &right,
+            "Correct rate",
+            "correct rate (%)",
+            &self.correct,
+            |b| b.1,
+        )
+    }
+}
+
+impl FeaturesFigure {
+    fn panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        title: &str,
+        ydesc: &str,
+        values: &[Vec<Option<f64>>],
+        pick: fn((f64, f64)) -> f64,
+    ) -> Result<()> {
+        let n = self.groups.len().max(1) as f64;
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, text(15.0))
+            .margin(14)
+            .margin_right(20)
+            .x_label_area_size(44)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..n, 0f64..120f64)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .x_desc("corpus")
+            .y_desc(ydesc)
+            .y_label_formatter(&|v| {
+                if *v <= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .label_style(text(12.0))
+            .axis_desc_style(text(13.0))
+            .light_line_style(RGBColor(246, 246, 246))
+            .draw()
+            .map_err(draw_err)?;
+        let grey = RGBColor(150, 150, 150);
+        for (g, name) in self.groups.iter().enumerate() {
+            let g0 = g as f64;
+            let bounds = match (self.random[g], self.oracle[g]) {
+                (Some(r), Some(o)) => Some((100.0 * pick(r), 100.0 * pick(o))),
+                _ => None,
+            };
+            if let Some((lo, hi)) = bounds {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(g0 + 0.04, lo), (g0 + 0.96, hi)],
+                        RGBColor(228, 228, 228).filled(),
+                    )))
+                    .map_err(draw_err)?;
+            }
+            let bw = 0.72 / self.sets.len().max(1) as f64;
+            for (s, vals) in values.iter().enumerate() {
+                let Some(v) = vals[g] else { continue };
+                let x = g0 + 0.14 + bw * s as f64;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x, 0.0), (x + bw * 0.9, 100.0 * v)],
+                        colour(s).filled(),
+                    )))
+                    .map_err(draw_err)?;
+                let (px, py) = chart.backend_coord(&(x + bw * 0.45, 100.0 * v));
+                label(
+                    area,
+                    &format!("{:.0}", 100.0 * v),
+                    (px - area_x(area), py - 2 - area_y(area)),
+                    &text(10.0),
+                    HPos::Center,
+                    VPos::Bottom,
+                )?;
+            }
+            if let Some((lo, hi)) = bounds {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(g0 + 0.04, lo), (g0 + 0.96, lo)],
+                        6,
+                        4,
+                        grey.stroke_width(2),
+                    ))
+                    .map_err(draw_err)?;
+                chart
+                    .draw_series(LineSeries::new(
+                        [(g0 + 0.04, hi), (g0 + 0.96, hi)],
+                        BLACK.stroke_width(2),
+                    ))
+                    .map_err(draw_err)?;
+            }
+            let (px, py) = chart.backend_coord(&(g0 + 0.5, 0.0));
+            let shown = if name == "*" { POOLED } else { name.as_str() };
+            label(
+                area,
+                shown,
+                (px - area_x(area), py + 6 - area_y(area)),
+                &text(12.0),
+                HPos::Center,
+                VPos::Top,
+            )?;
+        }
+        // Legend: one row above the 100% line.
+        let (lx, ly) = chart.backend_coord(&(0.0, 112.0));
+        let (mut x, y) = (lx - area_x(area) + 8, ly - area_y(area));
+        for (s, name) in self.sets.iter().enumerate() {
+            area.draw(&Rectangle::new(
+                [(x, y - 5), (x + 12, y + 5)],
+                colour(s).filled(),
+            ))
+            .map_err(draw_err)?;
+            label(
+                area,
+                name,
+                (x + 16, y),
+                &text(11.0),
+                HPos::Left,
+                VPos::Center,
+            )?;
+            x += 30 + 8 * name.chars().count() as i32;
+        }
+        area.draw(&PathElement::new(
+            [(x, y), (x + 18, y)],
+            grey.stroke_width(2),
+        ))
+        .map_err(draw_err)?;
+        label(
+            area,
+            "Random",
+            (x + 22, y),
+            &text(11.0),
+            HPos::Left,
+            VPos::Center,
+        )?;
+        x += 80;
+        area.draw(&PathElement::new(
+            [(x, y), (x + 18, y)],
+            BLACK.stroke_width(2),
+        ))
+        .map_err(draw_err)?;
+        label(
+            area,
+            "Oracle",
+            (x + 22, y),
+            &text(11.0),
+            HPos::Left,
+            VPos::Center,
+        )
+    }
+}
+
+/// The area's offset in backend pixels (backend_coord is absolute, area drawing is relative).
+fn area_x<DB: DrawingBackend>(a: &DrawingArea<DB, Shift>) -> i32 {
+    a.get_base_pixel().0
+}
+
+fn area_y<DB: DrawingBackend>(a: &DrawingArea<DB, Shift>) -> i32 {
+    a.get_base_pixel().1
+}

@@ -1,0 +1,418 @@
+//! Writes the full report into a directory: figures (SVG + PNG), tables (Markdown + CSV), raw
+//! exports (CSV + JSON lines) and `report.html`. Everything is written into a staging directory
+//! first and moved into place only when all of it succeeded, the HTML last: a failed report
+//! leaves the previous files as they were and no half-written page.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use bench_core::{BenchError, QueryType, Result};
+
+use crate::figures::cost::CostFigure;
+use crate::figures::features::FeaturesFigure;
+use crate::figures::heatmap::HeatmapFigure;
+use crate::figures::profiles::ProfilesFigure;
+use crate::figures::{render, Figure};
+use crate::html::{document, Block};
+use crate::model::{ReportData, RouteEval};
+use crate::tables::{self, Table};
+use crate::{export, pareto};
+
+/// What was written, for the command's summary.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    /// Paths relative to the output directory, in writing order.
+    pub files: Vec<PathBuf>,
+    /// Parts that could not be drawn and why (missing router evaluations, metrics).
+    pub missing: Vec<String>,
+}
+
+/// The evaluation whose routers appear in Figure 7 and Table 3: the newest with joint features
+/// (`q+c`, the paper's setting), else the newest of any kind.
+pub fn main_eval(evals: &[RouteEval]) -> Option<&RouteEval> {
+    evals
+        .iter()
+        .filter(|e| e.spec.features == "q+c")
+        .max_by_key(|e| e.id)
+        .or_else(|| evals.iter().max_by_key(|e| e.id))
+}
+
+struct Staging {
+    dir: PathBuf,
+    files: Vec<PathBuf>,
+}
+
+impl Staging {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> Result<()> {
+        let path = self.dir.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
+        }
+        fs::write(&path, bytes)
+            .map_err(|e| BenchError::io(format!("writing {}", path.display()), e))?;
+        self.files.push(PathBuf::from(rel));
+        Ok(())
+    }
+
+    fn figure<F: Figure>(&mut self, fig: &F) -> Result<String> {
+        let rel_png = format!("figures/{}.png", fig.name());
+        let png = self.dir.join(&rel_png);
+        if let Some(parent) = png.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
+        }
+        let svg = render(fig, &png)?;
+        self.files.push(PathBuf::from(rel_png));
+        self.put(&format!("figures/{}.svg", fig.name()), svg.as_bytes())?;
+        Ok(svg)
+    }
+
+    fn table(&mut self, md: &Table, csv: &Table) -> Result<()> {
+        self.put(
+            &format!("tables/{}.md", md.name),
+            md.to_markdown().as_bytes(),
+        )?;
+        self.put(&format!("tables/{}.csv", csv.name), csv.to_csv().as_bytes())
+    }
+}
+
+/// Writes the report of `data` into `out` (created if needed).
+pub fn write_report(data: &ReportData, out: &Path) -> Result<Written> {
+    fs::create_dir_all(out)
+        .map_err(|e| BenchError::io(format!("creating {}", out.display()), e))?;
+    let dir = out.join(format!(".staging-{}", std::process::id()));
+    if dir.exists() {
+        fs::remove_dir_all(&dir)
+            .map_err(|e| BenchError::io(format!("clearing {}", dir.display()), e))?;
+    }
+    let mut staging = Staging {
+        dir: dir.clone(),
+        files: Vec::new(),
+    };
+    let built = build(data, &mut staging);
+    let result = built.and_then(|missing| {
+        // The page goes last so that it never points at files that are not there yet.
+        let mut order = staging.files.clone();
+        order.sort_by_key(|p| p == Path::new("report.html"));
+        for rel in &order {
+            let (from, to) = (dir.join(rel), out.join(rel));
+            if let Some(parent) = to.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
+            }
+            fs::rename(&from, &to).map_err(|e| {
+                BenchError::io(format!("moving {} to {}", from.display(), to.display()), e)
+            })?;
+        }
+        Ok(Written {
+            files: order,
+            missing,
+        })
+    });
+    let _ = fs::remove_dir_all(&dir);
+    result
+}
+
+fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
+    let corpora = data.corpus_names();
+    let mut missing = Vec::new();
+    let mut blocks = Vec::new();
+    let modes: Vec<String> = {
+        let mut m: Vec<String> = data.runs.iter().map(|r| r.mode.clone()).collect();
+        m.sort();
+        m.dedup();
+        m
+    };
+    blocks.push(Block::Paragraph(format!(
+        "Corpora: {}. Mode: {}. Runs: {}. Source: {}. Report by ragrouter-bench reports {}.",
+        corpora.join(", "),
+        modes.join(", "),
+        data.runs
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        data.source,
+        env!("CARGO_PKG_VERSION"),
+    )));
+    let eval = main_eval(&data.evals);
+    if eval.is_none() {
+        let m = "No router evaluation is stored: the router parts (routers in Figure 7, Table 3, Figure 5) are missing. Run `ragrouter route eval` to add them.".to_owned();
+        blocks.push(Block::Note(m.clone()));
+        missing.push(m);
+    }
+    let basis = data.cost_basis();
+    let router_rows = eval.map_or(&[][..], |e| &e.rows[..]);
+
+    // Figure 7 with the frontier and AIQ tables.
+    let panels = pareto::panels(&data.tuples, &corpora, router_rows, basis);
+    let cost = CostFigure {
+        panels: panels.clone(),
+        mode: modes.join(", "),
+        axis: basis.axis().to_owned(),
+    };
+    let svg = st.figure(&cost)?;
+    blocks.push(Block::Heading("Cost and accuracy".into()));
+    blocks.push(Block::Figure {
+        svg,
+        caption: format!(
+            "Figure 7: {} against correct rate, per corpus and pooled; dashed line: Pareto frontier.{}",
+            basis.axis(),
+            eval.map_or_else(String::new, |e| format!(
+                " Routers from evaluation {} ({} split, features {}).",
+                e.id, e.spec.split, e.spec.features
+            ))
+        ),
+    });
+    let frontier = tables::frontier_table(&panels);
+    let aiq = tables::aiq_table(&panels);
+    st.table(&frontier, &frontier)?;
+    st.table(&aiq, &aiq)?;
+    blocks.push(Block::Table(aiq));
+    blocks.push(Block::Table(frontier));
+
+    // Table 2 and Figure 4.
+    blocks.push(Block::Heading("Paradigms by corpus and query type".into()));
+    let t2 = tables::table2(data);
+    st.table(&t2, &t2)?;
+    blocks.push(Block::Table(t2));
+    let heat = HeatmapFigure::from_tuples(
+        &data.tuples,
+        data.paradigms(),
+        data.qtypes(),
+        corpora.clone(),
+    );
+    let svg = st.figure(&heat)?;
+    blocks.push(Block::Figure {
+        svg,
+        caption: "Figure 4: correct rate (%) per paradigm, query type and corpus; * marks the best paradigm of each (query type, corpus).".into(),
+    });
+
+    // Routers: Table 3 and Figure 5.
+    blocks.push(Block::Heading("Routers".into()));
+    if let Some(e) = eval {
+        let (md, csv) = tables::table3(&e.rows, &corpora);
+        st.table(&md, &csv)?;
+        blocks.push(Block::Paragraph(format!(
+            "Evaluation {}: {} split, {} folds, seed {}, features {}, label policy {}, mode {}.",
+            e.id,
+            e.spec.split,
+            e.spec.folds,
+            e.spec.seed,
+            e.spec.features,
+            e.spec.policy,
+            e.spec.mode
+        )));
+        blocks.push(Block::Table(md));
+    }
+    match FeaturesFigure::from_evals(&data.evals, &corpora) {
+        Some(f) => {
+            let svg = st.figure(&f)?;
+            blocks.push(Block::Figure {
+                svg,
+                caption: format!(
+                    "Figure 5: routing accuracy and correct rate by feature set ({}), mean over the learned routers; shaded band from Random to Oracle.",
+                    f.sets.join(", ")
+                ),
+            });
+        }
+        None => {
+            let m =
+                "Figure 5 is missing: no router evaluation with features q, c or q+c.".to_owned();
+            blocks.push(Block::Note(m.clone()));
+            missing.push(m);
+        }
+    }
+
+    // Corpora: Figure 6.
+    blocks.push(Block::Heading("Corpora".into()));
+    match ProfilesFigure::from_metrics(&data.metrics, &corpora) {
+        Some(f) => {
+            let svg = st.figure(&f)?;
+            blocks.push(Block::Figure {
+                svg,
+                caption: "Figure 6: corpus indicators (graph structure and embedding space) as stored by `ragrouter metrics`.".into(),
+            });
+        }
+        None => {
+            let m =
+                "Figure 6 is missing: no corpus metrics stored (run `ragrouter metrics <corpus>`)."
+                    .to_owned();
+            blocks.push(Block::Note(m.clone()));
+            missing.push(m);
+        }
+    }
+
+    // Costs.
+    blocks.push(Block::Heading("Token cost by phase".into()));
+    let t16 = tables::table16(data);
+    st.table(&t16, &t16)?;
+    blocks.push(Block::Table(t16));
+
+    // Examples of questions with every paradigm's label.
+    blocks.push(Block::Heading("Example questions".into()));
+    blocks.push(Block::Table(examples(data, 5)));
+
+    // Raw exports.
+    st.put(
+        "exports/tuples.csv",
+        export::tuples_csv(&data.tuples).as_bytes(),
+    )?;
+    st.put(
+        "exports/tuples.jsonl",
+        export::tuples_jsonl(&data.tuples).as_bytes(),
+    )?;
+    if !data.evals.is_empty() {
+        st.put(
+            "exports/route_evals.csv",
+            export::evals_csv(&data.evals).as_bytes(),
+        )?;
+        st.put(
+            "exports/route_evals.jsonl",
+            export::evals_jsonl(&data.evals).as_bytes(),
+        )?;
+    }
+
+    provenance(data, &mut blocks);
+    let html = document("ragrouter-bench report", &blocks);
+    st.put("report.html", html.as_bytes())?;
+    Ok(missing)
+}
+
+/// The first `n` questions of each corpus with each paradigm's judge label.
+fn examples(data: &ReportData, n: usize) -> Table {
+    let paradigms = data.paradigms();
+    let mut headers = vec!["Corpus".to_owned(), "Question".into(), "Type".into()];
+    headers.extend(paradigms.iter().map(|p| p.as_str().to_owned()));
+    let mut rows = Vec::new();
+    for c in data.corpus_names() {
+        let mut ids: Vec<(&str, &str, QueryType)> = Vec::new();
+        for t in data.tuples.iter().filter(|t| t.corpus == c) {
+            if !ids.iter().any(|(id, _, _)| *id == t.query_id) {
+                if ids.len() == n {
+                    break;
+                }
+                ids.push((&t.query_id, &t.query, t.qtype));
+            }
+        }
+        for (id, q, ty) in ids {
+            let mut row = vec![c.clone(), q.to_owned(), ty.as_str().to_owned()];
+            for p in &paradigms {
+                let l = data
+                    .tuples
+                    .iter()
+                    .find(|t| t.corpus == c && t.query_id == id && t.paradigm == *p)
+                    .map_or("–".to_owned(), |t| {
+                        t.judge.clone().unwrap_or_else(|| "error".into())
+                    });
+                row.push(l);
+            }
+            rows.push(row);
+        }
+    }
+    Table {
+        name: "examples".into(),
+        title: format!("The first {n} questions of each corpus and every paradigm's judge label"),
+        headers,
+        rows,
+    }
+}
+
+fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
+    blocks.push(Block::Heading("Provenance".into()));
+    let runs = Table {
+        name: "runs".into(),
+        title: "Runs".into(),
+        headers: [
+            "Run",
+            "Corpus",
+            "Content hash",
+            "Mode",
+            "Reader",
+            "Judge",
+            "Encoder",
+            "Extractor",
+            "Seed",
+            "Config hash",
+            "Crate version",
+            "Started",
+            "Finished",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: data
+            .runs
+            .iter()
+            .map(|r| {
+                vec![
+                    r.id.to_string(),
+                    r.corpus.clone(),
+                    r.corpus_hash.clone(),
+                    r.mode.clone(),
+                    r.reader.clone(),
+                    r.judge.clone(),
+                    r.embedder.clone(),
+                    r.extractor.clone(),
+                    r.seed.to_string(),
+                    r.config_hash.clone(),
+                    r.crate_version.clone(),
+                    r.started_at.clone(),
+                    r.finished_at.clone().unwrap_or_else(|| "unfinished".into()),
+                ]
+            })
+            .collect(),
+    };
+    blocks.push(Block::Table(runs));
+    let corpora = Table {
+        name: "corpora".into(),
+        title: "Corpora".into(),
+        headers: [
+            "Corpus",
+            "Content hash",
+            "Source",
+            "Documents",
+            "Chunks",
+            "Questions",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: data
+            .corpora
+            .iter()
+            .map(|c| {
+                vec![
+                    c.name.clone(),
+                    c.content_hash.clone(),
+                    c.source.clone(),
+                    c.documents.to_string(),
+                    c.chunks.to_string(),
+                    c.queries.to_string(),
+                ]
+            })
+            .collect(),
+    };
+    blocks.push(Block::Table(corpora));
+    for r in &data.runs {
+        let pretty = serde_json::from_str::<serde_json::Value>(&r.config_json)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or_else(|_| r.config_json.clone());
+        blocks.push(Block::Details {
+            summary: format!("Configuration of run {} ({})", r.id, r.corpus),
+            body: pretty,
+        });
+    }
+    for e in &data.evals {
+        let spec = serde_json::to_string_pretty(&e.spec).unwrap_or_default();
+        blocks.push(Block::Details {
+            summary: format!("Router evaluation {} (features {})", e.id, e.spec.features),
+            body: spec,
+        });
+    }
+    for m in &data.metrics {
+        blocks.push(Block::Paragraph(format!(
+            "Corpus metrics of {} computed under: {}",
+            m.corpus, m.configuration
+        )));
+    }
+}

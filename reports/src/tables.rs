@@ -1,0 +1,430 @@
+//! The paper's tables from plain data: paradigms × corpora × query types (Table 2), routers ×
+//! corpora (Table 3), token cost by phase (Table 16), and the frontier / AIQ summary; each
+//! renders as Markdown and CSV.
+
+use std::collections::BTreeMap;
+
+use bench_core::{ParadigmId, QueryType, RouteEvalRow};
+
+use crate::export::csv_field;
+use crate::model::{ReportData, Tuple};
+use crate::pareto::{router_label, Kind, Panel};
+
+/// A rectangular table of text cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// File stem (`table2`, ...).
+    pub name: String,
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// GitHub-flavoured Markdown; pipes and line breaks in cells are escaped.
+    pub fn to_markdown(&self) -> String {
+        let cell = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
+        let line = |cells: &[String]| {
+            let inner: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+            format!("| {} |\n", inner.join(" | "))
+        };
+        let mut out = format!("### {}\n\n", cell(&self.title));
+        out.push_str(&line(&self.headers));
+        out.push_str(&format!("|{}\n", "---|".repeat(self.headers.len())));
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+
+    /// RFC 4180 CSV with a header line.
+    pub fn to_csv(&self) -> String {
+        let line = |cells: &[String]| {
+            let v: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
+            v.join(",") + "\n"
+        };
+        let mut out = line(&self.headers);
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
+fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.1}", 100.0 * v)
+    } else {
+        "–".into()
+    }
+}
+
+fn tokens(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+fn short(t: QueryType) -> &'static str {
+    match t {
+        QueryType::Factual => "Fac.",
+        QueryType::Reasoning => "Rea.",
+        QueryType::Summary => "Sum.",
+        QueryType::Other => "Oth.",
+    }
+}
+
+/// Correct rate and count of the tuples that `keep` accepts.
+fn rate<'a>(tuples: impl Iterator<Item = &'a Tuple>) -> (f64, usize) {
+    let (mut c, mut n) = (0usize, 0usize);
+    for t in tuples {
+        c += usize::from(t.correct());
+        n += 1;
+    }
+    (
+        if n == 0 {
+            f64::NAN
+        } else {
+            c as f64 / n as f64
+        },
+        n,
+    )
+}
+
+/// Table 2: per paradigm and corpus, the correct rate (%) by query type, over all types, and
+/// mean tokens per query under the data's cost basis. Empty cells (no tuple) show `–`.
+pub fn table2(data: &ReportData) -> Table {
+    let basis = data.cost_basis();
+    let corpora = data.corpus_names();
+    let qtypes = data.qtypes();
+    let mut headers = vec!["Paradigm".to_owned()];
+    for c in &corpora {
+        for q in &qtypes {
+            headers.push(format!("{c} {}", short(*q)));
+        }
+        headers.push(format!("{c} Avg."));
+        headers.push(format!("{c} Tok."));
+    }
+    let mut rows = Vec::new();
+    for p in data.paradigms() {
+        let mut row = vec![p.as_str().to_owned()];
+        for c in &corpora {
+            let of = || {
+                data.tuples
+                    .iter()
+                    .filter(move |t| t.paradigm == p && &t.corpus == c)
+            };
+            for q in &qtypes {
+                row.push(pct(rate(of().filter(|t| t.qtype == *q)).0));
+            }
+            let (avg, n) = rate(of());
+            row.push(pct(avg));
+            let cost: f64 = of().map(|t| basis.of(t)).sum();
+            row.push(if n == 0 {
+                "–".into()
+            } else {
+                tokens(cost / n as f64)
+            });
+        }
+        rows.push(row);
+    }
+    Table {
+        name: "table2".into(),
+        title: format!(
+            "Table 2: correct rate (%) by query type; Tok.: {}",
+            basis.axis()
+        ),
+        headers,
+        rows,
+    }
+}
+
+/// Mean and sample standard deviation (n − 1; 0 for one value).
+pub fn mean_std(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    if v.len() == 1 {
+        return (m, 0.0);
+    }
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, var.sqrt())
+}
+
+/// Table order of routers: Random and Best-fixed first, Oracle last, the rest by name.
+pub fn router_order(name: &str) -> (u8, String) {
+    let rank = match name.to_ascii_lowercase().as_str() {
+        "random" => 0,
+        "best-fixed" | "bestfixed" | "best_fixed" => 1,
+        "oracle" => 3,
+        _ => 2,
+    };
+    (rank, name.to_owned())
+}
+
+/// Corpus keys of router rows: the given corpora that have rows, then `*` (shown as `all`).
+fn router_corpora(rows: &[RouteEvalRow], corpora: &[String]) -> Vec<String> {
+    let mut keys: Vec<String> = corpora
+        .iter()
+        .filter(|c| rows.iter().any(|r| &r.corpus == *c))
+        .cloned()
+        .collect();
+    for r in rows {
+        if r.corpus != "*" && !keys.contains(&r.corpus) {
+            keys.push(r.corpus.clone());
+        }
+    }
+    if rows.iter().any(|r| r.corpus == "*") {
+        keys.push("*".into());
+    }
+    keys
+}
+
+fn shown(key: &str) -> &str {
+    if key == "*" {
+        crate::pareto::POOLED
+    } else {
+        key
+    }
+}
+
+/// (router order, corpus key, parameter key) of a group of folds.
+type GroupKey = ((u8, String), String, i64);
+
+/// A Table 3 column: its name and how to read it from a row.
+type Metric = (&'static str, fn(&RouteEvalRow) -> f64);
+
+/// Table 3: per router (and λ) and corpus, R.A / F1 / MRR / C.R in %, mean ± std over folds.
+/// Returns the Markdown-shaped table (cells `m ± s`) and the CSV-shaped one (mean and std in
+/// columns of their own).
+pub fn table3(rows: &[RouteEvalRow], corpora: &[String]) -> (Table, Table) {
+    let keys = router_corpora(rows, corpora);
+    let mut groups: BTreeMap<GroupKey, Vec<&RouteEvalRow>> = BTreeMap::new();
+    for r in rows {
+        // Parameters sort by value; stored as f64 bits of an ordered key.
+        let pkey = r.param.map_or(i64::MIN, |p| (p * 1e9).round() as i64);
+        groups
+            .entry((router_order(&r.router), r.corpus.clone(), pkey))
+            .or_default()
+            .push(r);
+    }
+    let mut labels: Vec<((u8, String), i64, String)> = Vec::new();
+    for r in rows {
+        let pkey = r.param.map_or(i64::MIN, |p| (p * 1e9).round() as i64);
+        let l = (
+            router_order(&r.router),
+            pkey,
+            router_label(&r.router, r.param),
+        );
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    labels.sort();
+    let metrics: [Metric; 4] = [
+        ("R.A", |r| r.accuracy),
+        ("F1", |r| r.macro_f1),
+        ("MRR", |r| r.mrr),
+        ("C.R", |r| r.correct_rate),
+    ];
+    let mut md_headers = vec!["Router".to_owned()];
+    let mut csv_headers = vec!["router".to_owned()];
+    for k in &keys {
+        for (m, _) in &metrics {
+            md_headers.push(format!("{} {m}", shown(k)));
+            csv_headers.push(format!("{} {m} mean", shown(k)));
+            csv_headers.push(format!("{} {m} std", shown(k)));
+        }
+    }
+    let (mut md_rows, mut csv_rows) = (Vec::new(), Vec::new());
+    for (order, pkey, label) in &labels {
+        let mut md = vec![label.clone()];
+        let mut csv = vec![label.clone()];
+        for k in &keys {
+            let rs = groups.get(&(order.clone(), k.clone(), *pkey));
+            for (_, f) in &metrics {
+                let v: Vec<f64> = rs.map_or_else(Vec::new, |rs| rs.iter().map(|r| f(r)).collect());
+                let (m, s) = mean_std(&v);
+                if v.is_empty() {
+                    md.push("–".into());
+                    csv.extend(["".into(), "".into()]);
+                } else {
+                    md.push(format!("{} ± {}", pct(m), pct(s)));
+                    csv.push(format!("{:.4}", 100.0 * m));
+                    csv.push(format!("{:.4}", 100.0 * s));
+                }
+            }
+        }
+        md_rows.push(md);
+        csv_rows.push(csv);
+    }
+    let title = "Table 3: routers — routing accuracy, macro F1, MRR and correct rate (%), mean ± std over folds";
+    (
+        Table {
+            name: "table3".into(),
+            title: title.into(),
+            headers: md_headers,
+            rows: md_rows,
+        },
+        Table {
+            name: "table3".into(),
+            title: title.into(),
+            headers: csv_headers,
+            rows: csv_rows,
+        },
+    )
+}
+
+/// Table 16: LLM tokens by phase per corpus and paradigm, summed over the run's tuples (Avg-Ctx
+/// is the mean context length). Construction includes the graph build amortised over the
+/// questions.
+pub fn table16(data: &ReportData) -> Table {
+    let headers: Vec<String> = [
+        "Corpus",
+        "Paradigm",
+        "N",
+        "Avg-Ctx",
+        "Con-In",
+        "Con-Out",
+        "Ret-In",
+        "Ret-Out",
+        "Gen-In",
+        "Gen-Out",
+        "Total",
+        "Judge-In",
+        "Judge-Out",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for c in data.corpus_names() {
+        for p in ParadigmId::ALL {
+            let ts: Vec<&Tuple> = data
+                .tuples
+                .iter()
+                .filter(|t| t.corpus == c && t.paradigm == p)
+                .collect();
+            if ts.is_empty() {
+                continue;
+            }
+            let sum = |f: fn(&Tuple) -> f64| ts.iter().map(|t| f(t)).sum::<f64>();
+            rows.push(vec![
+                c.clone(),
+                p.as_str().to_owned(),
+                ts.len().to_string(),
+                tokens(sum(|t| t.context_tokens) / ts.len() as f64),
+                tokens(sum(|t| t.tokens.construction_in + t.tokens.amortised_in)),
+                tokens(sum(|t| t.tokens.construction_out + t.tokens.amortised_out)),
+                tokens(sum(|t| t.tokens.retrieval_in)),
+                tokens(sum(|t| t.tokens.retrieval_out)),
+                tokens(sum(|t| t.tokens.generation_in)),
+                tokens(sum(|t| t.tokens.generation_out)),
+                tokens(sum(|t| {
+                    t.tokens.cost() + t.tokens.amortised_in + t.tokens.amortised_out
+                })),
+                tokens(sum(|t| t.tokens.judge_in)),
+                tokens(sum(|t| t.tokens.judge_out)),
+            ]);
+        }
+    }
+    Table {
+        name: "table16".into(),
+        title: "Table 16: tokens by phase (totals over the questions; Avg-Ctx per question)".into(),
+        headers,
+        rows,
+    }
+}
+
+/// Every strategy of every panel with its cost, correct rate and whether it is on the frontier.
+pub fn frontier_table(panels: &[Panel]) -> Table {
+    let headers = [
+        "Corpus",
+        "Strategy",
+        "Kind",
+        "Mean tokens",
+        "Correct (%)",
+        "N",
+        "Pareto",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for p in panels {
+        for (i, pt) in p.points.iter().enumerate() {
+            rows.push(vec![
+                p.corpus.clone(),
+                pt.label.clone(),
+                match pt.kind {
+                    Kind::Paradigm => "paradigm".into(),
+                    Kind::Router => "router".into(),
+                },
+                tokens(pt.cost),
+                pct(pt.quality),
+                pt.n.to_string(),
+                if p.frontier.contains(&i) { "yes" } else { "no" }.into(),
+            ]);
+        }
+        for c in &p.curves {
+            for (_, pt) in &c.points {
+                rows.push(vec![
+                    p.corpus.clone(),
+                    pt.label.clone(),
+                    "router sweep".into(),
+                    tokens(pt.cost),
+                    pct(pt.quality),
+                    pt.n.to_string(),
+                    "–".into(),
+                ]);
+            }
+        }
+    }
+    Table {
+        name: "frontier".into(),
+        title: "Cost–accuracy points and the Pareto frontier".into(),
+        headers,
+        rows,
+    }
+}
+
+/// AIQ per panel: the fixed paradigms as arms, everything together, and each λ-sweep.
+pub fn aiq_table(panels: &[Panel]) -> Table {
+    let headers = ["Corpus", "Strategies", "AIQ", "Cost range (tokens/query)"]
+        .map(String::from)
+        .to_vec();
+    let fmt = |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{v:.4}"));
+    let range = |p: &Panel| {
+        p.range
+            .map_or_else(|| "–".into(), |(a, b)| format!("{a:.0}–{b:.0}"))
+    };
+    let mut rows = Vec::new();
+    for p in panels {
+        rows.push(vec![
+            p.corpus.clone(),
+            "paradigms".into(),
+            fmt(p.aiq_paradigms),
+            range(p),
+        ]);
+        rows.push(vec![
+            p.corpus.clone(),
+            "all strategies".into(),
+            fmt(p.aiq_all),
+            range(p),
+        ]);
+        for (c, a) in p.curves.iter().zip(&p.aiq_curves) {
+            rows.push(vec![
+                p.corpus.clone(),
+                format!("{} λ-sweep", c.router),
+                fmt(*a),
+                range(p),
+            ]);
+        }
+    }
+    Table {
+        name: "aiq".into(),
+        title:
+            "AIQ (area under the non-decreasing convex hull, cost normalised to the panel's range)"
+                .into(),
+        headers,
+        rows,
+    }
+}

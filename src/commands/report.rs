@@ -1,0 +1,68 @@
+//! `ragrouter report`: figures, tables, exports and the HTML report of stored runs.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use bench_core::{BenchError, Store};
+
+/// Arguments of `ragrouter report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// Only these corpora (comma-separated; default: every corpus with a run).
+    #[arg(long, value_delimiter = ',')]
+    pub corpus: Vec<String>,
+    /// These runs (repeatable; default: the latest run with results of each corpus).
+    #[arg(long = "run", value_name = "ID")]
+    pub runs: Vec<i64>,
+    /// These router evaluations (repeatable; default: the latest of each feature set).
+    #[arg(long = "eval", value_name = "ID")]
+    pub evals: Vec<i64>,
+    /// Output directory (created if needed; files of an earlier report are replaced).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Results database.
+    #[arg(long, default_value = ".ragrouter/results.sqlite")]
+    pub db: PathBuf,
+}
+
+/// Loads the selection and writes the report; prints what was written and what is missing.
+pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
+    if !args.db.is_file() {
+        // Opening would create an empty database: say what is wrong instead.
+        return Err(BenchError::Invalid(format!(
+            "results database {} does not exist (run `ragrouter bench <corpus>` first, or pass --db)",
+            args.db.display()
+        ))
+        .into());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let data = runtime.block_on(async {
+        let store = Store::open(&args.db).await?;
+        reports::load(
+            &store,
+            &reports::Selection {
+                corpora: args.corpus.clone(),
+                runs: args.runs.clone(),
+                evals: args.evals.clone(),
+            },
+        )
+        .await
+    })?;
+    let written = reports::write_report(&data, &args.out)
+        .with_context(|| format!("writing the report into {}", args.out.display()))?;
+    println!(
+        "report of {} run(s) ({} tuples) and {} router evaluation(s) written to {}: {} files",
+        data.runs.len(),
+        data.tuples.len(),
+        data.evals.len(),
+        args.out.display(),
+        written.files.len()
+    );
+    for m in &written.missing {
+        println!("note: {m}");
+    }
+    println!("open {}", args.out.join("report.html").display());
+    Ok(())
+}

@@ -261,7 +261,10 @@ impl BenchConfig {
                 self.hybrid.fusion
             ));
         }
-        if !matches!(self.graph.ppr_engine.as_str(), "push" | "exact" | "certified") {
+        if !matches!(
+            self.graph.ppr_engine.as_str(),
+            "push" | "exact" | "certified"
+        ) {
             return Err(format!(
                 "graph.ppr_engine must be \"certified\", \"exact\" or \"push\", not {:?}",
                 self.graph.ppr_engine

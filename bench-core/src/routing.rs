@@ -363,7 +363,10 @@ mod tests {
         assert_eq!(s.class_of(ParadigmId::Naive), Some(1));
         assert_eq!(s.paradigm_of(2), None);
         assert_eq!(s.cannot_answer(), 2);
-        assert_eq!(s.block(FeatureKind::CorpusIndicators).unwrap().range(), 2..3);
+        assert_eq!(
+            s.block(FeatureKind::CorpusIndicators).unwrap().range(),
+            2..3
+        );
     }
 
     #[test]

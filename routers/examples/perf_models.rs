@@ -6,12 +6,11 @@
 //! random forest on one fold's training rows, the measurements behind `svm` and `rf` being
 //! written in this crate.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::routing::argmax;
-use bench_core::{FeatureKind, RoutingSchema, RoutingSet};
-use routers::{registry, synthetic_set, RouterContext, SplitMix64};
+use bench_core::RoutingSet;
+use routers::{registry, synthetic_set, RouterContext};
 
 const N_ROWS: usize = 8000;
 const EMBEDDING: usize = 384;

@@ -210,6 +210,49 @@ fn question(rng: &mut SplitMix64, qtype: QueryType) -> String {
     }
 }
 
+/// `set` with its query-embedding block padded to `dim` columns of seeded noise (sd 0.05), so
+/// timings see the real layout (the local encoder gives 384 dims, 403 features in all).
+pub fn widen_embedding(set: &RoutingSet, dim: usize, seed: u64) -> RoutingSet {
+    let s = &set.schema;
+    let Some(emb) = s.block(FeatureKind::QueryEmbedding).cloned() else {
+        return set.clone();
+    };
+    let extra = dim.saturating_sub(emb.len);
+    let paradigms: Vec<_> = (0..s.n_classes())
+        .filter_map(|c| s.paradigm_of(c))
+        .collect();
+    let blocks = s
+        .blocks
+        .iter()
+        .map(|b| {
+            let mut names: Vec<String> = s.feature_names[b.range()].to_vec();
+            if b.kind == FeatureKind::QueryEmbedding {
+                names.extend((0..extra).map(|i| format!("pad{i}")));
+            }
+            (b.kind, names)
+        })
+        .collect();
+    let mut rng = SplitMix64::new(seed);
+    let end = emb.start + emb.len;
+    let rows = set
+        .rows
+        .iter()
+        .map(|r| {
+            let mut f = r.features[..end].to_vec();
+            f.extend((0..extra).map(|_| 0.05 * rng.normal()));
+            f.extend_from_slice(&r.features[end..]);
+            RoutingRow {
+                features: f,
+                ..r.clone()
+            }
+        })
+        .collect();
+    RoutingSet {
+        schema: Arc::new(RoutingSchema::new(&paradigms, blocks)),
+        rows,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,48 +325,5 @@ mod tests {
             (0..7).all(|j| mean(j) <= mean(4)),
             "iterative is the most expensive"
         );
-    }
-}
-
-/// `set` with its query-embedding block padded to `dim` columns of seeded noise (sd 0.05), so
-/// timings see the real layout (the local encoder gives 384 dims, 403 features in all).
-pub fn widen_embedding(set: &RoutingSet, dim: usize, seed: u64) -> RoutingSet {
-    let s = &set.schema;
-    let Some(emb) = s.block(FeatureKind::QueryEmbedding).cloned() else {
-        return set.clone();
-    };
-    let extra = dim.saturating_sub(emb.len);
-    let paradigms: Vec<_> = (0..s.n_classes())
-        .filter_map(|c| s.paradigm_of(c))
-        .collect();
-    let blocks = s
-        .blocks
-        .iter()
-        .map(|b| {
-            let mut names: Vec<String> = s.feature_names[b.range()].to_vec();
-            if b.kind == FeatureKind::QueryEmbedding {
-                names.extend((0..extra).map(|i| format!("pad{i}")));
-            }
-            (b.kind, names)
-        })
-        .collect();
-    let mut rng = SplitMix64::new(seed);
-    let end = emb.start + emb.len;
-    let rows = set
-        .rows
-        .iter()
-        .map(|r| {
-            let mut f = r.features[..end].to_vec();
-            f.extend((0..extra).map(|_| 0.05 * rng.normal()));
-            f.extend_from_slice(&r.features[end..]);
-            RoutingRow {
-                features: f,
-                ..r.clone()
-            }
-        })
-        .collect();
-    RoutingSet {
-        schema: Arc::new(RoutingSchema::new(&paradigms, blocks)),
-        rows,
     }
 }

@@ -1,0 +1,124 @@
+//! `route eval` and `report` end to end on real tuples: MuSiQue questions benched offline, corpus
+//! metrics stored, routers cross-validated twice with one seed (same numbers), a report written.
+
+mod common;
+
+use common::*;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
+    c.env_remove("RAGROUTER_DATA_DIR")
+        .env("RAGROUTER_LOG", "warn")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args);
+    if args[0] != "report" {
+        c.arg("--cache-dir").arg(shared_cache());
+    }
+    c.arg("--db").arg(dir.join("r.sqlite")).output().unwrap()
+}
+
+const EVAL_ROWS: &str =
+    "SELECT router || '|' || param || '|' || corpus || '|' || fold || '|' || n || '|' ||
+    accuracy || '|' || macro_f1 || '|' || mrr || '|' || correct_rate || '|' || mean_tokens
+    FROM route_eval_results WHERE eval_id = ? ORDER BY router, param, corpus, fold";
+
+#[test]
+fn route_eval_and_report_on_benched_musique_tuples() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let eval = [
+        "route",
+        "eval",
+        "--routers",
+        "random,best-fixed,oracle,lr,ner",
+        "--folds",
+        "3",
+        "--seed",
+        "5",
+    ];
+
+    check_ok(&run(
+        d,
+        &[
+            "bench",
+            "musique-dev",
+            "--limit",
+            "30",
+            "--paradigms",
+            "llm-only,naive,graph",
+        ],
+    ));
+    // No corpus metrics yet: a clear error that says what to run, and nothing stored.
+    let out = run(d, &eval);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("ragrouter metrics musique-dev"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        query_db(&d.join("r.sqlite"), "SELECT COUNT(*) FROM route_evals"),
+        [0]
+    );
+
+    check_ok(&run(d, &["metrics", "musique-dev"]));
+    let first = run(d, &eval);
+    check_ok(&first);
+    let table = text(&first.stdout);
+    for needle in [
+        "routing rows: 30",
+        "R.A",
+        "oracle",
+        "lr",
+        "ner",
+        "musique-dev",
+    ] {
+        assert!(table.contains(needle), "table lacks {needle:?}:\n{table}");
+    }
+    let oracle = table
+        .lines()
+        .find(|l| l.starts_with("oracle"))
+        .expect("an oracle row");
+    assert!(oracle.contains("100.0"), "{oracle}");
+
+    // Same seed, same numbers (timings aside).
+    check_ok(&run(d, &eval));
+    let db = d.join("r.sqlite");
+    let rows = |id: i64| query_strings(&db, &EVAL_ROWS.replace('?', &id.to_string()));
+    let (a, b) = (rows(1), rows(2));
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+    // Three folds plus the pooled rows, per router.
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT COUNT(DISTINCT fold) FROM route_eval_results WHERE eval_id = 1 AND router = 'lr'"
+        ),
+        [3]
+    );
+
+    let bad = run(d, &["route", "eval", "--features", "qc"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("q+c"), "{}", text(&bad.stderr));
+
+    let out_dir = d.join("report");
+    let out = run(d, &["report", "--out", out_dir.to_str().unwrap()]);
+    check_ok(&out);
+    for f in [
+        "report.html",
+        "figures/fig7_cost_accuracy.svg",
+        "figures/fig7_cost_accuracy.png",
+        "figures/fig4_heatmap.png",
+        "tables/table3.md",
+        "tables/table2.csv",
+    ] {
+        assert!(out_dir.join(f).is_file(), "report lacks {f}");
+    }
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("musique-dev") && html.contains("offline"));
+    let t3 = std::fs::read_to_string(out_dir.join("tables/table3.md")).unwrap();
+    assert!(t3.contains("oracle") && t3.contains("lr"), "{t3}");
+}

@@ -100,7 +100,7 @@ fn route_eval_and_report_on_benched_musique_tuples() {
         [3]
     );
 
-    let bad = run(d, &["route", "eval", "--features", "qc"]);
+    let bad = run(d, &["route", "eval", "--features", "query"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("q+c"), "{}", text(&bad.stderr));
 
@@ -121,4 +121,97 @@ fn route_eval_and_report_on_benched_musique_tuples() {
     assert!(html.contains("musique-dev") && html.contains("offline"));
     let t3 = std::fs::read_to_string(out_dir.join("tables/table3.md")).unwrap();
     assert!(t3.contains("oracle") && t3.contains("lr"), "{t3}");
+
+    // The LLM router against the mock: one call per distinct question, answers cached (a
+    // rerun calls nothing), its tokens charged to it, the key nowhere in the output.
+    const KEY: &str = "sk-route-eval-secret-7731";
+    let mock = llm::mock::MockServer::start(|r| {
+        let q = r.last_content();
+        let label = if q.contains(" and ") || q.contains("Who") {
+            "reasoning"
+        } else {
+            "fact"
+        };
+        llm::mock::MockReply::with_usage(label, 40, 1)
+    });
+    let llm_eval = |d: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
+        c.env_remove("RAGROUTER_DATA_DIR")
+            .env_remove("OPENAI_BASE_URL")
+            .env("OPENAI_API_KEY", KEY)
+            .env("RAGROUTER_LOG", "info")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "route",
+                "eval",
+                "--routers",
+                "oracle,llm-router",
+                "--folds",
+                "3",
+                "--llm-model",
+                "mock-model",
+                "--llm-base-url",
+            ])
+            .arg(mock.base_url())
+            .arg("--cache-dir")
+            .arg(shared_cache())
+            .arg("--db")
+            .arg(d.join("r.sqlite"));
+        c.output().unwrap()
+    };
+    let out = llm_eval(d);
+    check_ok(&out);
+    let calls = mock.chat_requests();
+    let questions = query_db(
+        &db,
+        "SELECT COUNT(DISTINCT q.text) FROM queries q WHERE q.corpus = 'musique-dev'
+         AND q.query_id IN (SELECT query_id FROM results)",
+    )[0] as usize;
+    assert_eq!(
+        calls,
+        questions,
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("llm-router"))
+        .expect("an llm-router row");
+    // Pooled over folds, the router's tokens are its chosen paradigm's (offline: context
+    // tokens) plus its own 40 + 1 per question, exactly as the script routed it.
+    let eval_id = query_db(&db, "SELECT MAX(id) FROM route_evals")[0];
+    let got = try_fetch::<f64>(
+        &db,
+        &format!(
+            "SELECT SUM(n * mean_tokens) / SUM(n) FROM route_eval_results
+             WHERE eval_id = {eval_id} AND router = 'llm-router' AND corpus = '*'"
+        ),
+    )
+    .unwrap()[0];
+    let want = try_fetch::<f64>(
+        &db,
+        "SELECT AVG(r.context_tokens) + 41.0 FROM results r JOIN queries q
+           ON q.query_id = r.query_id AND q.corpus = 'musique-dev'
+         WHERE r.paradigm = CASE WHEN instr(q.text, ' and ') > 0 OR instr(q.text, 'Who') > 0
+                                 THEN 'graph' ELSE 'naive' END",
+    )
+    .unwrap()[0];
+    assert!(
+        (got - want).abs() < 1e-6,
+        "llm-router tokens {got}, expected {want}: {row}"
+    );
+    check_ok(&llm_eval(d));
+    assert_eq!(
+        mock.chat_requests(),
+        calls,
+        "a rerun is served from the cache"
+    );
+    for out in [&out] {
+        assert!(!text(&out.stdout).contains(KEY) && !text(&out.stderr).contains(KEY));
+    }
+    let stored: Vec<String> = query_strings(&db, "SELECT config_json FROM route_evals");
+    assert!(stored.iter().all(|c| !c.contains(KEY)));
+    assert!(stored.last().unwrap().contains("mock-model"));
 }

@@ -181,7 +181,8 @@ impl From<RouterEntry> for Candidate {
 #[derive(Debug, Clone, Default)]
 pub struct Evaluation {
     pub rows: Vec<RouteEvalRow>,
-    /// (router, reason) for entries that were not run (an LLM router offline).
+    /// (router, reason) for entries that were not run (an LLM router offline) or that failed on
+    /// some fold (left out whole, with the first error).
     pub skipped: Vec<(String, String)>,
 }
 
@@ -218,10 +219,25 @@ pub fn evaluate(
         .par_iter()
         .map(|(e, p, fi, f)| evaluate_fold(set, e, *p, *fi as u32, f, ctx))
         .collect();
-    let mut rows = Vec::new();
-    for r in per_job {
-        rows.extend(r?);
+    // A router that fails on any fold is reported with its first error and left out whole
+    // (no partial rows); the others are still measured.
+    let mut failed: Vec<(String, String)> = Vec::new();
+    for ((e, ..), r) in jobs.iter().zip(&per_job) {
+        if let Err(err) = r {
+            if !failed.iter().any(|(n, _)| *n == e.name) {
+                failed.push((e.name.clone(), format!("failed: {err}")));
+            }
+        }
     }
+    let mut rows = Vec::new();
+    for ((e, ..), r) in jobs.iter().zip(per_job) {
+        if let Ok(r) = r {
+            if !failed.iter().any(|(n, _)| *n == e.name) {
+                rows.extend(r);
+            }
+        }
+    }
+    skipped.extend(failed);
     Ok(Evaluation { rows, skipped })
 }
 

@@ -208,3 +208,38 @@ fn needs_llm_routers_are_skipped_offline() {
     assert!(ev.rows.is_empty());
     assert_eq!(ev.skipped.len(), 1);
 }
+
+#[test]
+fn a_router_failing_on_one_fold_is_left_out_whole_and_the_others_measured() {
+    let set = synthetic_set(80, 3);
+    let folds = Split::KFold(4).folds(&set, 0).unwrap();
+    let mut broken = Candidate::from(lookup("best-fixed").unwrap());
+    broken.name = "broken".into();
+    // Fails to build on the third fold only (the builder is called once per fold).
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    broken.make = Arc::new(move |ctx: &RouterContext, p: Option<f64>| {
+        if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 2 {
+            Err(bench_core::BenchError::Other(
+                "no lane for this fold".into(),
+            ))
+        } else {
+            (lookup("best-fixed").unwrap().make)(ctx, p)
+        }
+    });
+    let ev = evaluate(
+        &set,
+        &[broken, Candidate::from(lookup("oracle").unwrap())],
+        &folds,
+        &ctx(),
+    )
+    .unwrap();
+    assert!(ev.rows.iter().all(|r| r.router == "oracle"));
+    assert_eq!(pooled(&ev.rows, "oracle").len(), 4);
+    assert_eq!(ev.skipped.len(), 1);
+    assert_eq!(ev.skipped[0].0, "broken");
+    assert!(
+        ev.skipped[0].1.contains("no lane for this fold"),
+        "{:?}",
+        ev.skipped
+    );
+}

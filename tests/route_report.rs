@@ -202,14 +202,15 @@ fn route_eval_and_report_on_benched_musique_tuples() {
         (got - want).abs() < 1e-6,
         "llm-router tokens {got}, expected {want}: {row}"
     );
-    check_ok(&llm_eval(d));
+    let rerun = llm_eval(d);
+    check_ok(&rerun);
     assert_eq!(
         mock.chat_requests(),
         calls,
         "a rerun is served from the cache"
     );
-    for out in [&out] {
-        assert!(!text(&out.stdout).contains(KEY) && !text(&out.stderr).contains(KEY));
+    for o in [&out, &rerun] {
+        assert!(!text(&o.stdout).contains(KEY) && !text(&o.stderr).contains(KEY));
     }
     let stored: Vec<String> = query_strings(&db, "SELECT config_json FROM route_evals");
     assert!(stored.iter().all(|c| !c.contains(KEY)));

@@ -20,6 +20,10 @@ corpora:
 metrics *args:
     cargo run --release -- metrics {{args}}
 
+# Cross-validate routers on the stored tuples: just route eval --features q+c --folds 5
+route *args:
+    cargo run --release -- route {{args}}
+
 # Figures, tables, exports and report.html of the latest runs and router evaluations:
 # just report [--corpus a,b] [--run ID] [--eval ID] [--db PATH]
 report out="target/report" *args:

@@ -61,6 +61,38 @@ impl<H: Head> D2Net<H> {
     }
 }
 
+impl<H: Head> D2Net<H> {
+    /// Trains encoder and head end to end with softmax cross-entropy on the rows' labels, the
+    /// shuffle seeded from `rng` (the recipe `dnn` and `two-tower` share).
+    pub fn fit_softmax(
+        &mut self,
+        x: ArrayView2<'_, f32>,
+        train: &RoutingSet,
+        cfg: &TrainConfig,
+        rng: &mut SplitMix64,
+    ) -> Result<()> {
+        let cfg = TrainConfig {
+            seed: rng.next_u64(),
+            ..cfg.clone()
+        };
+        super::nn::train(
+            self,
+            x,
+            &Targets::Classes(train.labels()),
+            &Loss::softmax_ce(),
+            &cfg,
+        )?;
+        Ok(())
+    }
+
+    /// Softmax scores of `rows`, encoded by `prep` (eval mode).
+    pub fn softmax_scores(&self, prep: &D2Prep, rows: &[RoutingRow]) -> Vec<Vec<f64>> {
+        let mut z = self.infer(prep.matrix(rows).view());
+        activate(Output::Softmax, &mut z);
+        rows_f64(z.view())
+    }
+}
+
 impl<H: Head> Module for D2Net<H> {
     fn forward_train(&mut self, x: ArrayView2<'_, f32>) -> Array2<f32> {
         let z = self.encoder.forward_train(x);
@@ -125,26 +157,14 @@ impl Model for Dnn {
             output: Output::Softmax,
         };
         let mut net = D2Net::new(encoder, Mlp::with_rng(&spec, &mut rng));
-        let cfg = TrainConfig {
-            seed: rng.next_u64(),
-            ..self.train.clone()
-        };
-        super::nn::train(
-            &mut net,
-            x.view(),
-            &Targets::Classes(train.labels()),
-            &Loss::softmax_ce(),
-            &cfg,
-        )?;
+        net.fit_softmax(x.view(), train, &self.train, &mut rng)?;
         self.fitted = Some((prep, net));
         Ok(())
     }
 
     fn scores(&self, _: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
         let (prep, net) = self.fitted.as_ref().expect("ModelRouter fits first");
-        let mut z = net.infer(prep.matrix(rows).view());
-        activate(Output::Softmax, &mut z);
-        Ok(rows_f64(z.view()))
+        Ok(net.softmax_scores(prep, rows))
     }
 }
 

@@ -11,11 +11,9 @@ use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{Array2, ArrayView2};
 
 use super::dnn::{D2Net, Head};
-use super::nn::{
-    activate, Init, Linear, Loss, Mlp, MlpSpec, Module, Output, Param, Targets, TrainConfig,
-};
+use super::nn::{Init, Linear, Mlp, MlpSpec, Module, Output, Param, TrainConfig};
 use super::prep::{D2Encoder, D2Prep, D2_DIM};
-use super::{rows_f64, seed_for, Model, ModelRouter, PresentClasses};
+use super::{seed_for, Model, ModelRouter, PresentClasses};
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::SplitMix64;
 
@@ -123,26 +121,14 @@ impl Model for TwoTower {
             &mut rng,
         );
         let mut net = D2Net::new(encoder, Towers { query, classes });
-        let cfg = TrainConfig {
-            seed: rng.next_u64(),
-            ..self.train.clone()
-        };
-        super::nn::train(
-            &mut net,
-            x.view(),
-            &Targets::Classes(train.labels()),
-            &Loss::softmax_ce(),
-            &cfg,
-        )?;
+        net.fit_softmax(x.view(), train, &self.train, &mut rng)?;
         self.fitted = Some((prep, net));
         Ok(())
     }
 
     fn scores(&self, _: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
         let (prep, net) = self.fitted.as_ref().expect("ModelRouter fits first");
-        let mut z = net.infer(prep.matrix(rows).view());
-        activate(Output::Softmax, &mut z);
-        Ok(rows_f64(z.view()))
+        Ok(net.softmax_scores(prep, rows))
     }
 }
 

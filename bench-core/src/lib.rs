@@ -17,8 +17,8 @@ pub mod types;
 pub use config::BenchConfig;
 pub use error::{BenchError, LlmErrorKind, Result};
 pub use record::{
-    cost_measure, cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens,
-    QualityMetrics, ResultRecord, RetrievedChunk, TokenSource,
+    cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics,
+    ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
     ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, Router, RoutingCost,

@@ -224,12 +224,3 @@ pub fn cost_tokens(mode: &str, llm_tokens: u64, context_tokens: u64) -> u64 {
         llm_tokens
     }
 }
-
-/// How [`cost_tokens`] measured a mode, for axis labels and tables.
-pub fn cost_measure(mode: &str) -> &'static str {
-    if mode == "offline" {
-        "context tokens per query (offline: no LLM billed)"
-    } else {
-        "LLM tokens per query (construction share + retrieval + generation)"
-    }
-}

@@ -64,7 +64,7 @@ pub struct Tuple {
 impl Tuple {
     /// Judged correct. A failed tuple counts as not correct: the question was not answered.
     pub fn correct(&self) -> bool {
-        self.judge.as_deref() == Some("correct")
+        self.judge.as_deref() == Some(bench_core::JudgeLabel::Correct.as_str())
     }
 }
 

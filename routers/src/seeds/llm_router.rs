@@ -17,7 +17,7 @@ use bench_core::{
     RoutingSet,
 };
 
-use super::{chat_blocking, ranked, resolve, row_key, GRAPH, PASSAGE};
+use super::{charged, chat_blocking, ranked, resolve, row_key, GRAPH, PASSAGE};
 use crate::registry::{Family, LlmAccess, RouterContext, RouterEntry};
 
 /// Version of the classification prompt below.
@@ -163,12 +163,7 @@ impl Router for LlmRouter {
     }
 
     fn cost(&self, row: &RoutingRow) -> RoutingCost {
-        self.decided
-            .lock()
-            .unwrap()
-            .get(&row_key(row))
-            .map(|(_, c)| *c)
-            .unwrap_or_default()
+        charged(&self.decided, row)
     }
 }
 

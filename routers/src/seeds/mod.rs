@@ -116,6 +116,19 @@ pub fn chat_blocking(access: &LlmAccess, request: &ChatRequest) -> Result<(Strin
     ))
 }
 
+/// The tokens a router was charged for `row`, from its memo of LLM calls keyed by [`row_key`]
+/// (zero when it made no call for the row).
+pub fn charged<T>(
+    memo: &std::sync::Mutex<std::collections::BTreeMap<String, (T, RoutingCost)>>,
+    row: &RoutingRow,
+) -> RoutingCost {
+    memo.lock()
+        .unwrap()
+        .get(&row_key(row))
+        .map(|(_, c)| *c)
+        .unwrap_or_default()
+}
+
 /// A key naming one row across folds and calls (corpus and query id).
 pub fn row_key(row: &RoutingRow) -> String {
     format!("{}\u{1f}{}", row.corpus, row.query_id)

@@ -40,7 +40,7 @@ use bench_core::{
 use ndarray::{Array2, Axis};
 
 use super::{
-    chat_blocking, outcome_of_class, quality_cmp, ranked, resolve, row_key, GRAPH, PASSAGE,
+    charged, chat_blocking, outcome_of_class, quality_cmp, ranked, resolve, row_key, GRAPH, PASSAGE,
 };
 use crate::models::nn::{Adam, Focal, Loss, Mlp, MlpSpec, Output, Targets};
 use crate::models::prep::Standardizer;
@@ -361,12 +361,7 @@ impl Router for R2Adapter {
     }
 
     fn cost(&self, row: &RoutingRow) -> RoutingCost {
-        self.rewritten
-            .lock()
-            .unwrap()
-            .get(&row_key(row))
-            .map(|(_, c)| *c)
-            .unwrap_or_default()
+        charged(&self.rewritten, row)
     }
 }
 

@@ -27,7 +27,7 @@
 //!   MuSiQue-sized graph: about 14x faster than [`exact_ppr`] per query with every sampled top-100
 //!   certified (numbers in `examples/perf_ppr.rs`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use corpora::graph::Csr;
@@ -246,14 +246,16 @@ pub struct PushWorkspace {
     flags: Vec<u8>,
     touched: Vec<u32>,
     queue: VecDeque<u32>,
-    /// The certified engine's factor, with the address and size of the graph it was built for
-    /// (a cheap key; a factor applied to the wrong graph fails its certificate and is rebuilt).
+    /// The certified engine's factor, with a cheap key of the graph it was built for (the
+    /// factor holds its own copy of the graph, which the certificate is about; see
+    /// [`PprFactor`]).
     factor: Option<(FactorKey, Arc<PprFactor>)>,
     certified: CertifiedWorkspace,
 }
 
-/// Address of the graph's neighbour array, node count, arc count, damping bits.
-type FactorKey = (usize, usize, usize, u64);
+/// Address of the graph's neighbour array, node count, arc count, damping bits, a sample of
+/// the arcs.
+type FactorKey = (usize, usize, usize, u64, u64);
 
 /// One eliminated node: id, pivot, off-diagonal entries of its row at elimination.
 type EliminatedRow = (u32, f64, Vec<(u32, f64)>);
@@ -266,28 +268,31 @@ impl PushWorkspace {
         Self::default()
     }
 
-    /// The cached factor for `csr` and `damping`, built when missing or `rebuild`; also says
-    /// whether it was built now.
-    fn factor(
-        &mut self,
-        csr: &Csr,
-        damping: f64,
-        rebuild: bool,
-    ) -> Result<(Arc<PprFactor>, bool), PprError> {
+    /// The cached factor for `csr` and `damping`, built when missing.
+    fn factor(&mut self, csr: &Csr, damping: f64) -> Result<Arc<PprFactor>, PprError> {
+        // The arcs at 64 evenly spaced places: O(1), and with the address and the sizes it
+        // tells graphs apart unless one is rebuilt in place into a near copy.
+        let arcs = csr.neighbors.len();
+        let mut sample: u64 = 0xcbf2_9ce4_8422_2325;
+        for i in 0..64.min(arcs) {
+            let x = csr.neighbors[i * arcs / 64.min(arcs)];
+            sample = (sample ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+        }
         let key = (
             csr.neighbors.as_ptr() as usize,
             csr.node_count(),
-            csr.neighbors.len(),
+            arcs,
             damping.to_bits(),
+            sample,
         );
         if let Some((k, f)) = &self.factor {
-            if *k == key && !rebuild {
-                return Ok((f.clone(), false));
+            if *k == key {
+                return Ok(f.clone());
             }
         }
         let f = Arc::new(PprFactor::build(csr, damping)?);
         self.factor = Some((key, f.clone()));
-        Ok((f, true))
+        Ok(f)
     }
 
     /// Adds mass to v's residual and queues v once it crosses its threshold.
@@ -457,7 +462,7 @@ pub fn sweep_ppr(
 /// Elimination stops once every remaining node has more neighbours than this in the elimination
 /// graph: below it eliminating a node adds little fill (leaves and chains add none), above it the
 /// remaining core of the synthetic MuSiQue-sized graph densifies fast (`examples/perf_ppr.rs`).
-pub const ELIMINATION_MAX_DEGREE: usize = 6;
+pub const ELIMINATION_MAX_DEGREE: usize = 10;
 
 /// The certified engine's default tie tolerance: rankings may differ only between nodes whose
 /// exact scores are within this of each other.
@@ -466,54 +471,73 @@ pub const DEFAULT_TIE: f64 = 1e-12;
 /// Unit roundoff of f64, doubled: the rounding allowance per floating-point operation.
 const ROUND: f64 = f64::EPSILON;
 
+/// Width of [`PprFactor`]'s fixed-width neighbour rows.
+const SHORT: usize = 4;
+
+/// [`PprFactor`]'s twin class of a node that has no twin.
+const NO_TWIN: u32 = u32::MAX;
+
 /// A per-graph preprocessing for [`certified_ppr`]: a partial LDL^T factorization of the
 /// symmetric positive definite matrix `M = D - damping * A` (PPR on an undirected graph is
-/// `pi = D y` with `M y = (1 - damping) p`).
+/// `pi = D y` with `M y = (1 - damping) p`), and the graph itself, renumbered.
 ///
 /// Nodes are eliminated in minimum-degree order while their degree in the elimination graph is at
 /// most [`ELIMINATION_MAX_DEGREE`] (trees and chains are eliminated without fill); what remains is
-/// the core, whose Schur complement `S` is solved per query by conjugate gradients. Nodes are
-/// renumbered eliminated-first (in elimination order), then the core in breadth-first order (so the
-/// CG sweeps read neighbours close in memory), then the isolated nodes. The core is stored scaled
-/// to unit diagonal and split into its two strict triangles, for the Gauss-Seidel sweeps.
+/// the core, whose Schur complement `S` is solved per query by conjugate gradients. Every node
+/// gets a position: the core first, in breadth-first order (so the CG sweeps read neighbours
+/// close in memory), then the eliminated nodes in breadth-first order of their elimination tree
+/// from the core down (a node's row only names nodes above it, so back-substitution is one
+/// forward pass, and a hub's leaves sit side by side), then the isolated nodes. The certificate
+/// reads the graph in these positions, so its sweep over every arc reads memory nearby too. The
+/// core is stored scaled to unit diagonal and split into its two strict triangles, for the
+/// Gauss-Seidel sweeps.
+///
+/// The factor holds its own copy of the graph, and [`certified_ppr`]'s certificate is about
+/// that copy: apply a factor only to the graph it was built from ([`PprFactor::fits`] checks).
 #[derive(Debug, Clone)]
 pub struct PprFactor {
     damping: f64,
     /// Identity of the graph it was built from: node count, arc count, a checksum.
     key: (usize, usize, u64),
-    /// Node id -> new id.
+    /// Node id -> position.
     position: Vec<u32>,
-    /// New id -> node id.
+    /// Position -> node id.
     order: Vec<u32>,
-    eliminated: usize,
+    /// Positions `0..core` are the core, `core..core + eliminated` the eliminated nodes.
     core: usize,
-    /// `1 / pivot` of each eliminated node.
+    eliminated: usize,
+    /// The graph by position: each position's neighbours' positions, ascending.
+    graph: Rows<()>,
+    /// The same rows at a fixed width of [`SHORT`] for nodes of degree at most that, padded
+    /// with the node count (the certificate's sweep).
+    short: Vec<u32>,
+    max_degree: usize,
+    /// `1 / pivot` of each eliminated node (index: position - core).
     inv_pivot: Vec<f64>,
-    /// Off-diagonal entries of M (after earlier eliminations) between an eliminated node and the
-    /// nodes eliminated after it or in the core, by new id.
-    l_offsets: Vec<u32>,
-    l_cols: Vec<u32>,
-    l_vals: Vec<f64>,
-    /// `l_cols` as node ids: the back-substitution writes the solution by node id directly.
-    l_nodes: Vec<u32>,
-    /// `1 / sqrt(diagonal)` of the core's Schur complement `S` (core-local ids).
+    /// Each eliminated node's off-diagonal entries of M (after earlier eliminations) at its
+    /// elimination over its pivot, by position, all above its own (index: position - core).
+    elimination: Rows<f64>,
+    /// `1 / sqrt(diagonal)` of the core's Schur complement `S`.
     s_scale: Vec<f64>,
     /// Strict lower and upper triangles of the unit-diagonal scaled `S`.
-    lower: Triangle,
-    upper: Triangle,
+    lower: Rows<f64>,
+    upper: Rows<f64>,
+    /// Twin class of each position (the position of the class's lowest node id), [`NO_TWIN`]
+    /// for none: see [`twin_classes`].
+    twin: Vec<u32>,
 }
 
-/// Rows of a strictly triangular sparse matrix.
+/// A sparse matrix by rows: columns (u32) and values (`()` for a pattern).
 #[derive(Debug, Clone)]
-struct Triangle {
+struct Rows<T> {
     offsets: Vec<u32>,
     cols: Vec<u32>,
-    vals: Vec<f64>,
+    vals: Vec<T>,
 }
 
-impl Default for Triangle {
+impl<T> Default for Rows<T> {
     fn default() -> Self {
-        Triangle {
+        Rows {
             offsets: vec![0],
             cols: Vec::new(),
             vals: Vec::new(),
@@ -521,13 +545,27 @@ impl Default for Triangle {
     }
 }
 
-impl Triangle {
+impl<T> Rows<T> {
+    fn row(&self, i: usize) -> std::ops::Range<usize> {
+        self.offsets[i] as usize..self.offsets[i + 1] as usize
+    }
+
+    fn push_row(&mut self, entries: impl IntoIterator<Item = (u32, T)>) {
+        for (c, v) in entries {
+            self.cols.push(c);
+            self.vals.push(v);
+        }
+        self.offsets.push(self.cols.len() as u32);
+    }
+}
+
+impl Rows<f64> {
     /// `v <- (I + T)^-1 v` for the strict lower triangle `T` (rows in increasing order).
     fn solve_lower(&self, v: &mut [f64]) {
         for i in 0..v.len() {
-            let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+            let r = self.row(i);
             let mut s = v[i];
-            for (&c, &w) in self.cols[a..b].iter().zip(&self.vals[a..b]) {
+            for (&c, &w) in self.cols[r.clone()].iter().zip(&self.vals[r]) {
                 s -= w * v[c as usize];
             }
             v[i] = s;
@@ -537,9 +575,9 @@ impl Triangle {
     /// `v <- (I + T)^-1 v` for the strict upper triangle `T` (rows in decreasing order).
     fn solve_upper(&self, v: &mut [f64]) {
         for i in (0..v.len()).rev() {
-            let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+            let r = self.row(i);
             let mut s = v[i];
-            for (&c, &w) in self.cols[a..b].iter().zip(&self.vals[a..b]) {
+            for (&c, &w) in self.cols[r.clone()].iter().zip(&self.vals[r]) {
                 s -= w * v[c as usize];
             }
             v[i] = s;
@@ -557,8 +595,50 @@ fn csr_checksum(csr: &Csr) -> u64 {
     h
 }
 
+/// Structural twins: nodes of degree >= 1 with the same open neighbourhood (`N(u) = N(w)`) or
+/// the same closed one (`N[u] = N[w]`), each class named by its lowest node id ([`NO_TWIN`]
+/// where a node has no twin).
+///
+/// Twins that are not seeds have exactly equal PPR: open twins sum the same neighbours' shares;
+/// closed twins `u`, `w` have equal degrees and `pi(u) - pi(w) = -damping (pi(u) - pi(w)) /
+/// deg`, so the difference is 0. The certificate uses this to prove ties that no error bound can
+/// separate (a hub's leaves are the common case). No node has twins of both kinds (an open twin
+/// `w` of `u` and a closed twin `x` of `u` would make `w` both a neighbour of `x` and not one),
+/// so one class per node.
+fn twin_classes(csr: &Csr) -> Vec<u32> {
+    let n = csr.node_count();
+    let neighbourhood = |v: u32, closed: bool| {
+        let mut set = csr.neighbors(v).to_vec();
+        if closed {
+            set.push(v);
+        }
+        set.sort_unstable();
+        set
+    };
+    // Neighbourhood -> (lowest member, members).
+    let mut groups: HashMap<(bool, Vec<u32>), (u32, u32)> = HashMap::new();
+    for v in (0..n as u32).filter(|&v| csr.degree(v) > 0) {
+        for closed in [false, true] {
+            groups
+                .entry((closed, neighbourhood(v, closed)))
+                .and_modify(|g| g.1 += 1)
+                .or_insert((v, 1));
+        }
+    }
+    let mut twin = vec![NO_TWIN; n];
+    for v in (0..n as u32).filter(|&v| csr.degree(v) > 0) {
+        for closed in [false, true] {
+            let (lowest, members) = groups[&(closed, neighbourhood(v, closed))];
+            if members > 1 {
+                twin[v as usize] = lowest;
+            }
+        }
+    }
+    twin
+}
+
 impl PprFactor {
-    /// Orders and factors the graph (once per graph and damping; about 0.3 s on the
+    /// Orders and factors the graph (once per graph and damping; about half a second on the
     /// MuSiQue-sized graph).
     pub fn build(csr: &Csr, damping: f64) -> Result<PprFactor, PprError> {
         check_damping(damping)?;
@@ -615,8 +695,7 @@ impl PprFactor {
             eliminated.push((v as u32, pv, row));
         }
         // Core in breadth-first order from its lowest node id, component by component.
-        let mut order: Vec<u32> = eliminated.iter().map(|e| e.0).collect();
-        let first_core = order.len();
+        let mut order: Vec<u32> = Vec::with_capacity(n);
         let mut seen = vec![false; n];
         for s in 0..n {
             if !alive[s] || seen[s] {
@@ -640,66 +719,140 @@ impl PprFactor {
                 }
             }
         }
-        let core = order.len() - first_core;
-        order.extend((0..n as u32).filter(|&v| csr.degree(v) == 0));
-        let mut position = vec![0u32; n];
+        let core = order.len();
+        let mut position = vec![u32::MAX; n];
         for (i, &v) in order.iter().enumerate() {
             position[v as usize] = i as u32;
         }
-        let mut l_offsets = vec![0u32];
-        let (mut l_cols, mut l_vals, mut l_nodes) = (Vec::new(), Vec::new(), Vec::new());
-        let mut inv_pivot = Vec::with_capacity(first_core);
-        for (_, pv, row) in &eliminated {
-            inv_pivot.push(1.0 / pv);
-            for &(a, w) in row {
-                l_cols.push(position[a as usize]);
-                l_nodes.push(a);
-                l_vals.push(w);
+        // Elimination tree: a node's parent is the first of its row's nodes to be eliminated
+        // after it; every other node of its row is an ancestor (the row was a clique when it
+        // went), so parents-first order puts each row above its node. Rows that name only
+        // core nodes hang from the core, ordered by their first core node.
+        let mut step = vec![u32::MAX; n];
+        for (i, e) in eliminated.iter().enumerate() {
+            step[e.0 as usize] = i as u32;
+        }
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); eliminated.len()];
+        let mut roots: Vec<(u32, u32)> = Vec::new();
+        for (i, (_, _, row)) in eliminated.iter().enumerate() {
+            match row.iter().map(|&(a, _)| step[a as usize]).min() {
+                Some(p) if p != u32::MAX => children[p as usize].push(i as u32),
+                _ => {
+                    let anchor = row.iter().map(|&(a, _)| position[a as usize]).min();
+                    roots.push((anchor.unwrap_or(u32::MAX), i as u32));
+                }
             }
-            l_offsets.push(l_cols.len() as u32);
+        }
+        roots.sort_unstable();
+        let mut tree_order: Vec<u32> = roots.iter().map(|r| r.1).collect();
+        let mut level = vec![0u32; eliminated.len()];
+        let mut head = 0;
+        while head < tree_order.len() {
+            let i = tree_order[head] as usize;
+            head += 1;
+            for &ch in &children[i] {
+                level[ch as usize] = level[i] + 1;
+            }
+            tree_order.extend_from_slice(&children[i]);
+        }
+        debug_assert_eq!(tree_order.len(), eliminated.len());
+        // Nodes of one level never depend on each other, so within a level rows go by length
+        // (the substitution's inner loop then runs the same count many times in a row, which
+        // branch prediction rewards), then in breadth-first order.
+        let rank: Vec<u32> = {
+            let mut r = vec![0u32; eliminated.len()];
+            for (k, &i) in tree_order.iter().enumerate() {
+                r[i as usize] = k as u32;
+            }
+            r
+        };
+        tree_order.sort_by_key(|&i| {
+            let i = i as usize;
+            (level[i], eliminated[i].2.len(), rank[i])
+        });
+        for &i in &tree_order {
+            let v = eliminated[i as usize].0;
+            position[v as usize] = order.len() as u32;
+            order.push(v);
+        }
+        for v in (0..n as u32).filter(|&v| csr.degree(v) == 0) {
+            position[v as usize] = order.len() as u32;
+            order.push(v);
+        }
+        let mut elimination = Rows::default();
+        let mut inv_pivot = Vec::with_capacity(eliminated.len());
+        for &i in &tree_order {
+            let (v, pv, row) = &eliminated[i as usize];
+            let mut entries: Vec<(u32, f64)> = row
+                .iter()
+                .map(|&(a, w)| (position[a as usize], w))
+                .collect();
+            entries.sort_unstable_by_key(|e| e.0);
+            debug_assert!(entries.iter().all(|e| e.0 < position[*v as usize]));
+            // Over the pivot: the substitutions then need the pivot only where there is mass.
+            elimination.push_row(entries.into_iter().map(|(a, w)| (a, w / pv)));
+            inv_pivot.push(1.0 / pv);
         }
         // The core's Schur complement S, symmetrically scaled to unit diagonal
         // (`D^-1/2 S D^-1/2 = I + L + L^T`), split into its strict lower and upper triangles
         // for the symmetric Gauss-Seidel preconditioner's two sweeps.
-        let s_scale: Vec<f64> = order[first_core..first_core + core]
+        let s_scale: Vec<f64> = order[..core]
             .iter()
             .map(|&v| 1.0 / pivot[v as usize].sqrt())
             .collect();
-        let mut lower = Triangle::default();
-        let mut upper = Triangle::default();
-        for (me, &v) in order[first_core..first_core + core].iter().enumerate() {
+        let mut lower = Rows::default();
+        let mut upper = Rows::default();
+        for (me, &v) in order[..core].iter().enumerate() {
             let mut row: Vec<(u32, f64)> = adj[v as usize]
                 .iter()
-                .map(|(&a, &w)| (position[a as usize] - first_core as u32, w))
+                .map(|(&a, &w)| (position[a as usize], w))
                 .collect();
             row.sort_unstable_by_key(|e| e.0);
-            for (a, w) in row {
-                let t = if (a as usize) < me {
-                    &mut lower
-                } else {
-                    &mut upper
-                };
-                t.cols.push(a);
-                t.vals.push(w * s_scale[me] * s_scale[a as usize]);
-            }
-            lower.offsets.push(lower.cols.len() as u32);
-            upper.offsets.push(upper.cols.len() as u32);
+            let scaled = |&(a, w): &(u32, f64)| (a, w * s_scale[me] * s_scale[a as usize]);
+            lower.push_row(row.iter().filter(|e| (e.0 as usize) < me).map(scaled));
+            upper.push_row(row.iter().filter(|e| (e.0 as usize) > me).map(scaled));
         }
+        let mut graph = Rows::default();
+        for &v in &order {
+            let mut row: Vec<u32> = csr
+                .neighbors(v)
+                .iter()
+                .map(|&u| position[u as usize])
+                .collect();
+            row.sort_unstable();
+            graph.push_row(row.into_iter().map(|u| (u, ())));
+        }
+        let mut short = vec![n as u32; SHORT * n];
+        for (p, row) in short.chunks_exact_mut(SHORT).enumerate() {
+            let r = graph.row(p);
+            if r.len() <= SHORT {
+                row[..r.len()].copy_from_slice(&graph.cols[r]);
+            }
+        }
+        let twin_of = twin_classes(csr);
+        let twin = order
+            .iter()
+            .map(|&v| match twin_of[v as usize] {
+                NO_TWIN => NO_TWIN,
+                t => position[t as usize],
+            })
+            .collect();
         Ok(PprFactor {
             damping,
             key: (n, csr.neighbors.len(), csr_checksum(csr)),
             position,
             order,
-            eliminated: first_core,
             core,
+            eliminated: eliminated.len(),
+            max_degree: (0..n as u32).map(|v| csr.degree(v)).max().unwrap_or(0),
+            graph,
+            short,
             inv_pivot,
-            l_offsets,
-            l_cols,
-            l_vals,
-            l_nodes,
+            elimination,
             s_scale,
             lower,
             upper,
+            twin,
         })
     }
 
@@ -710,7 +863,7 @@ impl PprFactor {
 
     /// Stored entries: (elimination factor, core Schur complement's upper triangle).
     pub fn entries(&self) -> (usize, usize) {
-        (self.l_cols.len(), self.upper.cols.len())
+        (self.elimination.cols.len(), self.upper.cols.len())
     }
 
     /// Whether this factor was built from `csr` with `damping` (checks the full checksum:
@@ -721,31 +874,64 @@ impl PprFactor {
     }
 }
 
-/// Dense buffers of [`certified_ppr`], reused across queries.
+/// Dense buffers of [`certified_ppr`], reused across queries; they also keep the last query's
+/// solution, from which [`CertifiedWorkspace::score`] reads any node's score.
 #[derive(Debug, Clone, Default)]
 pub struct CertifiedWorkspace {
-    /// Right-hand side by new id.
+    /// Right-hand side by position; all zero between queries.
     rhs: Vec<f64>,
-    /// The solution `y` by node id.
-    y_node: Vec<f64>,
-    /// Residual bound `|r(v)|` plus rounding, by node id.
-    slack: Vec<f64>,
+    /// Eliminated positions the forward elimination reached, with their right-hand side over
+    /// the pivot (descending while built, then ascending).
+    reached: Vec<(u32, f64)>,
+    mark: Vec<bool>,
+    heap: BinaryHeap<u32>,
+    /// The solution `y` by position (`pi = scale D y` off the isolated nodes).
+    y: Vec<f64>,
+    /// `1 / (1 - damping q)`, `q` the isolated seeds' share (0 before any query).
+    scale: f64,
+    /// Seeds by position, with their teleport mass `(1 - damping) p(v)`.
+    seeds: Vec<(u32, f64)>,
+    /// Nodes whose score may reach the floor: (position, score, padded |residual|).
+    candidates: Vec<(u32, f64, f64)>,
     cg: [Vec<f64>; 5],
 }
 
-/// The result of [`certified_ppr`].
+impl CertifiedWorkspace {
+    /// The last query's score of node `v` (0 before any query), from its solution: `scale d(v)
+    /// y(v)`, or the closed form of an isolated node.
+    pub fn score(&self, factor: &PprFactor, v: u32) -> f64 {
+        let Some(&p) = factor.position.get(v as usize) else {
+            return 0.0;
+        };
+        let p = p as usize;
+        match factor.graph.row(p).len() {
+            0 => match self.seeds.binary_search_by_key(&(p as u32), |s| s.0) {
+                Ok(i) => self.scale * self.seeds[i].1,
+                Err(_) => 0.0,
+            },
+            d => self.y.get(p).map_or(0.0, |&y| self.scale * d as f64 * y),
+        }
+    }
+
+    /// The last query's scores by node id.
+    pub fn scores(&self, factor: &PprFactor) -> Vec<f64> {
+        (0..factor.position.len() as u32)
+            .map(|v| self.score(factor, v))
+            .collect()
+    }
+}
+
+/// The result of [`certified_ppr`] (every node's score stays readable in the workspace).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CertifiedPpr {
-    /// Score of every node (networkx semantics, summing to 1).
-    pub scores: Vec<f64>,
     /// The `k` best nodes scoring at least `min_score`, best first, ties by node id.
     pub top: Vec<(u32, f64)>,
     /// Whether the certificate proved `top` equal to the exact top-k up to `tie` (see
     /// [`certified_ppr`]).
     pub certified: bool,
-    /// The largest certified error bound `|pi(v) - scores[v]|` over the nodes of `top`.
+    /// The largest certified error bound `|pi(v) - score(v)|` over the nodes of `top`.
     pub top_error: f64,
-    /// The largest certified error bound over all nodes.
+    /// An upper bound on the certified error bound of every node.
     pub max_error: f64,
     /// Conjugate-gradient iterations on the core.
     pub iterations: usize,
@@ -753,29 +939,56 @@ pub struct CertifiedPpr {
     pub checks: usize,
 }
 
+/// First CG tolerance (preconditioned residual norm relative to its start). A check costs
+/// about four iterations; with twins taking the exact ties off the table, 1e-8 certifies ~89%
+/// of the MuSiQue-sized graph's queries at the first check (1e-6: ~50%, 1e-11: all, at more
+/// iterations; `examples/perf_ppr.rs`). A failed check tightens it by [`TIGHTEN`].
+const FIRST_TOLERANCE: f64 = 1e-8;
+const TIGHTEN: f64 = 1e-3;
+
+/// `sum a[i] * b[i]` in four interleaved partial sums (a fixed order: the same result on
+/// every run).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for j in 0..4 {
+            acc[j] += x[j] * y[j];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
 /// Personalized PageRank by partial elimination plus conjugate gradients, with a certificate
 /// that its top-k is the exact one.
 ///
-/// Solves `M y = (1 - damping) p` (see [`PprFactor`]): forward elimination, CG on the core's
-/// Schur complement (preconditioned by symmetric Gauss-Seidel, applied by Eisenstat's trick at
-/// the cost of one product per iteration; M is SPD and its diagonally scaled form has condition
-/// number at most `(1 + damping) / (1 - damping)`; on the MuSiQue-sized graph this halves the
-/// iterations of Jacobi's preconditioner), back-substitution, `pi = D y`. Isolated seeds
-/// are exact in closed form: with `q` their share of `p`, networkx's dangling rule gives them
-/// `(1 - damping) p(v) / (1 - damping q)` and scales every other score by `1 / (1 - damping q)`.
+/// Solves `M y = (1 - damping) p` (see [`PprFactor`]): forward elimination along the seeds'
+/// paths up the elimination tree, CG on the core's Schur complement (preconditioned by
+/// symmetric Gauss-Seidel, applied by Eisenstat's trick at the cost of one product per
+/// iteration; M is SPD and its diagonally scaled form has condition number at most `(1 +
+/// damping) / (1 - damping)`), back-substitution, `pi = D y`. Isolated seeds are exact in
+/// closed form: with `q` their share of `p`, networkx's dangling rule gives them `(1 - damping)
+/// p(v) / (1 - damping q)` and scales every other score by `1 / (1 - damping q)`. Every node's
+/// score stays readable through [`CertifiedWorkspace::score`].
 ///
-/// Certificate, independent of how `scores` were computed: the residual `r = (1 - damping) p -
-/// pi~ + damping A D^-1 pi~` is evaluated on `csr` itself, and the error `e = pi - pi~` solves
-/// `e = r + damping A D^-1 e`. On an undirected graph the PPR of any vector `x` at `t` is
-/// `d(t) sum_v (x(v)/d(v)) pi_t(v)`, so `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) /
-/// (1 - damping)`, and one step of the equation tightens it to `|e(t)| <= |r(t)| + damping d(t) B`.
-/// Every `|r(v)|` is padded by a bound on the rounding of its own evaluation. With `[lo, hi]` =
-/// score -/+ bound, the ranking is certified when (i) each listed node's `lo` is at least every
-/// later listed node's `hi - tie`, (ii) each listed node's `lo >= min_score - tie`, and (iii) every
-/// other node has `hi < min_score + tie` or, when `k` nodes are listed, `hi <= min(lo of the
-/// list) + tie`. Then, position by position, the listed node is the exact ranking's node or has an
-/// exact score within `tie` of it. CG is tightened (by 1e-3 per check) until certified or until
-/// its relative residual reaches 1e-16; `certified` says which.
+/// Certificate, independent of how the scores were computed: the residual
+/// `r = (1 - damping) p - pi~ + damping A D^-1 pi~` is evaluated on the factor's copy of the
+/// graph, and the error `e = pi - pi~` solves `e = r + damping A D^-1 e`. On an undirected
+/// graph the PPR of any vector `x` at `t` is `d(t) sum_v (x(v)/d(v)) pi_t(v)`, so
+/// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`, and one step of the
+/// equation tightens it to `|e(t)| <= |r(t)| + damping d(t) B`. Every `|r(v)|` is padded by a
+/// bound on the rounding of its own evaluation. Twins that are not seeds have equal exact
+/// scores ([`twin_classes`]), so each node's interval `[lo, hi]` (score minus and plus its
+/// bound) narrows to the intersection of its class's, and twins need no separating. The
+/// ranking is certified when (i) each listed node's `lo` is at least `hi - tie` of every later
+/// listed node of another class, (ii) each listed node has `lo >= min_score - tie`, and (iii)
+/// every other node has `hi < min_score + tie` or, when `k` nodes are listed, `hi <= lo + tie`
+/// for every listed node (of another class, if a twin of it is listed). Then, position by
+/// position, the listed node is the exact ranking's node or has an exact score within `tie` of
+/// it. CG is tightened until certified or until its relative residual reaches 1e-16;
+/// `certified` says which.
 pub fn certified_ppr(
     factor: &PprFactor,
     csr: &Csr,
@@ -792,8 +1005,11 @@ pub fn certified_ppr(
     if factor.key.0 != n || factor.key.1 != csr.neighbors.len() {
         return Err(PprError::FactorMismatch);
     }
+    debug_assert!(
+        factor.fits(csr, damping),
+        "a PPR factor applied to another graph"
+    );
     let mut result = CertifiedPpr {
-        scores: Vec::with_capacity(n),
         top: Vec::new(),
         certified: true,
         top_error: 0.0,
@@ -801,8 +1017,9 @@ pub fn certified_ppr(
         iterations: 0,
         checks: 0,
     };
+    ws.seeds.clear();
+    ws.scale = 0.0;
     if seeds.is_empty() {
-        result.scores.resize(n, 0.0);
         return Ok(result);
     }
     let isolated: f64 = seeds
@@ -810,27 +1027,46 @@ pub fn certified_ppr(
         .filter(|&&(s, _)| csr.degree(s) == 0)
         .map(|&(_, w)| w)
         .sum();
-    let scale = 1.0 / (1.0 - damping * isolated);
-    let (e, c) = (factor.eliminated, factor.core);
-    ws.rhs.clear();
+    ws.scale = 1.0 / (1.0 - damping * isolated);
+    let (c, e) = (factor.core, factor.eliminated);
     ws.rhs.resize(n, 0.0);
-    // Every entry is written by the substitution (isolated nodes: 0).
-    ws.y_node.resize(n, 0.0);
-    for &(s, w) in &seeds {
-        if csr.degree(s) > 0 {
-            ws.rhs[factor.position[s as usize] as usize] += (1.0 - damping) * w;
+    ws.mark.resize(n, false);
+    ws.y.resize(n + 1, 0.0);
+    ws.seeds.extend(
+        seeds
+            .iter()
+            .map(|&(v, w)| (factor.position[v as usize], (1.0 - damping) * w)),
+    );
+    ws.seeds.sort_unstable_by_key(|s| s.0);
+    for &(p, t) in &ws.seeds {
+        let p = p as usize;
+        if p < c + e {
+            ws.rhs[p] += t;
+        }
+        if (c..c + e).contains(&p) && !ws.mark[p] {
+            ws.mark[p] = true;
+            ws.heap.push(p as u32);
         }
     }
-    // Forward elimination: only columns of nodes that received mass do work.
-    for i in 0..e {
-        let bi = ws.rhs[i];
-        if bi != 0.0 {
-            let f = bi * factor.inv_pivot[i];
-            for j in factor.l_offsets[i] as usize..factor.l_offsets[i + 1] as usize {
-                ws.rhs[factor.l_cols[j] as usize] -= factor.l_vals[j] * f;
+    // Forward elimination, children before parents: only the seeds' ancestors get mass.
+    while let Some(p) = ws.heap.pop() {
+        let p = p as usize;
+        let b = ws.rhs[p];
+        ws.reached.push((p as u32, b * factor.inv_pivot[p - c]));
+        let row = factor.elimination.row(p - c);
+        for (&a, &w) in factor.elimination.cols[row.clone()]
+            .iter()
+            .zip(&factor.elimination.vals[row])
+        {
+            let a = a as usize;
+            ws.rhs[a] -= w * b;
+            if a >= c && !ws.mark[a] {
+                ws.mark[a] = true;
+                ws.heap.push(a as u32);
             }
         }
     }
+    ws.reached.reverse();
     // Taken out of the workspace while `certify` borrows the rest of it.
     let mut cg = std::mem::take(&mut ws.cg);
     let [x, r, z, p, q] = &mut cg;
@@ -842,204 +1078,337 @@ pub fn certified_ppr(
     // (symmetric Gauss-Seidel on the scaled core `A = I + L + L^T`, `b' = D^-1/2 b`), its
     // product by Eisenstat's trick: with `t = (I + L^T)^-1 p`, it is `t + (I + L)^-1 (p - t)`,
     // one sweep of each triangle, as many entries as one product by `A`.
-    for ((ri, &b), &f) in r.iter_mut().zip(&ws.rhs[e..e + c]).zip(&factor.s_scale) {
+    for ((ri, &b), &f) in r.iter_mut().zip(&ws.rhs[..c]).zip(&factor.s_scale) {
         *ri = b * f;
     }
     factor.lower.solve_lower(r);
     p.copy_from_slice(r);
-    let mut rz: f64 = r.iter().map(|a| a * a).sum();
+    let mut rz = dot(r, r);
     let rz0 = rz;
-    // Start tight enough that one check usually certifies: a check (back-substitution and a
-    // residual sweep over the whole graph) costs about eight CG iterations on the core.
-    let mut tau = 1e-11;
+    let mut tau = FIRST_TOLERANCE;
     loop {
         // CG until the preconditioned residual norm drops below tau relative to the start.
         while rz > 0.0 && rz > tau * tau * rz0 && result.iterations < 1000 {
             result.iterations += 1;
             q.copy_from_slice(p);
             factor.upper.solve_upper(q);
-            for i in 0..c {
-                z[i] = p[i] - q[i];
+            for ((zi, &pi), &qi) in z.iter_mut().zip(p.iter()).zip(q.iter()) {
+                *zi = pi - qi;
             }
             factor.lower.solve_lower(z);
-            let mut pq = 0.0;
-            for i in 0..c {
-                q[i] += z[i];
-                pq += p[i] * q[i];
+            for (qi, &zi) in q.iter_mut().zip(z.iter()) {
+                *qi += zi;
             }
-            let a = rz / pq;
-            let mut rz_next = 0.0;
-            for i in 0..c {
-                x[i] += a * p[i];
-                r[i] -= a * q[i];
-                rz_next += r[i] * r[i];
+            let a = rz / dot(p, q);
+            for ((xi, ri), (&pi, &qi)) in x.iter_mut().zip(r.iter_mut()).zip(p.iter().zip(q.iter()))
+            {
+                *xi += a * pi;
+                *ri -= a * qi;
             }
+            let rz_next = dot(r, r);
             let beta = rz_next / rz;
             rz = rz_next;
-            for i in 0..c {
-                p[i] = r[i] + beta * p[i];
+            for (pi, &ri) in p.iter_mut().zip(r.iter()) {
+                *pi = ri + beta * *pi;
             }
         }
         // Core solution `D^-1/2 (I + L^T)^-1 u` (in `z`, free between iterations), then
-        // back-substitution, all by node id.
+        // back-substitution, all by position.
         z.copy_from_slice(x);
         factor.upper.solve_upper(z);
-        for ((&v, &zi), &f) in factor.order[e..e + c]
-            .iter()
-            .zip(z.iter())
-            .zip(&factor.s_scale)
-        {
-            ws.y_node[v as usize] = zi * f;
+        for ((yi, &zi), &f) in ws.y[..c].iter_mut().zip(z.iter()).zip(&factor.s_scale) {
+            *yi = zi * f;
         }
-        for &v in &factor.order[e + c..] {
-            ws.y_node[v as usize] = 0.0;
-        }
-        for i in (0..e).rev() {
-            let mut s = ws.rhs[i];
-            let (a, b) = (
-                factor.l_offsets[i] as usize,
-                factor.l_offsets[i + 1] as usize,
-            );
-            for (&u, &w) in factor.l_nodes[a..b].iter().zip(&factor.l_vals[a..b]) {
-                s -= w * ws.y_node[u as usize];
-            }
-            ws.y_node[factor.order[i] as usize] = s * factor.inv_pivot[i];
+        factor.back_substitute(&ws.reached, &mut ws.y[..c + e]);
+        // Isolated nodes, and the zero that pads `short`.
+        for yi in &mut ws.y[c + e..] {
+            *yi = 0.0;
         }
         result.checks += 1;
-        let done = certify(
-            factor,
-            csr,
-            &seeds,
-            scale,
-            k,
-            min_score,
-            tie,
-            ws,
-            &mut result,
-        );
-        if done || rz <= 0.0 || tau <= 1e-16 || result.iterations >= 1000 {
+        let last = rz <= 0.0 || tau <= 1e-16 || result.iterations >= 1000;
+        if certify(factor, k, min_score, tie, last, ws, &mut result) || last {
             break;
         }
-        tau *= 1e-3;
+        tau *= TIGHTEN;
     }
     ws.cg = cg;
+    // Leave the right-hand side all zero for the next query.
+    for v in &mut ws.rhs[..c] {
+        *v = 0.0;
+    }
+    for &(p, _) in &ws.reached {
+        ws.rhs[p as usize] = 0.0;
+        ws.mark[p as usize] = false;
+    }
+    ws.reached.clear();
+    for &(p, _) in &ws.seeds {
+        ws.rhs[p as usize] = 0.0;
+    }
     Ok(result)
 }
 
-/// Scores from `ws.y_node`, the certified bounds, the top-k and whether the certificate holds.
-#[allow(clippy::too_many_arguments)]
-fn certify(
+impl PprFactor {
+    /// Back-substitution, parents first: `y` holds the core's solution on entry and every
+    /// eliminated node's on return; `reached` lists the eliminated positions with a right-hand
+    /// side (over the pivot), ascending.
+    #[inline(never)]
+    fn back_substitute(&self, reached: &[(u32, f64)], y: &mut [f64]) {
+        let c = self.core;
+        let (offsets, cols, vals) = (
+            &self.elimination.offsets[..],
+            &self.elimination.cols[..],
+            &self.elimination.vals[..],
+        );
+        let mut next = reached.iter().peekable();
+        for (i, w) in offsets.windows(2).enumerate() {
+            let mut s = 0.0;
+            if let Some(&&(p, b)) = next.peek() {
+                if p as usize == c + i {
+                    s = b;
+                    next.next();
+                }
+            }
+            let (a, z) = (w[0] as usize, w[1] as usize);
+            for (&col, &v) in cols[a..z].iter().zip(&vals[a..z]) {
+                s -= v * y[col as usize];
+            }
+            y[c + i] = s;
+        }
+    }
+}
+
+/// What [`residual_sweep`] found besides the candidates.
+struct Sweep {
+    /// `max |r(v)| / d(v)` over every node, `|r(v)|` padded for rounding.
+    b_max: f64,
+    /// Over the nodes not collected: the largest `|score|` and the largest padded `|r(v)|`.
+    rest_score: f64,
+    rest_slack: f64,
+    /// Sum of every padded `|r(v)|`: not finite when some score is not.
+    total: f64,
+}
+
+/// One pass over every arc: each node's score and padded residual; nodes scoring at least
+/// `pre_cut` go to `candidates` as (position, score, padded |r|). `y` has one more entry than
+/// the graph has nodes, a zero (the padding of `short`, the neighbours of nodes of degree at
+/// most [`SHORT`]).
+#[inline(never)]
+fn residual_sweep(
     factor: &PprFactor,
-    csr: &Csr,
+    y: &[f64],
     seeds: &[(u32, f64)],
     scale: f64,
+    pre_cut: f64,
+    candidates: &mut Vec<(u32, f64, f64)>,
+) -> Sweep {
+    let (graph, short, damping) = (&factor.graph, &factor.short[..], factor.damping);
+    let cols = &graph.cols[..];
+    let mut next_seed = seeds.iter().peekable();
+    let mut out = Sweep {
+        b_max: 0.0,
+        rest_score: 0.0,
+        rest_slack: 0.0,
+        total: 0.0,
+    };
+    candidates.clear();
+    for (v, w) in graph.offsets.windows(2).enumerate() {
+        let (start, end) = (w[0] as usize, w[1] as usize);
+        let mut teleport = 0.0;
+        if let Some(&&(s, t)) = next_seed.peek() {
+            if s as usize == v {
+                teleport = t;
+                next_seed.next();
+            }
+        }
+        let (score, slack) = if start == end {
+            // Isolated: exact closed form, up to the rounding of one product.
+            (scale * teleport, 0.0)
+        } else {
+            let (pulled, pulled_abs) = if end - start <= SHORT {
+                // Fixed width, padded with the zero at `y[n]`: no loop whose length varies
+                // from node to node (branch mispredictions cost more than the padding).
+                let e = &short[SHORT * v..SHORT * v + SHORT];
+                let (a, b, c, d) = (
+                    y[e[0] as usize],
+                    y[e[1] as usize],
+                    y[e[2] as usize],
+                    y[e[3] as usize],
+                );
+                ((a + b) + (c + d), (a.abs() + b.abs()) + (c.abs() + d.abs()))
+            } else {
+                let (mut pulled, mut pulled_abs) = (0.0, 0.0);
+                for &u in &cols[start..end] {
+                    let yu = y[u as usize];
+                    pulled += yu;
+                    pulled_abs += yu.abs();
+                }
+                (pulled, pulled_abs)
+            };
+            let d = (end - start) as f64;
+            let own = d * y[v];
+            let residual = teleport - own + damping * pulled;
+            let magnitude = teleport + own.abs() + damping * pulled_abs;
+            let slack = residual.abs() + (d + 4.0) * ROUND * magnitude;
+            // `max(slack / d)` without a division per node (b_max never decreases, so a
+            // skipped node has `slack / d <= b_max (1 + u)`); `certify`'s factor on `b_max`
+            // covers that and the division's rounding.
+            if slack > out.b_max * d {
+                out.b_max = out.b_max.max(slack / d);
+            }
+            (scale * own, slack)
+        };
+        out.total += slack + score;
+        if score >= pre_cut {
+            candidates.push((v as u32, score, slack));
+        } else {
+            out.rest_score = out.rest_score.max(score.abs());
+            out.rest_slack = out.rest_slack.max(slack);
+        }
+    }
+    out
+}
+
+/// The certified bounds, the top-k and whether the certificate holds, from `ws.y`. Unless
+/// `thorough`, a check whose bounds are too loose to set the nodes below the candidates' cut
+/// aside fails at once (the caller tightens and checks again).
+fn certify(
+    factor: &PprFactor,
     k: usize,
     min_score: f64,
     tie: f64,
+    thorough: bool,
     ws: &mut CertifiedWorkspace,
     out: &mut CertifiedPpr,
 ) -> bool {
     let damping = factor.damping;
-    let n = csr.node_count();
-    ws.slack.clear();
-    ws.slack.resize(n, 0.0);
-    out.scores.clear();
-    out.scores.resize(n, 0.0);
-    let y = &ws.y_node[..n];
-    // One pass: score and padded residual of every node (seeds are sorted by node id).
-    let mut next_seed = seeds.iter().peekable();
-    let mut b_max: f64 = 0.0;
-    let rows = csr
-        .offsets
-        .windows(2)
-        .zip(out.scores.iter_mut().zip(&mut ws.slack));
-    for (v, (w, (score, slack_v))) in rows.enumerate() {
-        let (start, end) = (w[0] as usize, w[1] as usize);
-        let mut teleport = 0.0;
-        if let Some(&&(s, w)) = next_seed.peek() {
-            if s as usize == v {
-                teleport = (1.0 - damping) * w;
-                next_seed.next();
-            }
-        }
-        if start == end {
-            // Isolated: exact closed form, up to the rounding of two products.
-            *score = scale * teleport;
-            continue;
-        }
-        let (mut pulled, mut pulled_abs) = (0.0, 0.0);
-        for &u in &csr.neighbors[start..end] {
-            let yu = y[u as usize];
-            pulled += yu;
-            pulled_abs += yu.abs();
-        }
-        let d = (end - start) as f64;
-        let own = d * y[v];
-        let residual = teleport - own + damping * pulled;
-        let magnitude = teleport + own.abs() + damping * pulled_abs;
-        let slack = residual.abs() + (d + 4.0) * ROUND * magnitude;
-        // `max(slack / d)` without a division per node (b_max never decreases, so a skipped
-        // node has `slack / d <= b_max (1 + u)`); the factor on `b_max` below covers that and
-        // the division's rounding.
-        if slack > b_max * d {
-            b_max = b_max.max(slack / d);
-        }
-        *score = scale * own;
-        *slack_v = slack;
-    }
-    let b_max = b_max * (1.0 + 2.0 * ROUND);
-    let b = b_max / (1.0 - damping);
-    // Error bound of node v: the unscaled solution's, scaled, plus the rounding of the products.
-    let slack = &ws.slack;
-    let bound = |v: usize, score: f64| {
-        let d = f64::from(csr.offsets[v + 1] - csr.offsets[v]);
-        scale * (slack[v] + damping * d * b) * (1.0 + 4.0 * ROUND) + 4.0 * ROUND * score.abs()
+    let (g, scale) = (&factor.graph, ws.scale);
+    let n = factor.order.len();
+    let cut = min_score - tie;
+    // Nodes under half the floor are set aside in bulk when their bounds allow it.
+    let mut pre_cut = if cut > 0.0 {
+        cut / 2.0
+    } else {
+        f64::NEG_INFINITY
     };
+    let (sweep, b, rest_error) = loop {
+        let sweep = residual_sweep(
+            factor,
+            &ws.y[..=n],
+            &ws.seeds,
+            scale,
+            pre_cut,
+            &mut ws.candidates,
+        );
+        let b = sweep.b_max * (1.0 + 2.0 * ROUND) / (1.0 - damping);
+        let rest_error = scale
+            * (sweep.rest_slack + damping * factor.max_degree as f64 * b)
+            * (1.0 + 4.0 * ROUND)
+            + 4.0 * ROUND * sweep.rest_score;
+        if pre_cut + rest_error < cut || pre_cut == f64::NEG_INFINITY {
+            break (sweep, b, rest_error);
+        }
+        if !thorough {
+            out.certified = false;
+            out.top.clear();
+            return false;
+        }
+        pre_cut = f64::NEG_INFINITY;
+    };
+    // Error bound of a node: the unscaled solution's, scaled, plus the rounding of the products.
+    let bound = |v: usize, score: f64, slack: f64| {
+        let d = f64::from(g.offsets[v + 1] - g.offsets[v]);
+        scale * (slack + damping * d * b) * (1.0 + 4.0 * ROUND) + 4.0 * ROUND * score.abs()
+    };
+    // (position, lo, hi, score) of the nodes whose upper bound reaches the cut; every other node is
+    // below every threshold used below.
+    let mut near: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(ws.candidates.len());
+    let mut max_error = rest_error;
+    for &(v, s, slack) in &ws.candidates {
+        let e = bound(v as usize, s, slack);
+        max_error = max_error.max(e);
+        if s + e >= cut {
+            near.push((v, s - e, s + e, s));
+        }
+    }
+    out.max_error = max_error;
     out.top = top_k(
-        out.scores.iter().enumerate().map(|(i, &s)| (i as u32, s)),
+        near.iter()
+            .map(|&(v, _, _, s)| (factor.order[v as usize], s)),
         k,
         min_score,
     );
-    out.top_error = 0.0;
-    // (i) and (ii): scan the list from its end keeping the largest upper bound seen.
-    let mut later_hi = f64::NEG_INFINITY;
-    let mut min_lo = f64::INFINITY;
-    let mut ok = true;
-    for &(v, s) in out.top.iter().rev() {
-        let e = bound(v as usize, s);
-        out.top_error = out.top_error.max(e);
-        let lo = s - e;
-        if lo < later_hi - tie || lo < min_score - tie {
-            ok = false;
+    // Twins that are not seeds have equal exact scores, so each interval narrows to its
+    // class's intersection; a seed is a class of its own.
+    let seeds = &ws.seeds;
+    let class = |v: u32| -> u64 {
+        let t = factor.twin[v as usize];
+        if t == NO_TWIN || seeds.binary_search_by_key(&v, |s| s.0).is_ok() {
+            u64::from(v) + (1 << 32)
+        } else {
+            u64::from(t)
         }
-        later_hi = later_hi.max(s + e);
-        min_lo = min_lo.min(lo);
-    }
-    // (iii): every node outside the list; only the few that pass the test's first half need
-    // the membership look-up.
-    let full = out.top.len() == k;
-    let threshold = if full {
-        (min_score + tie).min(min_lo + tie)
-    } else {
-        min_score + tie
     };
-    let mut listed: Vec<u32> = out.top.iter().map(|p| p.0).collect();
-    listed.sort_unstable();
-    let mut max_error: f64 = 0.0;
-    let mut finite = true;
-    for (v, &s) in out.scores.iter().enumerate() {
-        let e = bound(v, s);
-        max_error = max_error.max(e);
-        let hi = s + e;
-        // A NaN would pass every comparison below.
-        finite &= hi.is_finite();
-        let excluded = hi < min_score + tie || (full && hi <= min_lo + tie);
-        if hi >= threshold && !excluded && listed.binary_search(&(v as u32)).is_err() {
-            ok = false;
+    // Class -> (lo, hi, has a listed member).
+    let mut intervals: HashMap<u64, (f64, f64, bool)> = HashMap::new();
+    for &(v, lo, hi, _) in &near {
+        let i = intervals.entry(class(v)).or_insert((lo, hi, false));
+        i.0 = i.0.max(lo);
+        i.1 = i.1.min(hi);
+    }
+    let mut listed: Vec<u32> = out
+        .top
+        .iter()
+        .map(|&(v, _)| factor.position[v as usize])
+        .collect();
+    for &v in &listed {
+        if let Some(i) = intervals.get_mut(&class(v)) {
+            i.2 = true;
         }
     }
-    ok &= finite;
-    out.max_error = max_error;
+    // A NaN would pass every comparison below; an empty intersection would mean a wrong bound.
+    let mut ok = sweep.total.is_finite() && intervals.values().all(|i| i.0 <= i.1);
+    // (i) and (ii), from the end of the list: the largest `hi` of a later node, and the largest
+    // of a later node of another class than that one's; likewise the smallest `lo` on the list.
+    let (mut best, mut best_class, mut second) = (f64::NEG_INFINITY, u64::MAX, f64::NEG_INFINITY);
+    let (mut min_lo, mut min_class, mut min_lo_2) = (f64::INFINITY, u64::MAX, f64::INFINITY);
+    out.top_error = 0.0;
+    for (&v, &(_, s)) in listed.iter().zip(&out.top).rev() {
+        let c = class(v);
+        let (lo, hi, _) = intervals[&c];
+        out.top_error = out.top_error.max((s - lo).max(hi - s));
+        let later = if c == best_class { second } else { best };
+        if lo < later - tie || lo < min_score - tie {
+            ok = false;
+        }
+        if c == best_class {
+            best = best.max(hi);
+        } else if hi > best {
+            (second, best, best_class) = (best, hi, c);
+        } else {
+            second = second.max(hi);
+        }
+        if c == min_class {
+            min_lo = min_lo.min(lo);
+        } else if lo < min_lo {
+            (min_lo_2, min_lo, min_class) = (min_lo, lo, c);
+        } else {
+            min_lo_2 = min_lo_2.min(lo);
+        }
+    }
+    // (iii)
+    let full = out.top.len() == k;
+    listed.sort_unstable();
+    for &(v, _, _, _) in &near {
+        if listed.binary_search(&v).is_ok() {
+            continue;
+        }
+        let c = class(v);
+        let (_, hi, twin_listed) = intervals[&c];
+        let other = if c == min_class { min_lo_2 } else { min_lo };
+        ok &= hi < min_score + tie
+            || (full && hi <= min_lo + tie)
+            || (full && twin_listed && hi <= other + tie);
+    }
     out.certified = ok;
     ok
 }
@@ -1127,18 +1496,13 @@ pub fn ppr_top_k(
             }
         }
         PprEngine::Certified { tie } => {
-            let (factor, fresh) = ws.factor(csr, damping, false)?;
-            let mut r = certified_ppr(&factor, csr, seeds, k, min_score, tie, &mut ws.certified)?;
-            if !r.certified && !fresh {
-                // The cached factor may belong to a graph that reused this one's address.
-                let (factor, _) = ws.factor(csr, damping, true)?;
-                r = certified_ppr(&factor, csr, seeds, k, min_score, tie, &mut ws.certified)?;
-            }
+            let factor = ws.factor(csr, damping)?;
+            let r = certified_ppr(&factor, csr, seeds, k, min_score, tie, &mut ws.certified)?;
             PprRun {
                 engine,
                 seed_scores: seeds
                     .iter()
-                    .map(|&(v, _)| (v, r.scores[v as usize]))
+                    .map(|&(v, _)| (v, ws.certified.score(&factor, v)))
                     .collect(),
                 top: r.top,
                 work: r.iterations,
@@ -1240,15 +1604,12 @@ mod tests {
         assert!(r.certified);
         let want = case["scores"].as_object().unwrap();
         assert_eq!(want.len(), n);
+        let scores = ws.scores(&f);
         for (i, name) in names.iter().enumerate() {
             let v = want[name].as_f64().unwrap();
-            assert!(
-                (r.scores[i] - v).abs() < 1e-9,
-                "{name}: {} vs {v}",
-                r.scores[i]
-            );
+            assert!((scores[i] - v).abs() < 1e-9, "{name}: {} vs {v}", scores[i]);
         }
-        assert!((r.scores.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!((scores.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
     #[test]
@@ -1283,7 +1644,7 @@ mod tests {
     }
 
     #[test]
-    fn a_factor_for_another_graph_is_refused_or_caught_by_the_certificate() {
+    fn a_factor_for_another_graph_is_refused_and_the_engine_cache_follows_the_graph() {
         let g = Csr::from_edges(4, [(0, 1), (1, 2), (2, 3)]);
         let h = Csr::from_edges(4, [(0, 2), (1, 2), (1, 3)]);
         let f = PprFactor::build(&g, 0.85).unwrap();
@@ -1294,12 +1655,87 @@ mod tests {
             certified_ppr(&f, &bigger, &[(0, 1.0)], 3, 0.0, 1e-12, &mut ws),
             Err(PprError::FactorMismatch)
         );
-        // Same sizes, other edges: the certificate, computed on `h` itself, fails.
-        let r = certified_ppr(&f, &h, &[(0, 1.0)], 4, 0.0, 1e-12, &mut ws).unwrap();
-        assert!(!r.certified);
+        // One workspace, two graphs of the same size: each gets its own factor.
+        let mut pws = PushWorkspace::new();
+        for csr in [&g, &h, &g] {
+            let run = ppr_top_k(
+                PprEngine::certified(),
+                csr,
+                &[(0, 1.0)],
+                0.85,
+                4,
+                0.0,
+                &mut pws,
+            )
+            .unwrap();
+            let exact = exact_ppr(csr, &[(0, 1.0)], 0.85, 1e-15, 10_000).unwrap();
+            let want = top_k(
+                exact.scores.iter().enumerate().map(|(i, &x)| (i as u32, x)),
+                4,
+                0.0,
+            );
+            assert_eq!(run.certified, Some(true));
+            assert_eq!(
+                run.top.iter().map(|p| p.0).collect::<Vec<_>>(),
+                want.iter().map(|p| p.0).collect::<Vec<_>>()
+            );
+        }
         // No seed with weight: nothing, trivially certified.
         let r = certified_ppr(&f, &g, &[(0, 0.0)], 3, 0.0, 1e-12, &mut ws).unwrap();
-        assert!(r.certified && r.top.is_empty() && r.scores.iter().all(|&x| x == 0.0));
+        assert!(r.certified && r.top.is_empty() && ws.scores(&f).iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn twins_are_tied_exactly_so_even_a_zero_tie_certifies() {
+        // A hub (0) with five leaves, seeded at the hub: the leaves are open twins with equal
+        // exact scores that no error bound can separate; 1 and 2 are closed twins (adjacent,
+        // same other neighbour 3) on a triangle hanging off node 3.
+        let g = Csr::from_edges(
+            9,
+            [
+                (0, 3),
+                (0, 4),
+                (0, 5),
+                (0, 6),
+                (0, 7),
+                (3, 1),
+                (3, 2),
+                (1, 2),
+                (3, 8),
+            ],
+        );
+        let f = PprFactor::build(&g, 0.85).unwrap();
+        let mut ws = CertifiedWorkspace::default();
+        let r = certified_ppr(&f, &g, &[(0, 1.0)], 4, 0.0, 0.0, &mut ws).unwrap();
+        assert!(r.certified, "top error {}", r.top_error);
+        // The hub, then 3 (the hub's share plus what its triangle returns), then the leaves,
+        // tied, by node id.
+        assert_eq!(
+            r.top.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![0, 3, 4, 5]
+        );
+        let scores = ws.scores(&f);
+        assert_eq!(scores[4], scores[7]);
+        let ids = |r: &CertifiedPpr| r.top.iter().map(|p| p.0).collect::<Vec<u32>>();
+        let at = |top: &[u32], v: u32| top.iter().position(|&x| x == v).unwrap();
+        // Seeding one leaf makes it its own class: it is separated from the other leaves (by
+        // its bounds), which stay tied and in node-id order.
+        let r = certified_ppr(&f, &g, &[(0, 1.0), (5, 0.5)], 6, 0.0, 0.0, &mut ws).unwrap();
+        assert!(r.certified);
+        let top = ids(&r);
+        assert!(at(&top, 5) < at(&top, 4));
+        assert_eq!(at(&top, 4) + 1, at(&top, 6));
+        assert_eq!(at(&top, 6) + 1, at(&top, 7));
+        // Closed twins 1 and 2 (adjacent, the same other neighbour) tie exactly too (their
+        // computed scores may differ in the last bit, so either may come first).
+        let r = certified_ppr(&f, &g, &[(8, 1.0)], 9, 0.0, 0.0, &mut ws).unwrap();
+        assert!(r.certified);
+        let top = ids(&r);
+        assert_eq!(at(&top, 1).abs_diff(at(&top, 2)), 1);
+        let scores = ws.scores(&f);
+        assert!((scores[1] - scores[2]).abs() <= 1e-15);
+        // The same graph without the twin rule could not certify a zero tie: two leaves' bounds
+        // overlap. A tie of 1e-12 certifies both ways (checked by the property test below).
     }
 
     /// Node count, edge list (repeats and self-loops allowed), seeds.
@@ -1334,27 +1770,35 @@ mod tests {
             let exact_err = exact.l1_change * 0.85 / 0.15 + 1e-15;
             let f = PprFactor::build(&g, 0.85).unwrap();
             let mut ws = CertifiedWorkspace::default();
-            let r = certified_ppr(&f, &g, &seeds, k, floor, DEFAULT_TIE, &mut ws).unwrap();
-            proptest::prop_assert!(r.certified, "not certified: top error {}", r.top_error);
-            for (v, (&x, &y)) in exact.scores.iter().zip(&r.scores).enumerate() {
-                proptest::prop_assert!(
-                    (x - y).abs() <= r.max_error + exact_err,
-                    "node {v}: exact {x}, certified {y}, bound {}", r.max_error
-                );
-            }
-            let want = top_k(exact.scores.iter().enumerate().map(|(i, &x)| (i as u32, x)), k, floor);
-            let tol = DEFAULT_TIE + 2.0 * exact_err;
-            let score = |v: u32| exact.scores[v as usize];
-            // Lengths may differ only by nodes tied with the floor.
-            let (long, short) = if want.len() >= r.top.len() { (&want, &r.top) } else { (&r.top, &want) };
-            for &(v, _) in &long[short.len()..] {
-                proptest::prop_assert!((score(v) - floor).abs() <= tol);
-            }
-            for (&(a, _), &(b, _)) in r.top.iter().zip(&want) {
-                proptest::prop_assert!(
-                    a == b || (score(a) - score(b)).abs() <= tol,
-                    "certified {a} ({}) vs exact {b} ({})", score(a), score(b)
-                );
+            // The default tie must certify; a zero tie certifies only where twins and bounds
+            // allow, and whatever it certifies must be exactly right.
+            for tie in [DEFAULT_TIE, 0.0] {
+                let r = certified_ppr(&f, &g, &seeds, k, floor, tie, &mut ws).unwrap();
+                if tie > 0.0 {
+                    proptest::prop_assert!(r.certified, "not certified: top error {}", r.top_error);
+                } else if !r.certified {
+                    continue;
+                }
+                for (v, (&x, &y)) in exact.scores.iter().zip(&ws.scores(&f)).enumerate() {
+                    proptest::prop_assert!(
+                        (x - y).abs() <= r.max_error + exact_err,
+                        "node {v}: exact {x}, certified {y}, bound {}", r.max_error
+                    );
+                }
+                let want = top_k(exact.scores.iter().enumerate().map(|(i, &x)| (i as u32, x)), k, floor);
+                let tol = tie + 2.0 * exact_err;
+                let score = |v: u32| exact.scores[v as usize];
+                // Lengths may differ only by nodes tied with the floor.
+                let (long, short) = if want.len() >= r.top.len() { (&want, &r.top) } else { (&r.top, &want) };
+                for &(v, _) in &long[short.len()..] {
+                    proptest::prop_assert!((score(v) - floor).abs() <= tol);
+                }
+                for (&(a, _), &(b, _)) in r.top.iter().zip(&want) {
+                    proptest::prop_assert!(
+                        a == b || (score(a) - score(b)).abs() <= tol,
+                        "tie {tie}: certified {a} ({}) vs exact {b} ({})", score(a), score(b)
+                    );
+                }
             }
         }
     }

@@ -474,9 +474,6 @@ const ROUND: f64 = f64::EPSILON;
 /// Width of [`PprFactor`]'s fixed-width neighbour rows.
 const SHORT: usize = 4;
 
-/// [`PprFactor`]'s twin class of a node that has no twin.
-const NO_TWIN: u32 = u32::MAX;
-
 /// A per-graph preprocessing for [`certified_ppr`]: a partial LDL^T factorization of the
 /// symmetric positive definite matrix `M = D - damping * A` (PPR on an undirected graph is
 /// `pi = D y` with `M y = (1 - damping) p`), and the graph itself, renumbered.
@@ -503,9 +500,11 @@ pub struct PprFactor {
     position: Vec<u32>,
     /// Position -> node id.
     order: Vec<u32>,
-    /// Positions `0..core` are the core, `core..core + eliminated` the eliminated nodes.
+    /// Positions `0..core` are the core, `core..core + eliminated` the eliminated nodes, of
+    /// which those from `pristine` on kept their graph row until eliminated.
     core: usize,
     eliminated: usize,
+    pristine: usize,
     /// The graph by position: each position's neighbours' positions, ascending.
     graph: Rows<()>,
     /// The same rows at a fixed width of [`SHORT`] for nodes of degree at most that, padded
@@ -522,9 +521,10 @@ pub struct PprFactor {
     /// Strict lower and upper triangles of the unit-diagonal scaled `S`.
     lower: Rows<f64>,
     upper: Rows<f64>,
-    /// Twin class of each position (the position of the class's lowest node id), [`NO_TWIN`]
-    /// for none: see [`twin_classes`].
-    twin: Vec<u32>,
+    /// [`Symmetry`] classes, branch tops and pendant parents, by position.
+    class: Vec<u32>,
+    branch: Vec<u32>,
+    up: Vec<u32>,
 }
 
 /// A sparse matrix by rows: columns (u32) and values (`()` for a pattern).
@@ -595,46 +595,151 @@ fn csr_checksum(csr: &Csr) -> u64 {
     h
 }
 
-/// Structural twins: nodes of degree >= 1 with the same open neighbourhood (`N(u) = N(w)`) or
-/// the same closed one (`N[u] = N[w]`), each class named by its lowest node id ([`NO_TWIN`]
-/// where a node has no twin).
+/// Classes of nodes whose exact scores are provably equal, built once per graph; a class
+/// holds for a query unless a seed voids it (see [`Symmetry::class`]).
 ///
-/// Twins that are not seeds have exactly equal PPR: open twins sum the same neighbours' shares;
-/// closed twins `u`, `w` have equal degrees and `pi(u) - pi(w) = -damping (pi(u) - pi(w)) /
-/// deg`, so the difference is 0. The certificate uses this to prove ties that no error bound can
-/// separate (a hub's leaves are the common case). No node has twins of both kinds (an open twin
-/// `w` of `u` and a closed twin `x` of `u` would make `w` both a neighbour of `x` and not one),
-/// so one class per node.
-fn twin_classes(csr: &Csr) -> Vec<u32> {
-    let n = csr.node_count();
-    let neighbourhood = |v: u32, closed: bool| {
-        let mut set = csr.neighbors(v).to_vec();
-        if closed {
-            set.push(v);
-        }
-        set.sort_unstable();
-        set
-    };
-    // Neighbourhood -> (lowest member, members).
-    let mut groups: HashMap<(bool, Vec<u32>), (u32, u32)> = HashMap::new();
-    for v in (0..n as u32).filter(|&v| csr.degree(v) > 0) {
-        for closed in [false, true] {
-            groups
-                .entry((closed, neighbourhood(v, closed)))
-                .and_modify(|g| g.1 += 1)
-                .or_insert((v, 1));
-        }
-    }
-    let mut twin = vec![NO_TWIN; n];
-    for v in (0..n as u32).filter(|&v| csr.degree(v) > 0) {
-        for closed in [false, true] {
-            let (lowest, members) = groups[&(closed, neighbourhood(v, closed))];
-            if members > 1 {
-                twin[v as usize] = lowest;
+/// - Pendant trees (what peeling leaves off the graph removes, rooted where they hang): two
+///   nodes whose paths from the same attachment node run through isomorphic rooted subtrees
+///   level by level are exchanged by automorphisms that swap isomorphic sibling subtrees and
+///   fix everything else, so PPR gives them equal scores when no seed lies in the swapped
+///   subtrees. Per query, a class splits by each member's lowest ancestor-or-self whose
+///   subtree holds a seed (none when its branch, the subtree hanging off the attachment, holds
+///   none): members with the same such ancestor `z` meet at or below `z`, and the subtrees
+///   swapped there lie strictly below `z`, so hold no seed; a member that is `z` itself is a
+///   class of its own. A hub's leaves are the common case; a hub's isomorphic two-node chains
+///   are the next.
+/// - The rest (the 2-core): twins, nodes with the same open neighbourhood (`N(u) = N(w)`) or
+///   the same closed one (`N[u] = N[w]`). Open twins sum the same neighbours' shares; closed
+///   twins have equal degrees and `pi(u) - pi(w) = -damping (pi(u) - pi(w)) / deg`, so both
+///   tie when neither is a seed.
+#[derive(Debug, Clone)]
+struct Symmetry {
+    /// Class of each node, [`NO_CLASS`] when it has no other member.
+    class: Vec<u32>,
+    /// Branch of each pendant node (the node id of its top), [`NO_CLASS`] in the 2-core.
+    branch: Vec<u32>,
+    /// Parent of each pendant node below the top of its branch, else [`NO_CLASS`].
+    up: Vec<u32>,
+}
+
+/// No class, no branch.
+const NO_CLASS: u32 = u32::MAX;
+
+impl Symmetry {
+    fn build(csr: &Csr) -> Symmetry {
+        let n = csr.node_count();
+        // Peel leaves, layer by layer: each peeled node's parent is the neighbour left when it
+        // went (none for the last node of a tree component, its root: a centre of the tree, so
+        // a symmetric tree's symmetric parts hang off one root).
+        let mut degree: Vec<u32> = (0..n as u32).map(|v| csr.degree(v) as u32).collect();
+        let mut peeled = vec![false; n];
+        let mut parent = vec![NO_CLASS; n];
+        let mut order: Vec<u32> = Vec::new();
+        let mut queue: VecDeque<u32> = (0..n as u32).filter(|&v| degree[v as usize] == 1).collect();
+        while let Some(v) = queue.pop_front() {
+            if peeled[v as usize] {
+                continue;
+            }
+            peeled[v as usize] = true;
+            order.push(v);
+            for &u in csr.neighbors(v) {
+                if !peeled[u as usize] {
+                    parent[v as usize] = u;
+                    degree[u as usize] -= 1;
+                    if degree[u as usize] == 1 {
+                        queue.push_back(u);
+                    }
+                }
             }
         }
+        // Canonical form of each peeled node's rooted subtree (children before parents in
+        // peeling order): the sorted forms of its children, interned.
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &v in &order {
+            if parent[v as usize] != NO_CLASS && peeled[parent[v as usize] as usize] {
+                children[parent[v as usize] as usize].push(v);
+            }
+        }
+        let mut forms: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut form = vec![0u32; n];
+        for &v in &order {
+            let mut key: Vec<u32> = children[v as usize]
+                .iter()
+                .map(|&c| form[c as usize])
+                .collect();
+            key.sort_unstable();
+            let next = forms.len() as u32;
+            form[v as usize] = *forms.entry(key).or_insert(next);
+        }
+        // Classes, parents first: (the parent's class, or the parent itself where it is an
+        // attachment or a tree's root, and the node's form).
+        let mut keys: HashMap<(bool, u32, u32), u32> = HashMap::new();
+        let mut class = vec![NO_CLASS; n];
+        let mut branch = vec![NO_CLASS; n];
+        let mut up = vec![NO_CLASS; n];
+        for &v in order.iter().rev() {
+            let p = parent[v as usize];
+            if p == NO_CLASS {
+                continue; // a tree's root: no class, no branch
+            }
+            let p_is_node = !peeled[p as usize] || parent[p as usize] == NO_CLASS;
+            let key = if p_is_node {
+                branch[v as usize] = v;
+                (true, p, form[v as usize])
+            } else {
+                branch[v as usize] = branch[p as usize];
+                up[v as usize] = p;
+                (false, class[p as usize], form[v as usize])
+            };
+            let next = keys.len() as u32;
+            class[v as usize] = *keys.entry(key).or_insert(next);
+        }
+        // Twins in the 2-core, numbered after the tree classes.
+        let offset = keys.len() as u32;
+        let neighbourhood = |v: u32, closed: bool| {
+            let mut set = csr.neighbors(v).to_vec();
+            if closed {
+                set.push(v);
+            }
+            set.sort_unstable();
+            set
+        };
+        let core = || (0..n as u32).filter(|&v| !peeled[v as usize] && csr.degree(v) > 0);
+        // Neighbourhood -> (class id, members).
+        let mut twins: HashMap<(bool, Vec<u32>), (u32, u32)> = HashMap::new();
+        for v in core() {
+            for closed in [false, true] {
+                let next = offset + twins.len() as u32;
+                twins
+                    .entry((closed, neighbourhood(v, closed)))
+                    .and_modify(|g| g.1 += 1)
+                    .or_insert((next, 1));
+            }
+        }
+        // No node has twins of both kinds (an open twin `w` of `u` and a closed twin `x` of
+        // `u` would make `w` both a neighbour of `x` and not one), so one class per node.
+        for v in core() {
+            for closed in [false, true] {
+                let (c, members) = twins[&(closed, neighbourhood(v, closed))];
+                if members > 1 {
+                    class[v as usize] = c;
+                }
+            }
+        }
+        // Tree classes with one member name nothing.
+        let mut members: HashMap<u32, u32> = HashMap::new();
+        for &c in &class {
+            if c != NO_CLASS {
+                *members.entry(c).or_insert(0) += 1;
+            }
+        }
+        for c in &mut class {
+            if *c != NO_CLASS && members[c] < 2 {
+                *c = NO_CLASS;
+            }
+        }
+        Symmetry { class, branch, up }
     }
-    twin
 }
 
 impl PprFactor {
@@ -766,15 +871,47 @@ impl PprFactor {
             }
             r
         };
-        tree_order.sort_by_key(|&i| {
+        // Pristine nodes: eliminated with their graph row intact (every neighbour still there,
+        // no fill, pivot = degree), so back-substitution solves their own graph equation and
+        // can check it on the spot (see `residual_sweep`). Every ancestor in the elimination
+        // tree lost a neighbour to an earlier elimination, so pristine nodes are leaves of the
+        // tree and may all go last.
+        let pristine = |i: usize| {
+            let (v, pv, row) = &eliminated[i];
+            let mut graph_row = csr.neighbors(*v).to_vec();
+            graph_row.sort_unstable();
+            graph_row.dedup();
+            *pv == graph_row.len() as f64
+                && row.len() == graph_row.len()
+                && row
+                    .iter()
+                    .zip(&graph_row)
+                    .all(|(e, &u)| e.0 == u && e.1 == -damping)
+        };
+        let (mut last, mut first): (Vec<u32>, Vec<u32>) =
+            tree_order.iter().partition(|&&i| pristine(i as usize));
+        first.sort_by_key(|&i| {
             let i = i as usize;
             (level[i], eliminated[i].2.len(), rank[i])
         });
-        for &i in &tree_order {
+        for &i in &first {
             let v = eliminated[i as usize].0;
             position[v as usize] = order.len() as u32;
             order.push(v);
         }
+        let pristine_start = order.len();
+        // By row length (runs of equal inner-loop counts), then by their first neighbour.
+        last.sort_by_key(|&i| {
+            let row = &eliminated[i as usize].2;
+            let anchor = row.iter().map(|&(a, _)| position[a as usize]).min();
+            (row.len(), anchor, i)
+        });
+        for &i in &last {
+            let v = eliminated[i as usize].0;
+            position[v as usize] = order.len() as u32;
+            order.push(v);
+        }
+        let tree_order: Vec<u32> = first.into_iter().chain(last).collect();
         for v in (0..n as u32).filter(|&v| csr.degree(v) == 0) {
             position[v as usize] = order.len() as u32;
             order.push(v);
@@ -829,14 +966,20 @@ impl PprFactor {
                 row[..r.len()].copy_from_slice(&graph.cols[r]);
             }
         }
-        let twin_of = twin_classes(csr);
-        let twin = order
+        let symmetry = Symmetry::build(csr);
+        let class = order.iter().map(|&v| symmetry.class[v as usize]).collect();
+        let at = |v: u32| {
+            if v == NO_CLASS {
+                NO_CLASS
+            } else {
+                position[v as usize]
+            }
+        };
+        let branch = order
             .iter()
-            .map(|&v| match twin_of[v as usize] {
-                NO_TWIN => NO_TWIN,
-                t => position[t as usize],
-            })
+            .map(|&v| at(symmetry.branch[v as usize]))
             .collect();
+        let up = order.iter().map(|&v| at(symmetry.up[v as usize])).collect();
         Ok(PprFactor {
             damping,
             key: (n, csr.neighbors.len(), csr_checksum(csr)),
@@ -844,6 +987,7 @@ impl PprFactor {
             order,
             core,
             eliminated: eliminated.len(),
+            pristine: pristine_start,
             max_degree: (0..n as u32).map(|v| csr.degree(v)).max().unwrap_or(0),
             graph,
             short,
@@ -852,7 +996,9 @@ impl PprFactor {
             s_scale,
             lower,
             upper,
-            twin,
+            class,
+            branch,
+            up,
         })
     }
 
@@ -940,10 +1086,13 @@ pub struct CertifiedPpr {
 }
 
 /// First CG tolerance (preconditioned residual norm relative to its start). A check costs
-/// about four iterations; with twins taking the exact ties off the table, 1e-8 certifies ~89%
-/// of the MuSiQue-sized graph's queries at the first check (1e-6: ~50%, 1e-11: all, at more
-/// iterations; `examples/perf_ppr.rs`). A failed check tightens it by [`TIGHTEN`].
-const FIRST_TOLERANCE: f64 = 1e-8;
+/// about four iterations; with the symmetry classes taking the exact ties off the table, 1e-7
+/// certifies 95% of the MuSiQue-sized graph's queries at the first check in ~5 iterations
+/// (1e-6: 5.1 iterations, 1.07 checks; 1e-8: 6.0, 1.00; `examples/perf_ppr.rs`). A failed check
+/// tightens it by a quarter of its own estimate of the narrowing its bounds need, between 10x
+/// and 10x [`TIGHTEN`]'s.
+const FIRST_TOLERANCE: f64 = 1e-7;
+/// The narrowing assumed where a failed check cannot estimate it.
 const TIGHTEN: f64 = 1e-3;
 
 /// `sum a[i] * b[i]` in four interleaved partial sums (a fixed order: the same result on
@@ -977,15 +1126,17 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `r = (1 - damping) p - pi~ + damping A D^-1 pi~` is evaluated on the factor's copy of the
 /// graph, and the error `e = pi - pi~` solves `e = r + damping A D^-1 e`. On an undirected
 /// graph the PPR of any vector `x` at `t` is `d(t) sum_v (x(v)/d(v)) pi_t(v)`, so
-/// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`, and one step of the
-/// equation tightens it to `|e(t)| <= |r(t)| + damping d(t) B`. Every `|r(v)|` is padded by a
-/// bound on the rounding of its own evaluation. Twins that are not seeds have equal exact
-/// scores ([`twin_classes`]), so each node's interval `[lo, hi]` (score minus and plus its
-/// bound) narrows to the intersection of its class's, and twins need no separating. The
+/// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`; `A D^-1` is
+/// column-stochastic, so also `||e||_1 <= ||r||_1 / (1 - damping)`; one step of the equation
+/// gives `|e(t)| <= |r(t)| + damping min(d(t) B, ||e||_1)`. Every `|r(v)|` is padded by a
+/// bound on the rounding of its own evaluation. Nodes of a [`Symmetry`] class have equal exact
+/// scores unless a seed voids the class, so each node's interval `[lo, hi]` (score minus and
+/// plus its bound) narrows to the intersection of its class's, and such ties need no
+/// separating. The
 /// ranking is certified when (i) each listed node's `lo` is at least `hi - tie` of every later
 /// listed node of another class, (ii) each listed node has `lo >= min_score - tie`, and (iii)
 /// every other node has `hi < min_score + tie` or, when `k` nodes are listed, `hi <= lo + tie`
-/// for every listed node (of another class, if a twin of it is listed). Then, position by
+/// for every listed node (of another class, if one of its class is listed). Then, position by
 /// position, the listed node is the exact ranking's node or has an exact score within `tie` of
 /// it. CG is tightened until certified or until its relative residual reaches 1e-16;
 /// `certified` says which.
@@ -1077,7 +1228,8 @@ pub fn certified_ppr(
     // CG on the split-preconditioned system `(I + L)^-1 A (I + L^T)^-1 u = (I + L)^-1 b'`
     // (symmetric Gauss-Seidel on the scaled core `A = I + L + L^T`, `b' = D^-1/2 b`), its
     // product by Eisenstat's trick: with `t = (I + L^T)^-1 p`, it is `t + (I + L)^-1 (p - t)`,
-    // one sweep of each triangle, as many entries as one product by `A`.
+    // one sweep of each triangle, as many entries as one product by `A`. The iterate is kept
+    // as `x = (I + L^T)^-1 u`, updated by `a t`, so the solution needs no further sweep.
     for ((ri, &b), &f) in r.iter_mut().zip(&ws.rhs[..c]).zip(&factor.s_scale) {
         *ri = b * f;
     }
@@ -1096,14 +1248,16 @@ pub fn certified_ppr(
                 *zi = pi - qi;
             }
             factor.lower.solve_lower(z);
-            for (qi, &zi) in q.iter_mut().zip(z.iter()) {
-                *qi += zi;
+            // The product is `q + z`.
+            for (zi, &qi) in z.iter_mut().zip(q.iter()) {
+                *zi += qi;
             }
-            let a = rz / dot(p, q);
-            for ((xi, ri), (&pi, &qi)) in x.iter_mut().zip(r.iter_mut()).zip(p.iter().zip(q.iter()))
-            {
-                *xi += a * pi;
-                *ri -= a * qi;
+            let a = rz / dot(p, z);
+            for (xi, &qi) in x.iter_mut().zip(q.iter()) {
+                *xi += a * qi;
+            }
+            for (ri, &zi) in r.iter_mut().zip(z.iter()) {
+                *ri -= a * zi;
             }
             let rz_next = dot(r, r);
             let beta = rz_next / rz;
@@ -1112,12 +1266,9 @@ pub fn certified_ppr(
                 *pi = ri + beta * *pi;
             }
         }
-        // Core solution `D^-1/2 (I + L^T)^-1 u` (in `z`, free between iterations), then
-        // back-substitution, all by position.
-        z.copy_from_slice(x);
-        factor.upper.solve_upper(z);
-        for ((yi, &zi), &f) in ws.y[..c].iter_mut().zip(z.iter()).zip(&factor.s_scale) {
-            *yi = zi * f;
+        // Core solution `D^-1/2 x`, then back-substitution, all by position.
+        for ((yi, &xi), &f) in ws.y[..c].iter_mut().zip(x.iter()).zip(&factor.s_scale) {
+            *yi = xi * f;
         }
         factor.back_substitute(&ws.reached, &mut ws.y[..c + e]);
         // Isolated nodes, and the zero that pads `short`.
@@ -1126,10 +1277,22 @@ pub fn certified_ppr(
         }
         result.checks += 1;
         let last = rz <= 0.0 || tau <= 1e-16 || result.iterations >= 1000;
-        if certify(factor, k, min_score, tie, last, ws, &mut result) || last {
+        let mut shrink = 1.0;
+        if certify(
+            factor,
+            k,
+            min_score,
+            tie,
+            last,
+            ws,
+            &mut result,
+            &mut shrink,
+        ) || last
+        {
             break;
         }
-        tau *= TIGHTEN;
+        // The bounds scale with the residual: aim a few times below the estimate.
+        tau *= (shrink / 4.0).clamp(TIGHTEN * 0.1, 0.1);
     }
     ws.cg = cg;
     // Leave the right-hand side all zero for the next query.
@@ -1149,8 +1312,9 @@ pub fn certified_ppr(
 
 impl PprFactor {
     /// Back-substitution, parents first: `y` holds the core's solution on entry and every
-    /// eliminated node's on return; `reached` lists the eliminated positions with a right-hand
-    /// side (over the pivot), ascending.
+    /// eliminated node's but the pristine ones' on return (those are substituted in
+    /// [`residual_sweep`]); `reached` lists the eliminated positions with a right-hand side
+    /// (over the pivot), ascending.
     #[inline(never)]
     fn back_substitute(&self, reached: &[(u32, f64)], y: &mut [f64]) {
         let c = self.core;
@@ -1160,7 +1324,7 @@ impl PprFactor {
             &self.elimination.vals[..],
         );
         let mut next = reached.iter().peekable();
-        for (i, w) in offsets.windows(2).enumerate() {
+        for (i, w) in offsets[..=self.pristine - c].windows(2).enumerate() {
             let mut s = 0.0;
             if let Some(&&(p, b)) = next.peek() {
                 if p as usize == c + i {
@@ -1184,93 +1348,168 @@ struct Sweep {
     /// Over the nodes not collected: the largest `|score|` and the largest padded `|r(v)|`.
     rest_score: f64,
     rest_slack: f64,
-    /// Sum of every padded `|r(v)|`: not finite when some score is not.
-    total: f64,
+    /// Sum of every padded `|r(v)|` (not finite when some score is not: its residual is then
+    /// not finite either).
+    slack_sum: f64,
+}
+
+impl Sweep {
+    /// Takes one node (position `v`, degree `d`) into account.
+    #[inline(always)]
+    fn take(
+        &mut self,
+        v: usize,
+        d: f64,
+        score: f64,
+        slack: f64,
+        pre_cut: f64,
+        candidates: &mut Vec<(u32, f64, f64)>,
+    ) {
+        // `max(slack / d)` without a division per node (b_max never decreases, so a skipped
+        // node has `slack / d <= b_max (1 + u)`); `certify`'s factor on `b_max` covers that and
+        // the division's rounding. Isolated nodes (d = 0) have no residual.
+        if slack > self.b_max * d {
+            self.b_max = self.b_max.max(slack / d);
+        }
+        self.slack_sum += slack;
+        if score >= pre_cut {
+            push(candidates, (v as u32, score, slack));
+        } else {
+            self.rest_score = self.rest_score.max(score.abs());
+            self.rest_slack = self.rest_slack.max(slack);
+        }
+    }
+}
+
+/// Out of the sweep's loops: taken for a few nodes only.
+#[inline(never)]
+#[cold]
+fn push(candidates: &mut Vec<(u32, f64, f64)>, c: (u32, f64, f64)) {
+    candidates.push(c);
+}
+
+/// `d y(v)` and the padded residual `|t - d y(v) + damping sum y(u)|` of a node's equation
+/// (`t` its teleport mass, the sums over its neighbours).
+#[inline(always)]
+fn residual(t: f64, d: f64, y: f64, pulled: f64, pulled_abs: f64, damping: f64) -> (f64, f64) {
+    let own = d * y;
+    let r = t - own + damping * pulled;
+    let magnitude = t + own.abs() + damping * pulled_abs;
+    (own, r.abs() + (d + 4.0) * ROUND * magnitude)
+}
+
+/// Teleport mass of position `v` from seeds sorted by position (advanced as `v` grows; seeds
+/// of positions skipped over are passed).
+#[inline(always)]
+fn teleport(next: &mut std::iter::Peekable<std::slice::Iter<'_, (u32, f64)>>, v: usize) -> f64 {
+    while let Some(&&(s, t)) = next.peek() {
+        if s as usize > v {
+            break;
+        }
+        next.next();
+        if s as usize == v {
+            return t;
+        }
+    }
+    0.0
 }
 
 /// One pass over every arc: each node's score and padded residual; nodes scoring at least
 /// `pre_cut` go to `candidates` as (position, score, padded |r|). `y` has one more entry than
 /// the graph has nodes, a zero (the padding of `short`, the neighbours of nodes of degree at
-/// most [`SHORT`]).
+/// most [`SHORT`]). Pristine nodes are substituted here, and their equation checked in the
+/// same pass over their row, which is their graph row (see [`PprFactor::build`]); every other
+/// node is checked against the graph's rows.
 #[inline(never)]
 fn residual_sweep(
     factor: &PprFactor,
-    y: &[f64],
+    y: &mut [f64],
     seeds: &[(u32, f64)],
     scale: f64,
     pre_cut: f64,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
     let (graph, short, damping) = (&factor.graph, &factor.short[..], factor.damping);
-    let cols = &graph.cols[..];
-    let mut next_seed = seeds.iter().peekable();
+    let (c, pristine, end) = (
+        factor.core,
+        factor.pristine,
+        factor.core + factor.eliminated,
+    );
     let mut out = Sweep {
         b_max: 0.0,
         rest_score: 0.0,
         rest_slack: 0.0,
-        total: 0.0,
+        slack_sum: 0.0,
     };
     candidates.clear();
-    for (v, w) in graph.offsets.windows(2).enumerate() {
-        let (start, end) = (w[0] as usize, w[1] as usize);
-        let mut teleport = 0.0;
-        if let Some(&&(s, t)) = next_seed.peek() {
-            if s as usize == v {
-                teleport = t;
-                next_seed.next();
-            }
+    let el = &factor.elimination;
+    let (el_cols, el_vals) = (&el.cols[..], &el.vals[..]);
+    let mut next = seeds[seeds.partition_point(|s| (s.0 as usize) < pristine)..]
+        .iter()
+        .peekable();
+    for v in pristine..end {
+        let t = teleport(&mut next, v);
+        let i = v - c;
+        let (a, z) = (el.offsets[i] as usize, el.offsets[i + 1] as usize);
+        let mut s = t * factor.inv_pivot[i];
+        let (mut pulled, mut pulled_abs) = (0.0, 0.0);
+        for (&col, &w) in el_cols[a..z].iter().zip(&el_vals[a..z]) {
+            let yu = y[col as usize];
+            s -= w * yu;
+            pulled += yu;
+            pulled_abs += yu.abs();
         }
-        let (score, slack) = if start == end {
-            // Isolated: exact closed form, up to the rounding of one product.
-            (scale * teleport, 0.0)
+        y[v] = s;
+        let d = (z - a) as f64;
+        let (own, slack) = residual(t, d, s, pulled, pulled_abs, damping);
+        out.take(v, d, scale * own, slack, pre_cut, candidates);
+    }
+    let cols = &graph.cols[..];
+    let n = graph.offsets.len() - 1;
+    // Isolated nodes: exact closed form, up to the rounding of one product.
+    let mut next = seeds[seeds.partition_point(|s| (s.0 as usize) < end)..]
+        .iter()
+        .peekable();
+    for v in end..n {
+        let t = teleport(&mut next, v);
+        out.take(v, 0.0, scale * t, 0.0, pre_cut, candidates);
+    }
+    let mut next = seeds.iter().peekable();
+    for (v, w) in graph.offsets[..=pristine].windows(2).enumerate() {
+        let t = teleport(&mut next, v);
+        let (start, stop) = (w[0] as usize, w[1] as usize);
+        let (pulled, pulled_abs) = if stop - start <= SHORT {
+            // Fixed width, padded with the zero at `y[n]`: no loop whose length varies from
+            // node to node (branch mispredictions cost more than the padding).
+            let e = &short[SHORT * v..SHORT * v + SHORT];
+            let (a, b, c, d) = (
+                y[e[0] as usize],
+                y[e[1] as usize],
+                y[e[2] as usize],
+                y[e[3] as usize],
+            );
+            ((a + b) + (c + d), (a.abs() + b.abs()) + (c.abs() + d.abs()))
         } else {
-            let (pulled, pulled_abs) = if end - start <= SHORT {
-                // Fixed width, padded with the zero at `y[n]`: no loop whose length varies
-                // from node to node (branch mispredictions cost more than the padding).
-                let e = &short[SHORT * v..SHORT * v + SHORT];
-                let (a, b, c, d) = (
-                    y[e[0] as usize],
-                    y[e[1] as usize],
-                    y[e[2] as usize],
-                    y[e[3] as usize],
-                );
-                ((a + b) + (c + d), (a.abs() + b.abs()) + (c.abs() + d.abs()))
-            } else {
-                let (mut pulled, mut pulled_abs) = (0.0, 0.0);
-                for &u in &cols[start..end] {
-                    let yu = y[u as usize];
-                    pulled += yu;
-                    pulled_abs += yu.abs();
-                }
-                (pulled, pulled_abs)
-            };
-            let d = (end - start) as f64;
-            let own = d * y[v];
-            let residual = teleport - own + damping * pulled;
-            let magnitude = teleport + own.abs() + damping * pulled_abs;
-            let slack = residual.abs() + (d + 4.0) * ROUND * magnitude;
-            // `max(slack / d)` without a division per node (b_max never decreases, so a
-            // skipped node has `slack / d <= b_max (1 + u)`); `certify`'s factor on `b_max`
-            // covers that and the division's rounding.
-            if slack > out.b_max * d {
-                out.b_max = out.b_max.max(slack / d);
+            let (mut pulled, mut pulled_abs) = (0.0, 0.0);
+            for &u in &cols[start..stop] {
+                let yu = y[u as usize];
+                pulled += yu;
+                pulled_abs += yu.abs();
             }
-            (scale * own, slack)
+            (pulled, pulled_abs)
         };
-        out.total += slack + score;
-        if score >= pre_cut {
-            candidates.push((v as u32, score, slack));
-        } else {
-            out.rest_score = out.rest_score.max(score.abs());
-            out.rest_slack = out.rest_slack.max(slack);
-        }
+        let d = (stop - start) as f64;
+        let (own, slack) = residual(t, d, y[v], pulled, pulled_abs, damping);
+        out.take(v, d, scale * own, slack, pre_cut, candidates);
     }
     out
 }
 
 /// The certified bounds, the top-k and whether the certificate holds, from `ws.y`. Unless
 /// `thorough`, a check whose bounds are too loose to set the nodes below the candidates' cut
-/// aside fails at once (the caller tightens and checks again).
+/// aside fails at once (the caller tightens and checks again). A failed check lowers `shrink`
+/// to an estimate of how much narrower the bounds must get.
+#[allow(clippy::too_many_arguments)]
 fn certify(
     factor: &PprFactor,
     k: usize,
@@ -1279,6 +1518,7 @@ fn certify(
     thorough: bool,
     ws: &mut CertifiedWorkspace,
     out: &mut CertifiedPpr,
+    shrink: &mut f64,
 ) -> bool {
     let damping = factor.damping;
     let (g, scale) = (&factor.graph, ws.scale);
@@ -1290,26 +1530,31 @@ fn certify(
     } else {
         f64::NEG_INFINITY
     };
-    let (sweep, b, rest_error) = loop {
+    let needed_rest = |room: f64, error: f64| (room / error).min(TIGHTEN);
+    let (sweep, b, l1, rest_error) = loop {
         let sweep = residual_sweep(
             factor,
-            &ws.y[..=n],
+            &mut ws.y[..=n],
             &ws.seeds,
             scale,
             pre_cut,
             &mut ws.candidates,
         );
         let b = sweep.b_max * (1.0 + 2.0 * ROUND) / (1.0 - damping);
+        // `||e||_1 <= ||r||_1 / (1 - damping)` (W is column-stochastic), padded for the
+        // rounding of the sum.
+        let l1 = sweep.slack_sum * (1.0 + n as f64 * ROUND) / (1.0 - damping);
         let rest_error = scale
-            * (sweep.rest_slack + damping * factor.max_degree as f64 * b)
+            * (sweep.rest_slack + damping * (factor.max_degree as f64 * b).min(l1))
             * (1.0 + 4.0 * ROUND)
             + 4.0 * ROUND * sweep.rest_score;
         if pre_cut + rest_error < cut || pre_cut == f64::NEG_INFINITY {
-            break (sweep, b, rest_error);
+            break (sweep, b, l1, rest_error);
         }
         if !thorough {
             out.certified = false;
             out.top.clear();
+            *shrink = shrink.min(needed_rest(cut - pre_cut, rest_error));
             return false;
         }
         pre_cut = f64::NEG_INFINITY;
@@ -1317,7 +1562,8 @@ fn certify(
     // Error bound of a node: the unscaled solution's, scaled, plus the rounding of the products.
     let bound = |v: usize, score: f64, slack: f64| {
         let d = f64::from(g.offsets[v + 1] - g.offsets[v]);
-        scale * (slack + damping * d * b) * (1.0 + 4.0 * ROUND) + 4.0 * ROUND * score.abs()
+        scale * (slack + damping * (d * b).min(l1)) * (1.0 + 4.0 * ROUND)
+            + 4.0 * ROUND * score.abs()
     };
     // (position, lo, hi, score) of the nodes whose upper bound reaches the cut; every other node is
     // below every threshold used below.
@@ -1337,15 +1583,41 @@ fn certify(
         k,
         min_score,
     );
-    // Twins that are not seeds have equal exact scores, so each interval narrows to its
-    // class's intersection; a seed is a class of its own.
+    // Nodes of a class have equal exact scores unless seeds split it (see `Symmetry`), so
+    // each interval narrows to its class's intersection. `seeded`: pendant nodes whose subtree
+    // holds a seed (the seeds' ancestors-or-self up to their branch's top).
     let seeds = &ws.seeds;
+    let mut seeded: Vec<u32> = Vec::new();
+    for &(s, _) in seeds.iter() {
+        let mut x = s;
+        if factor.branch[x as usize] == NO_CLASS {
+            continue;
+        }
+        while x != NO_CLASS {
+            seeded.push(x);
+            x = factor.up[x as usize];
+        }
+    }
+    seeded.sort_unstable();
+    seeded.dedup();
     let class = |v: u32| -> u64 {
-        let t = factor.twin[v as usize];
-        if t == NO_TWIN || seeds.binary_search_by_key(&v, |s| s.0).is_ok() {
-            u64::from(v) + (1 << 32)
+        let own = (1 << 63) | u64::from(v);
+        let (c, b) = (factor.class[v as usize], factor.branch[v as usize]);
+        if c == NO_CLASS || seeds.binary_search_by_key(&v, |s| s.0).is_ok() {
+            return own;
+        }
+        if b == NO_CLASS || seeded.binary_search(&b).is_err() {
+            return u64::from(c) << 32 | u64::from(NO_CLASS);
+        }
+        // The lowest ancestor-or-self whose subtree holds a seed (the branch's top at most).
+        let mut z = v;
+        while seeded.binary_search(&z).is_err() {
+            z = factor.up[z as usize];
+        }
+        if z == v {
+            own
         } else {
-            u64::from(t)
+            u64::from(c) << 32 | u64::from(z)
         }
     };
     // Class -> (lo, hi, has a listed member).
@@ -1366,26 +1638,39 @@ fn certify(
         }
     }
     // A NaN would pass every comparison below; an empty intersection would mean a wrong bound.
-    let mut ok = sweep.total.is_finite() && intervals.values().all(|i| i.0 <= i.1);
+    let mut ok = sweep.slack_sum.is_finite() && intervals.values().all(|i| i.0 <= i.1);
     // (i) and (ii), from the end of the list: the largest `hi` of a later node, and the largest
     // of a later node of another class than that one's; likewise the smallest `lo` on the list.
-    let (mut best, mut best_class, mut second) = (f64::NEG_INFINITY, u64::MAX, f64::NEG_INFINITY);
+    // (hi, lo) of those two.
+    let none = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    let (mut best, mut best_class, mut second) = (none, u64::MAX, none);
     let (mut min_lo, mut min_class, mut min_lo_2) = (f64::INFINITY, u64::MAX, f64::INFINITY);
     out.top_error = 0.0;
+    // How much narrower the intervals must get for a failed comparison to pass (as the
+    // intervals shrink about their midpoints).
+    let needed = |gap: f64, width: f64| if gap > 0.0 { gap / width } else { TIGHTEN };
     for (&v, &(_, s)) in listed.iter().zip(&out.top).rev() {
         let c = class(v);
         let (lo, hi, _) = intervals[&c];
         out.top_error = out.top_error.max((s - lo).max(hi - s));
-        let later = if c == best_class { second } else { best };
-        if lo < later - tie || lo < min_score - tie {
+        let (later_hi, later_lo) = if c == best_class { second } else { best };
+        if lo < later_hi - tie {
             ok = false;
+            let gap = (lo + hi) / 2.0 - (later_lo + later_hi) / 2.0 + tie;
+            *shrink = shrink.min(needed(gap, (hi - lo + later_hi - later_lo) / 2.0));
+        }
+        if lo < min_score - tie {
+            ok = false;
+            *shrink = shrink.min(needed((lo + hi) / 2.0 - min_score + tie, (hi - lo) / 2.0));
         }
         if c == best_class {
-            best = best.max(hi);
-        } else if hi > best {
-            (second, best, best_class) = (best, hi, c);
-        } else {
-            second = second.max(hi);
+            if hi > best.0 {
+                best = (hi, lo);
+            }
+        } else if hi > best.0 {
+            (second, best, best_class) = (best, (hi, lo), c);
+        } else if hi > second.0 {
+            second = (hi, lo);
         }
         if c == min_class {
             min_lo = min_lo.min(lo);
@@ -1405,9 +1690,13 @@ fn certify(
         let c = class(v);
         let (_, hi, twin_listed) = intervals[&c];
         let other = if c == min_class { min_lo_2 } else { min_lo };
-        ok &= hi < min_score + tie
+        let fine = hi < min_score + tie
             || (full && hi <= min_lo + tie)
             || (full && twin_listed && hi <= other + tie);
+        if !fine {
+            ok = false;
+            *shrink = shrink.min(TIGHTEN);
+        }
     }
     out.certified = ok;
     ok

@@ -1620,22 +1620,49 @@ fn certify(
             u64::from(c) << 32 | u64::from(z)
         }
     };
-    // Class -> (lo, hi, has a listed member).
-    let mut intervals: HashMap<u64, (f64, f64, bool)> = HashMap::new();
-    for &(v, lo, hi, _) in &near {
-        let i = intervals.entry(class(v)).or_insert((lo, hi, false));
-        i.0 = i.0.max(lo);
-        i.1 = i.1.min(hi);
-    }
-    let mut listed: Vec<u32> = out
+    // Only the listed nodes and the unlisted ones that (iii) does not pass on their own
+    // intervals need their class's: narrowing only raises a listed `lo` and lowers an
+    // unlisted `hi` (an intersection over fewer members is still a valid interval).
+    near.sort_unstable_by_key(|e| e.0);
+    // Every listed node is near, unless its bound is not a number: then an interval that
+    // fails every test.
+    let own = |v: u32| match near.binary_search_by_key(&v, |e| e.0) {
+        Ok(i) => (near[i].1, near[i].2),
+        Err(_) => (f64::NEG_INFINITY, f64::INFINITY),
+    };
+    let listed: Vec<u32> = out
         .top
         .iter()
         .map(|&(v, _)| factor.position[v as usize])
         .collect();
-    for &v in &listed {
-        if let Some(i) = intervals.get_mut(&class(v)) {
-            i.2 = true;
-        }
+    let full = out.top.len() == k;
+    let own_min_lo = listed
+        .iter()
+        .map(|&v| own(v).0)
+        .fold(f64::INFINITY, f64::min);
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    let doubtful: Vec<u32> = near
+        .iter()
+        .filter(|e| {
+            let hi = e.2;
+            sorted.binary_search(&e.0).is_err()
+                && !(hi < min_score + tie || (full && hi <= own_min_lo + tie))
+        })
+        .map(|e| e.0)
+        .collect();
+    // Class -> (lo, hi, has a listed member).
+    let mut intervals: HashMap<u64, (f64, f64, bool)> = HashMap::new();
+    for (&v, is_listed) in listed
+        .iter()
+        .map(|v| (v, true))
+        .chain(doubtful.iter().map(|v| (v, false)))
+    {
+        let (lo, hi) = own(v);
+        let i = intervals.entry(class(v)).or_insert((lo, hi, false));
+        i.0 = i.0.max(lo);
+        i.1 = i.1.min(hi);
+        i.2 |= is_listed;
     }
     // A NaN would pass every comparison below; an empty intersection would mean a wrong bound.
     let mut ok = sweep.slack_sum.is_finite() && intervals.values().all(|i| i.0 <= i.1);
@@ -1681,12 +1708,7 @@ fn certify(
         }
     }
     // (iii)
-    let full = out.top.len() == k;
-    listed.sort_unstable();
-    for &(v, _, _, _) in &near {
-        if listed.binary_search(&v).is_ok() {
-            continue;
-        }
+    for &v in &doubtful {
         let c = class(v);
         let (_, hi, twin_listed) = intervals[&c];
         let other = if c == min_class { min_lo_2 } else { min_lo };

@@ -21,30 +21,33 @@
 //! node in one list only must be within it of the boundary (100th score or floor). Reported at
 //! 1e-12 (the certified engine's tie) and at the looser 1e-9 of earlier runs.
 //!
-//! Measured on the shared 2-core machine (CPU is the steadier number; wall is inflated when the
-//! load from other builds exceeds ~1):
-//! exact power iteration to 1e-6 L1 change (naive baseline): 143-146 ms CPU (load 1.1-1.8),
-//! 73.3 iterations; its top-100 agrees with the reference on 200/200 (ties 1e-12).
-//! push 1e-5: 0.94-0.98 ms CPU, agreement set 31/200, in order 1/200.
-//! certified 1e-12: factor 225 ms once (185,438 nodes eliminated, 324,502 entries; core 21,300
-//! nodes, 171,418 upper-triangle entries); per query 10.2-10.6 ms CPU (wall the same at load
-//! ~1.1; p95 10.5-11.0), 13.8-14.0x faster than the baseline in two full runs, 9.0 CG iterations
-//! and 1.00 certificate checks; certified 200/200 (largest certified error on a listed score
-//! 1.2e-10), agreement 200/200 at ties 1e-12.
-//! Before the Gauss-Seidel preconditioner (Jacobi, half-storage product): 13.2 ms CPU and 18.6
-//! iterations per query, measured back to back with the current 10.3-10.6 ms (`PPR_QUICK=1`,
-//! load 1.2); 13.7 ms / 11x at load 4.7 in the earlier run.
-//! So the certified engine is exact and ~14x faster, still short of the issue's < 5 ms and 20x.
-//! Where a query's time goes now (wall-clock phases, load ~2): CG ~5.6 ms (9 iterations of two
-//! triangular sweeps over the core's 342,836 off-diagonal entries; perf puts the time on the
-//! rows' dependent subtractions, and neither 16-bit column indices, which cut the bytes, nor
-//! two or four partial sums per row, nor SSOR's omega > 1 (more iterations) helped), the
-//! certificate ~4.5 ms
-//! (back-substitution ~1.0, the residual sweep over all 553,796 arcs in the graph's own node
-//! order ~2.7, bounded by its scattered reads of `y`, bounds and top-k ~0.7). Tried without
-//! gain: eliminating up to degree 4, 8, 12 or 20 instead of 6 (8 and 12 tie with 6, 4 and 20
-//! are slower) and a looser first CG tolerance (more second checks). Push stays fast and wrong
-//! on hubs (`PPR_ANALYZE=1`: its error on a top node is ~deg(v) x epsilon / 2).
+//! Measured on the 2-core machine on 2026-11-30, nothing else running (load ~1; CPU is this
+//! thread's schedstat; "two at a time" shares the queries between two threads, one per core,
+//! as `bench` runs them):
+//! exact power iteration to 1e-6 L1 change (naive baseline): 144.9 ms/query wall and CPU, 73.3
+//! iterations; two at a time 72.9 ms/query; its top-100 agrees with the reference on 200/200.
+//! push 1e-5: 0.90 ms, agreement set 31/200, in order 1/200.
+//! certified 1e-12: factor 431 ms once (189,966 nodes eliminated, 361,398 entries; core 16,772
+//! nodes, 237,714 upper-triangle entries); per query 4.86 ms wall and CPU (p50 4.70, p95 6.67,
+//! max 7.89), 29.8x faster than the baseline; two at a time 2.50 ms/query, 29.2x the
+//! baseline's two at a time; 5.2 CG iterations and 1.05 certificate checks per query; certified
+//! 200/200 and agreement 200/200 at ties 1e-12 (the listed scores themselves carry certified
+//! errors up to 1.2e-6: the order is proven, the values are as accurate as the order needed).
+//! Where it came from (10.3 ms and 14x before this round, each step measured back to back):
+//! symmetry classes prove the exact ties that no error bound can separate (a hub's leaves, a
+//! hub's isomorphic chains, 2-core twins), so the first CG tolerance went from 1e-11 to 1e-7
+//! (9.0 -> 5.2 iterations) with 95% of queries certified at the first check and the rest
+//! tightened by the check's own estimate; positions laid out for locality (core BFS, elimination
+//! tree by level and row length, pristine leaves last) and fixed-width rows for low-degree nodes
+//! halved the residual sweep; forward elimination only along the seeds' paths; candidates
+//! instead of dense score arrays; the CG iterate kept as `(I + L^T)^-1 u` so no final sweep;
+//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms). Where the 4.86 ms goes now
+//! (perf): the core's two triangular sweeps per iteration ~45%, the residual sweep over all
+//! 553,796 arcs ~30% (~25 cycles per node, bound by its per-node arithmetic, not by memory:
+//! gathering alone takes a third of it), the rest substitution, bounds and top-k. Tried without
+//! gain: 16-bit core column indices, two partial sums per row or four per dot product, fused CG
+//! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured).
+//! The margin under 5 ms is thin: the 5% of queries that need a second check take 7-8 ms.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -267,7 +270,7 @@ fn main() {
     if std::env::var("PPR_QUICK").is_ok() {
         // Development shortcut: the certified engine's speed and certificate only, no baseline
         // and no reference, so no agreement and no speed-up.
-        run_certified(&csr, &queries, &[], DEFAULT_TIE, f64::NAN);
+        run_certified(&csr, &queries, &[], DEFAULT_TIE, f64::NAN, f64::NAN);
         return;
     }
     let (t, c) = (Instant::now(), cpu_ns());
@@ -288,6 +291,13 @@ fn main() {
         "exact power iteration to 1e-6 L1 (naive baseline): {exact_ms:.3} ms/query wall, \
          {exact_cpu:.3} ms CPU, {:.1} iterations/query (load {})",
         iterations as f64 / QUERIES as f64,
+        load()
+    );
+    let exact_both = both_cores(&queries, |q| {
+        exact_ppr(&csr, q, 0.85, 1e-6, 1000).unwrap();
+    });
+    println!(
+        "  the same, two queries at a time (both cores): {exact_both:.3} ms/query wall (load {})",
         load()
     );
 
@@ -336,7 +346,7 @@ fn main() {
     push_ppr(&csr, &queries[0], 0.85, 1e-4, &mut ws).unwrap();
     for (name, x) in &engines {
         if name == "certified" {
-            run_certified(&csr, &queries, &references, *x, exact_ms);
+            run_certified(&csr, &queries, &references, *x, exact_ms, exact_both);
             continue;
         }
         let run = |q: &[(u32, f64)], ws: &mut PushWorkspace| -> PushPpr {
@@ -391,6 +401,7 @@ fn run_certified(
     references: &[Reference],
     tie: f64,
     exact_ms: f64,
+    exact_both: f64,
 ) {
     let t = Instant::now();
     let factor = PprFactor::build(csr, 0.85).unwrap();
@@ -442,6 +453,37 @@ fn run_certified(
         agree(&move |t, r| agrees_within(t, r, tie)),
         load()
     );
+    let both = both_cores(queries, |q| {
+        thread_local! {
+            static WS: std::cell::RefCell<CertifiedWorkspace> = Default::default();
+        }
+        WS.with(|ws| {
+            certified_ppr(&factor, csr, q, TOP, MIN_SCORE, tie, &mut ws.borrow_mut()).unwrap();
+        });
+    });
+    println!(
+        "  the same, two queries at a time (both cores): {both:.3} ms/query wall, {:.1}x the \
+         baseline's two at a time (load {})",
+        exact_both / both,
+        load()
+    );
+}
+
+/// Wall milliseconds per query with the queries shared by two threads (one per core), as
+/// `bench` runs them; each thread's first query warms its workspace and is not timed apart.
+fn both_cores(queries: &[Vec<(u32, f64)>], run: impl Fn(&[(u32, f64)]) + Sync) -> f64 {
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for half in 0..2 {
+            let run = &run;
+            s.spawn(move || {
+                for q in queries.iter().skip(half).step_by(2) {
+                    run(q);
+                }
+            });
+        }
+    });
+    t.elapsed().as_secs_f64() * 1e3 / queries.len() as f64
 }
 
 /// CPU time of this thread in nanoseconds (`/proc/thread-self/schedstat`), 0 where unavailable.

@@ -417,6 +417,7 @@ impl Retriever for GraphRetriever {
             "engine": run.engine,
             "work": run.work,
             "error": run.error,
+            "certified": run.certified,
             "expanded": run.top.len(),
         });
         trace["nodes"] = json!(nodes.len());

@@ -172,6 +172,7 @@ async fn seeds_nodes_triplets_and_chunks_come_out_in_the_documented_order() {
     assert_eq!(scores, [1.0, 1.0, 0.0, 0.0]);
     assert_eq!((out.tokens_in, out.tokens_out), (0, 0));
     assert_eq!(out.trace["ppr"]["engine"]["engine"], "certified");
+    assert_eq!(out.trace["ppr"]["certified"], true);
     assert_eq!(out.trace["fallback_to_question"], false);
 }
 
@@ -189,6 +190,8 @@ async fn exact_and_push_engines_retrieve_the_same() {
     assert_eq!(ids(&a), ids(&b));
     assert_eq!(a.trace["top_triplets"], b.trace["top_triplets"]);
     assert_eq!(a.trace["ppr"]["engine"]["engine"], "push");
+    // Only the certified engine proves its ranking.
+    assert_eq!(a.trace["ppr"]["certified"], serde_json::Value::Null);
 }
 
 #[tokio::test]

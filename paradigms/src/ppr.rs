@@ -599,8 +599,8 @@ fn csr_checksum(csr: &Csr) -> u64 {
     h
 }
 
-/// Classes of nodes whose exact scores are provably equal, built once per graph; a class
-/// holds for a query unless a seed voids it (see [`Symmetry::class`]).
+/// Classes of nodes whose exact scores are provably equal, built once per graph; per query,
+/// seeds split or void them as below (applied in `certify`).
 ///
 /// - Pendant trees (what peeling leaves off the graph removes, rooted where they hang): two
 ///   nodes whose paths from the same attachment node run through isomorphic rooted subtrees
@@ -626,7 +626,7 @@ struct Symmetry {
     up: Vec<u32>,
 }
 
-/// No class, no branch.
+/// No class, no branch, no parent.
 const NO_CLASS: u32 = u32::MAX;
 
 impl Symmetry {

@@ -41,13 +41,16 @@
 //! tree by level and row length, pristine leaves last) and fixed-width rows for low-degree nodes
 //! halved the residual sweep; forward elimination only along the seeds' paths; candidates
 //! instead of dense score arrays; the CG iterate kept as `(I + L^T)^-1 u` so no final sweep;
-//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms). Where the 4.86 ms goes now
+//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms, 9 and 11 within the noise). Where the 4.86 ms goes now
 //! (perf): the core's two triangular sweeps per iteration ~45%, the residual sweep over all
 //! 553,796 arcs ~30% (~25 cycles per node, bound by its per-node arithmetic, not by memory:
 //! gathering alone takes a third of it), the rest substitution, bounds and top-k. Tried without
 //! gain: 16-bit core column indices, two partial sums per row or four per dot product, fused CG
-//! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured).
-//! The margin under 5 ms is thin: the 5% of queries that need a second check take 7-8 ms.
+//! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured),
+//! a D-ILU diagonal in place of Gauss-Seidel's (5.1 instead of 5.2 iterations, no time gain).
+//! The margin under 5 ms is thin: the 5% of queries that need a second check take 7-8 ms, and
+//! repeated `PPR_QUICK=1` runs of the same build read 4.82-5.14 ms (the machine's neighbours
+//! move it by a few percent); two at a time stays near 2.5 ms.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;

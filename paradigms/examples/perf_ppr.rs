@@ -47,7 +47,8 @@
 //! gathering alone takes a third of it), the rest substitution, bounds and top-k. Tried without
 //! gain: 16-bit core column indices, two partial sums per row or four per dot product, fused CG
 //! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured),
-//! a D-ILU diagonal in place of Gauss-Seidel's (5.1 instead of 5.2 iterations, no time gain).
+//! a D-ILU diagonal in place of Gauss-Seidel's (5.1 instead of 5.2 iterations, no time gain),
+//! taking a hub's pristine leaves as one run in the sweep (5.3 ms: slower).
 //! The margin under 5 ms is thin: the 5% of queries that need a second check take 7-8 ms, and
 //! repeated `PPR_QUICK=1` runs of the same build read 4.82-5.14 ms (the machine's neighbours
 //! move it by a few percent); two at a time stays near 2.5 ms.

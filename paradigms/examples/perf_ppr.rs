@@ -53,7 +53,7 @@
 //! reverse Cuthill-McKee: 5.2-5.3 iterations, the same), skipping the absolute sums when every
 //! `y >= 0` (within the noise). The mean sits on the 5 ms line: a second full run of the same
 //! build 50 minutes later read 5.02 ms (p50 4.87, p95 6.98) against a 146.4 ms baseline, 29.2x,
-//! and repeated `PPR_QUICK=1` runs read 4.8-5.7 ms as the host's load moved; the 5% of queries
+//! and repeated `PPR_QUICK=1` runs read 4.8-6.0 ms as the host's load moved; the 5% of queries
 //! that need a second check take 7-8 ms. The ratio holds at 29-30x in every full run, and two
 //! at a time stays near 2.5 ms (2.56 ms in the second run, 29.2x).
 

@@ -41,9 +41,9 @@
 //! tree by level and row length, pristine leaves last) and fixed-width rows for low-degree nodes
 //! halved the residual sweep; forward elimination only along the seeds' paths; candidates
 //! instead of dense score arrays; the CG iterate kept as `(I + L^T)^-1 u` so no final sweep;
-//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms, 9 and 11 within the noise). Where the 4.86 ms goes now
-//! (perf): the core's two triangular sweeps per iteration ~45%, the residual sweep over all
-//! 553,796 arcs ~30% (~25 cycles per node, bound by its per-node arithmetic, not by memory:
+//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms, 9 and 11 within the noise).
+//! Where the 4.86 ms goes now (perf): the core's two triangular sweeps per iteration ~45%, the residual sweep over all
+//! 553,796 arcs ~30% (~8 ns per node, bound by its per-node arithmetic, not by memory:
 //! gathering alone takes a third of it), the rest substitution, bounds and top-k. Tried without
 //! gain: 16-bit core column indices, two partial sums per row or four per dot product, fused CG
 //! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured),
@@ -60,6 +60,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use corpora::graph::build::components;
 use corpora::graph::Csr;
 use paradigms::ppr::{
     certified_ppr, exact_ppr, push_ppr, sweep_ppr, top_k, CertifiedWorkspace, PprFactor, PushPpr,
@@ -206,34 +207,6 @@ fn agrees(got: &[(u32, f64)], r: &Reference) -> bool {
     let b: HashSet<u32> = r.top.iter().map(|p| p.0).collect();
     a.symmetric_difference(&b)
         .all(|&v| (score(v) - boundary).abs() <= 1e-9 + 2.0 * r.err)
-}
-
-/// Components and the largest one's share of the nodes.
-fn components(csr: &Csr) -> (usize, usize) {
-    let n = csr.node_count();
-    let mut seen = vec![false; n];
-    let (mut count, mut largest) = (0, 0);
-    let mut stack = Vec::new();
-    for s in 0..n {
-        if seen[s] {
-            continue;
-        }
-        seen[s] = true;
-        stack.push(s as u32);
-        let mut size = 0;
-        while let Some(u) = stack.pop() {
-            size += 1;
-            for &w in csr.neighbors(u) {
-                if !seen[w as usize] {
-                    seen[w as usize] = true;
-                    stack.push(w);
-                }
-            }
-        }
-        count += 1;
-        largest = largest.max(size);
-    }
-    (count, largest)
 }
 
 fn percentile(sorted: &[f64], f: f64) -> f64 {

@@ -274,11 +274,8 @@ impl PushWorkspace {
         // The arcs at 64 evenly spaced places: O(1), and with the address and the sizes it
         // tells graphs apart unless one is rebuilt in place into a near copy.
         let arcs = csr.neighbors.len();
-        let mut sample: u64 = 0xcbf2_9ce4_8422_2325;
-        for i in 0..64.min(arcs) {
-            let x = csr.neighbors[i * arcs / 64.min(arcs)];
-            sample = (sample ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
-        }
+        let places = 64.min(arcs);
+        let sample = fnv1a((0..places).map(|i| csr.neighbors[i * arcs / places]));
         let key = (
             csr.neighbors.as_ptr() as usize,
             csr.node_count(),
@@ -461,8 +458,9 @@ pub fn sweep_ppr(
 }
 
 /// Elimination stops once every remaining node has more neighbours than this in the elimination
-/// graph: below it eliminating a node adds little fill (leaves and chains add none), above it the
-/// remaining core of the synthetic MuSiQue-sized graph densifies fast (`examples/perf_ppr.rs`).
+/// graph (leaves and chains add no fill). The measured optimum on the synthetic MuSiQue-sized
+/// graph: a lower bound leaves a larger core to CG, a higher one densifies it
+/// (`examples/perf_ppr.rs`).
 pub const ELIMINATION_MAX_DEGREE: usize = 10;
 
 /// The certified engine's default tie tolerance: rankings may differ only between nodes whose
@@ -592,11 +590,14 @@ impl Rows<f64> {
 /// Checksum of a graph's CSR (FNV-1a over every offset and neighbour), so a cached factor is
 /// never applied to another graph.
 fn csr_checksum(csr: &Csr) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &x in csr.offsets.iter().chain(&csr.neighbors) {
-        h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    fnv1a(csr.offsets.iter().chain(&csr.neighbors).copied())
+}
+
+/// FNV-1a over 32-bit words.
+fn fnv1a(words: impl Iterator<Item = u32>) -> u64 {
+    words.fold(0xcbf2_9ce4_8422_2325, |h, x| {
+        (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Classes of nodes whose exact scores are provably equal, built once per graph; per query,
@@ -708,25 +709,30 @@ impl Symmetry {
             set.sort_unstable();
             set
         };
-        let core = || (0..n as u32).filter(|&v| !peeled[v as usize] && csr.degree(v) > 0);
-        // Neighbourhood -> (class id, members).
-        let mut twins: HashMap<(bool, Vec<u32>), (u32, u32)> = HashMap::new();
-        for v in core() {
-            for closed in [false, true] {
-                let next = offset + twins.len() as u32;
-                twins
+        // Each 2-core node's two neighbourhoods, numbered by group as first seen.
+        let mut groups: HashMap<(bool, Vec<u32>), u32> = HashMap::new();
+        let mut size: Vec<u32> = Vec::new();
+        let mut of: Vec<(u32, [u32; 2])> = Vec::new();
+        for v in (0..n as u32).filter(|&v| !peeled[v as usize] && csr.degree(v) > 0) {
+            let ids = [false, true].map(|closed| {
+                let next = groups.len() as u32;
+                let id = *groups
                     .entry((closed, neighbourhood(v, closed)))
-                    .and_modify(|g| g.1 += 1)
-                    .or_insert((next, 1));
-            }
+                    .or_insert(next);
+                if id == next {
+                    size.push(0);
+                }
+                size[id as usize] += 1;
+                id
+            });
+            of.push((v, ids));
         }
         // No node has twins of both kinds (an open twin `w` of `u` and a closed twin `x` of
         // `u` would make `w` both a neighbour of `x` and not one), so one class per node.
-        for v in core() {
-            for closed in [false, true] {
-                let (c, members) = twins[&(closed, neighbourhood(v, closed))];
-                if members > 1 {
-                    class[v as usize] = c;
+        for (v, ids) in of {
+            for id in ids {
+                if size[id as usize] > 1 {
+                    class[v as usize] = offset + id;
                 }
             }
         }

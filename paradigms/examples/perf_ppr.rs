@@ -43,8 +43,9 @@
 //! instead of dense score arrays; the CG iterate kept as `(I + L^T)^-1 u` so no final sweep;
 //! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms, 9 and 11 within the noise).
 //! Where the 4.86 ms goes now (perf): the core's two triangular sweeps per iteration ~45%, the
-//! residual sweep over all 553,796 arcs ~30% (~8 ns per node, bound by its per-node arithmetic, not by memory:
-//! gathering alone takes a third of it), the rest substitution, bounds and top-k. Tried without
+//! residual sweep over all 553,796 arcs ~30% (~8 ns per node, bound by its per-node
+//! arithmetic, not by memory: gathering alone takes a third of it), the rest substitution,
+//! bounds and top-k. Tried without
 //! gain: 16-bit core column indices, two partial sums per row or four per dot product, fused CG
 //! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured),
 //! a D-ILU diagonal in place of Gauss-Seidel's (5.1 instead of 5.2 iterations, no time gain),

@@ -48,20 +48,6 @@ fn kind_of(r: &ChatRequestSeen) -> Kind {
     }
 }
 
-/// Capitalised words of a text, in order, deduplicated.
-fn capitalised(text: &str) -> Vec<String> {
-    let mut seen = HashSet::new();
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 2 && w.chars().next().is_some_and(char::is_uppercase))
-        .filter(|w| seen.insert(w.to_string()))
-        .map(str::to_owned)
-        .collect()
-}
-
-fn after<'a>(text: &'a str, marker: &str) -> &'a str {
-    text.split_once(marker).map_or(text, |(_, t)| t)
-}
-
 /// The plausible reply of each kind.
 fn content_for(kind: Kind, user: &str) -> String {
     match kind {

@@ -4,7 +4,6 @@ mod common;
 
 use common::*;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -12,20 +11,6 @@ use llm::mock::{ChatRequestSeen, MockOptions, MockReply, MockServer};
 
 const DIM: usize = 64;
 const BATCH: usize = 4;
-
-/// Capitalised words of a text, in order, deduplicated.
-fn capitalised(text: &str) -> Vec<String> {
-    let mut seen = HashSet::new();
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 2 && w.chars().next().is_some_and(char::is_uppercase))
-        .filter(|w| seen.insert(w.to_string()))
-        .map(str::to_owned)
-        .collect()
-}
-
-fn after<'a>(text: &'a str, marker: &str) -> &'a str {
-    text.split_once(marker).map_or(text, |(_, t)| t)
-}
 
 /// Replies for NaiveRAG and GraphRAG in LLM mode, told apart by their system prompt.
 fn script(r: &ChatRequestSeen) -> MockReply {

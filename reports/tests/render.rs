@@ -4,45 +4,22 @@
 use std::path::Path;
 
 use bench_core::{
-    BenchConfig, Chunk, Corpus, Document, GoldAnswer, JudgeLabel, ParadigmId, ParadigmOutput,
-    PhaseTokens, QualityMetrics, Query, QueryType, ResultRecord, RouteEvalRow, RouteEvalSpec,
-    RunSpec, Store,
+    BenchConfig, Corpus, JudgeLabel, ParadigmId, ParadigmOutput, PhaseTokens, QualityMetrics,
+    QueryType, ResultRecord, RouteEvalRow, RouteEvalSpec, RunSpec, Store,
 };
 use reports::{load, write_report, Selection};
 
 const SCRIPT_QUERY: &str = "Who said \"hi\", <script>alert(1)</script> & left?";
 
 fn corpus(name: &str, questions: &[(&str, &str, QueryType)]) -> Corpus {
+    let queries = questions
+        .iter()
+        .map(|&(id, text, t)| fixtures::query(id, text, t, "a", &[]))
+        .collect();
     Corpus {
         name: name.into(),
-        documents: vec![Document {
-            id: "d".into(),
-            title: String::new(),
-            text: "text".into(),
-        }],
-        chunks: vec![Chunk {
-            id: "d#0".into(),
-            index: 0,
-            document: "d".into(),
-            text: "text".into(),
-            tokens: 1,
-        }],
-        queries: questions
-            .iter()
-            .map(|(id, text, t)| Query {
-                id: (*id).into(),
-                text: (*text).into(),
-                qtype: *t,
-                gold: GoldAnswer {
-                    answer: "a".into(),
-                    aliases: vec![],
-                },
-                evidence: vec![],
-                gold_chunks: vec![],
-            })
-            .collect(),
         content_hash: format!("hash-{name}"),
-        source: "test".into(),
+        ..fixtures::tiny_corpus(&[("d", "text")], queries)
     }
 }
 

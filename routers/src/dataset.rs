@@ -473,6 +473,13 @@ mod tests {
     };
     use corpora::embed::HashEmbedder;
 
+    /// Every run of the store, labelled by `policy`, no question-vector cache.
+    async fn load_all(store: &Store, policy: LabelPolicy, emb: &HashEmbedder) -> RoutingData {
+        load_routing_data(store, &RunSelection::default(), policy, emb, None)
+            .await
+            .unwrap()
+    }
+
     fn record(
         q: &str,
         p: ParadigmId,
@@ -588,15 +595,7 @@ mod tests {
     async fn builds_rows_labels_and_features_from_tuples() {
         let (store, run) = store_with_run("offline", "tiny", true).await;
         let emb = HashEmbedder::new(8);
-        let d = load_routing_data(
-            &store,
-            &RunSelection::default(),
-            LabelPolicy::JudgeThenSemanticF1,
-            &emb,
-            None,
-        )
-        .await
-        .unwrap();
+        let d = load_all(&store, LabelPolicy::JudgeThenSemanticF1, &emb).await;
         assert_eq!(d.runs, vec![("tiny".to_string(), run)]);
         assert_eq!(d.mode, "offline");
         assert_eq!(d.failed_tuples, 1);
@@ -615,15 +614,7 @@ mod tests {
         assert_eq!(q1.outcomes[1].unwrap().tokens, 601.0);
         // In LLM mode: construction + generation, the judge's excluded.
         let (store, _) = store_with_run("llm:m@http://127.0.0.1:1/v1", "tiny", true).await;
-        let d = load_routing_data(
-            &store,
-            &RunSelection::default(),
-            LabelPolicy::JudgeThenSemanticF1,
-            &emb,
-            None,
-        )
-        .await
-        .unwrap();
+        let d = load_all(&store, LabelPolicy::JudgeThenSemanticF1, &emb).await;
         assert_eq!(d.set.rows[0].outcomes[1].unwrap().tokens, 300.0);
         assert_eq!(&q1.features[..4], &[1.0, 0.0, 0.0, 0.0]);
         assert_eq!(&q1.features[21..], &[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
@@ -634,15 +625,7 @@ mod tests {
         // No correct paradigm: cannot-answer.
         assert_eq!(d.set.rows[1].label, 3);
         // The cheapest-correct policy picks llm-only for q1.
-        let d = load_routing_data(
-            &store,
-            &RunSelection::default(),
-            LabelPolicy::CheapestCorrect,
-            &emb,
-            None,
-        )
-        .await
-        .unwrap();
+        let d = load_all(&store, LabelPolicy::CheapestCorrect, &emb).await;
         assert_eq!(d.set.rows[0].label, 0);
     }
 

@@ -1,8 +1,9 @@
 //! Helpers shared by the binary's integration tests: process output, the shared vector cache,
-//! and read-only queries on a results database.
+//! read-only queries on a results database, and text helpers for the mock LLMs' replies.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -59,4 +60,19 @@ pub fn check_ok(out: &Output) {
         text(&out.stdout),
         text(&out.stderr)
     );
+}
+
+/// Capitalised words of a text, in order, deduplicated (what the mock LLMs take for entities).
+pub fn capitalised(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2 && w.chars().next().is_some_and(char::is_uppercase))
+        .filter(|w| seen.insert(w.to_string()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The text after the first `marker`, or all of it.
+pub fn after<'a>(text: &'a str, marker: &str) -> &'a str {
+    text.split_once(marker).map_or(text, |(_, t)| t)
 }

@@ -25,8 +25,8 @@
 //!   gradients on the remaining core, and a certificate, computed from the residual on the graph
 //!   itself, that its top-k is the exact top-k up to ties within `tie` (1e-12); ties that no
 //!   error bound can separate are proven exact by the graph's symmetries. On the MuSiQue-sized
-//!   graph: about 4.9 ms per query, ~30x faster than [`exact_ppr`], with every sampled top-100
-//!   certified (numbers in `examples/perf_ppr.rs`).
+//!   graph: 4.9-5.0 ms per query in the recorded runs, ~29-30x faster than [`exact_ppr`], with
+//!   every sampled top-100 certified (numbers in `examples/perf_ppr.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;

@@ -284,6 +284,36 @@ async fn indicators(store: &Store, run: &RunRef) -> Result<[f64; 6]> {
     Ok(out)
 }
 
+/// The feature blocks of every routing set, named column by column: query type (one-hot), the
+/// question's vector (`embedding_dim` wide), its syntax features, the corpus indicators.
+pub fn feature_blocks(embedding_dim: usize) -> Vec<(FeatureKind, Vec<String>)> {
+    vec![
+        (
+            FeatureKind::QueryType,
+            QueryType::ALL
+                .iter()
+                .map(|t| format!("qtype={}", t.as_str()))
+                .collect(),
+        ),
+        (
+            FeatureKind::QueryEmbedding,
+            (0..embedding_dim).map(|d| format!("emb{d}")).collect(),
+        ),
+        (
+            FeatureKind::QuerySyntax,
+            metrics::query::query_features("")
+                .to_vec()
+                .into_iter()
+                .map(|(n, _)| n.to_string())
+                .collect(),
+        ),
+        (
+            FeatureKind::CorpusIndicators,
+            INDICATOR_NAMES.iter().map(|s| s.to_string()).collect(),
+        ),
+    ]
+}
+
 /// Builds the data set: classes are the paradigms present in the tuples, rows follow the runs'
 /// order and each corpus's stored query order. Questions are embedded in batches (through
 /// `cache` when given, keyed by corpus and encoder).
@@ -299,34 +329,7 @@ pub fn build_set(
         .collect();
     let paradigms: Vec<ParadigmId> = present.into_iter().collect();
     let dim = embedder.dim();
-    let schema = RoutingSchema::new(
-        &paradigms,
-        vec![
-            (
-                FeatureKind::QueryType,
-                QueryType::ALL
-                    .iter()
-                    .map(|t| format!("qtype={}", t.as_str()))
-                    .collect(),
-            ),
-            (
-                FeatureKind::QueryEmbedding,
-                (0..dim).map(|d| format!("emb{d}")).collect(),
-            ),
-            (
-                FeatureKind::QuerySyntax,
-                metrics::query::query_features("")
-                    .to_vec()
-                    .into_iter()
-                    .map(|(n, _)| n.to_string())
-                    .collect(),
-            ),
-            (
-                FeatureKind::CorpusIndicators,
-                INDICATOR_NAMES.iter().map(|s| s.to_string()).collect(),
-            ),
-        ],
-    );
+    let schema = RoutingSchema::new(&paradigms, feature_blocks(dim));
     let k = schema.n_classes();
     let mut rows = Vec::new();
     let mut failed_tuples = 0;

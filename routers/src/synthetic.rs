@@ -34,7 +34,7 @@ use bench_core::{
     ClassOutcome, FeatureKind, ParadigmId, QueryType, RoutingRow, RoutingSchema, RoutingSet,
 };
 
-use crate::features::INDICATOR_NAMES;
+use crate::dataset::feature_blocks;
 use crate::rng::SplitMix64;
 
 /// Dimensions of the synthetic "embedding" block.
@@ -151,36 +151,7 @@ pub fn synthetic_set_with(n_rows: usize, n_corpora: usize, seed: u64) -> Routing
 
 /// The schema of every synthetic set: all seven paradigms and the four feature blocks.
 pub fn synthetic_schema() -> RoutingSchema {
-    RoutingSchema::new(
-        &ParadigmId::ALL,
-        vec![
-            (
-                FeatureKind::QueryType,
-                QueryType::ALL
-                    .iter()
-                    .map(|t| format!("qtype={}", t.as_str()))
-                    .collect(),
-            ),
-            (
-                FeatureKind::QueryEmbedding,
-                (0..SYNTHETIC_EMBEDDING_DIM)
-                    .map(|d| format!("emb{d}"))
-                    .collect(),
-            ),
-            (
-                FeatureKind::QuerySyntax,
-                metrics::query::query_features("")
-                    .to_vec()
-                    .into_iter()
-                    .map(|(n, _)| n.to_string())
-                    .collect(),
-            ),
-            (
-                FeatureKind::CorpusIndicators,
-                INDICATOR_NAMES.iter().map(|s| s.to_string()).collect(),
-            ),
-        ],
-    )
+    RoutingSchema::new(&ParadigmId::ALL, feature_blocks(SYNTHETIC_EMBEDDING_DIM))
 }
 
 /// A question of the given type from small word lists (so text-reading routers see type cues).

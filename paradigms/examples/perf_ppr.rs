@@ -417,22 +417,34 @@ fn run_certified(
     let cpu = (cpu_ns() - c) as f64 / 1e6 / n;
     times.sort_by(f64::total_cmp);
     let agree = |f: &Criterion| tops.iter().zip(references).filter(|(t, r)| f(t, r)).count();
+    // PPR_QUICK runs have no baseline and no reference: say so rather than print NaN and 0/200.
+    let quick = references.is_empty();
+    let speedup = if quick {
+        "no baseline (PPR_QUICK)".to_string()
+    } else {
+        format!("{:.1}x faster than the baseline (wall)", exact_ms / ms)
+    };
+    let agreement = if quick {
+        "no reference (PPR_QUICK)".to_string()
+    } else {
+        format!(
+            "set {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, in order (ties {tie:e}) \
+             {}/{QUERIES}",
+            agree(&agrees),
+            agree(&agrees_in_order),
+            agree(&move |t, r| agrees_within(t, r, tie)),
+        )
+    };
     println!(
         "certified {tie:e}: {ms:.3} ms/query wall (p50 {:.3}, p95 {:.3}, max {:.3}), {cpu:.3} ms \
-         CPU, {:.1}x faster than the baseline (wall); {:.1} CG iterations and {:.2} certificate \
-         checks/query; certified {certified}/{QUERIES}, largest certified error on a listed score \
-         {top_error:.1e}, on any score {max_error:.1e}; top-{TOP} agreement with the reference: \
-         set {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, in order (ties {tie:e}) \
-         {}/{QUERIES} (load {})",
+         CPU, {speedup}; {:.1} CG iterations and {:.2} certificate checks/query; certified \
+         {certified}/{QUERIES}, largest certified error on a listed score {top_error:.1e}, on any \
+         score {max_error:.1e}; top-{TOP} agreement with the reference: {agreement} (load {})",
         percentile(&times, 0.5),
         percentile(&times, 0.95),
         times[times.len() - 1],
-        exact_ms / ms,
         iterations as f64 / n,
         checks as f64 / n,
-        agree(&agrees),
-        agree(&agrees_in_order),
-        agree(&move |t, r| agrees_within(t, r, tie)),
         load()
     );
     let both = both_cores(queries, |q| {
@@ -443,10 +455,13 @@ fn run_certified(
             certified_ppr(&factor, csr, q, TOP, MIN_SCORE, tie, &mut ws.borrow_mut()).unwrap();
         });
     });
+    let versus = if quick {
+        String::new()
+    } else {
+        format!(", {:.1}x the baseline's two at a time", exact_both / both)
+    };
     println!(
-        "  the same, two queries at a time (both cores): {both:.3} ms/query wall, {:.1}x the \
-         baseline's two at a time (load {})",
-        exact_both / both,
+        "  the same, two queries at a time (both cores): {both:.3} ms/query wall{versus} (load {})",
         load()
     );
 }

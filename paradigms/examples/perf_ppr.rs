@@ -252,7 +252,7 @@ fn main() {
     if std::env::var("PPR_QUICK").is_ok() {
         // Development shortcut: the certified engine's speed and certificate only, no baseline
         // and no reference, so no agreement and no speed-up.
-        run_certified(&csr, &queries, &[], DEFAULT_TIE, f64::NAN, f64::NAN);
+        run_certified(&csr, &queries, DEFAULT_TIE, None);
         return;
     }
     let (t, c) = (Instant::now(), cpu_ns());
@@ -328,7 +328,16 @@ fn main() {
     push_ppr(&csr, &queries[0], 0.85, 1e-4, &mut ws).unwrap();
     for (name, x) in &engines {
         if name == "certified" {
-            run_certified(&csr, &queries, &references, *x, exact_ms, exact_both);
+            run_certified(
+                &csr,
+                &queries,
+                *x,
+                Some(Baseline {
+                    references: &references,
+                    exact_ms,
+                    exact_both,
+                }),
+            );
             continue;
         }
         let run = |q: &[(u32, f64)], ws: &mut PushWorkspace| -> PushPpr {
@@ -376,15 +385,15 @@ fn main() {
     }
 }
 
-/// The certified engine: factor once, then every query with its certificate.
-fn run_certified(
-    csr: &Csr,
-    queries: &[Vec<(u32, f64)>],
-    references: &[Reference],
-    tie: f64,
+/// The naive baseline's times and the reference, for the speed-up and agreement columns.
+struct Baseline<'a> {
+    references: &'a [Reference],
     exact_ms: f64,
     exact_both: f64,
-) {
+}
+
+/// The certified engine: factor once, then every query with its certificate.
+fn run_certified(csr: &Csr, queries: &[Vec<(u32, f64)>], tie: f64, baseline: Option<Baseline<'_>>) {
     let t = Instant::now();
     let factor = PprFactor::build(csr, 0.85).unwrap();
     let (eliminated, core) = factor.sizes();
@@ -416,24 +425,30 @@ fn run_certified(
     let ms = t.elapsed().as_secs_f64() * 1e3 / n;
     let cpu = (cpu_ns() - c) as f64 / 1e6 / n;
     times.sort_by(f64::total_cmp);
-    let agree = |f: &Criterion| tops.iter().zip(references).filter(|(t, r)| f(t, r)).count();
-    // PPR_QUICK runs have no baseline and no reference: say so rather than print NaN and 0/200.
-    let quick = references.is_empty();
-    let speedup = if quick {
-        "no baseline (PPR_QUICK)".to_string()
-    } else {
-        format!("{:.1}x faster than the baseline (wall)", exact_ms / ms)
-    };
-    let agreement = if quick {
-        "no reference (PPR_QUICK)".to_string()
-    } else {
-        format!(
-            "set {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, in order (ties {tie:e}) \
-             {}/{QUERIES}",
-            agree(&agrees),
-            agree(&agrees_in_order),
-            agree(&move |t, r| agrees_within(t, r, tie)),
-        )
+    // Without a baseline (PPR_QUICK) there is no speed-up and no agreement to report.
+    let (speedup, agreement) = match &baseline {
+        None => (
+            "no baseline (PPR_QUICK)".to_string(),
+            "no reference".to_string(),
+        ),
+        Some(b) => {
+            let agree = |f: &Criterion| {
+                tops.iter()
+                    .zip(b.references)
+                    .filter(|(t, r)| f(t, r))
+                    .count()
+            };
+            (
+                format!("{:.1}x faster than the baseline (wall)", b.exact_ms / ms),
+                format!(
+                    "set {}/{QUERIES}, in order (ties 1e-9) {}/{QUERIES}, in order (ties {tie:e}) \
+                     {}/{QUERIES}",
+                    agree(&agrees),
+                    agree(&agrees_in_order),
+                    agree(&move |t, r| agrees_within(t, r, tie)),
+                ),
+            )
+        }
     };
     println!(
         "certified {tie:e}: {ms:.3} ms/query wall (p50 {:.3}, p95 {:.3}, max {:.3}), {cpu:.3} ms \
@@ -455,11 +470,9 @@ fn run_certified(
             certified_ppr(&factor, csr, q, TOP, MIN_SCORE, tie, &mut ws.borrow_mut()).unwrap();
         });
     });
-    let versus = if quick {
-        String::new()
-    } else {
-        format!(", {:.1}x the baseline's two at a time", exact_both / both)
-    };
+    let versus = baseline.map_or(String::new(), |b| {
+        format!(", {:.1}x the baseline's two at a time", b.exact_both / both)
+    });
     println!(
         "  the same, two queries at a time (both cores): {both:.3} ms/query wall{versus} (load {})",
         load()

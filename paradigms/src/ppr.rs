@@ -516,6 +516,8 @@ pub struct PprFactor {
     /// `(1 / pivot, weight)` of a pristine row of each length `d`: `(1 / d, -damping / d)`,
     /// equal bit for bit to its `inv_pivot` and `elimination` entries.
     pristine_weights: [(f64, f64); ELIMINATION_MAX_DEGREE + 1],
+    /// Runs of pristine rows of one length: (first position, row length), by position.
+    pristine_runs: Vec<(u32, u32)>,
     /// The graph by position: each position's neighbours' positions, ascending.
     graph: Rows<()>,
     /// The same rows at a fixed width of [`SHORT`] for nodes of degree at most that, padded
@@ -1080,6 +1082,18 @@ impl PprFactor {
             );
         }
         let end = core + eliminated.len();
+        let mut pristine_runs: Vec<(u32, u32)> = Vec::new();
+        for p in pristine_start..end {
+            let d = elimination.row(p - core).len() as u32;
+            match pristine_runs.last() {
+                Some(&(_, last)) if last == d => {}
+                Some(&(_, last)) => {
+                    assert!(last < d, "pristine rows out of length order");
+                    pristine_runs.push((p as u32, d));
+                }
+                None => pristine_runs.push((p as u32, d)),
+            }
+        }
         let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
         let pieces = (
             cut(pristine_start, end, weight),
@@ -1108,6 +1122,7 @@ impl PprFactor {
             eliminated: eliminated.len(),
             pristine: pristine_start,
             pristine_weights,
+            pristine_runs,
             max_degree: (0..n as u32).map(|v| csr.degree(v)).max().unwrap_or(0),
             graph,
             short,
@@ -1658,23 +1673,20 @@ fn share<I: Send, T: Send>(threads: usize, items: Vec<I>, work: impl Fn(I) -> T 
 }
 
 /// Pristine positions `lo..lo + out.len()`: substituted into `out` from the positions before
-/// `factor.pristine` (`known`), and checked.
+/// `factor.pristine` (`known`), and checked. They go by runs of one row length
+/// ([`PprFactor::build`] sorts them so), each run's rows back to back: no row offsets to
+/// read, and a row loop of a fixed count the compiler unrolls for the common lengths.
 #[allow(clippy::too_many_arguments)]
 fn sweep_pristine(
     factor: &PprFactor,
     known: &[f64],
     lo: usize,
-    out: &mut [f64],
+    mut out: &mut [f64],
     seeds: &[(u32, f64)],
     scale: f64,
     pre_cut: f64,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
-    let (c, damping) = (factor.core, factor.damping);
-    let (el_offsets, el_cols) = (
-        &factor.elimination.offsets[..],
-        &factor.elimination.cols[..],
-    );
     // Pristine rows name earlier positions only: none without any.
     assert!(
         !known.is_empty() || out.is_empty(),
@@ -1683,29 +1695,79 @@ fn sweep_pristine(
     let Some(last) = known.len().checked_sub(1) else {
         return Sweep::default();
     };
-    let mut sweep = Sweep::default();
-    let mut next = seeds[seeds.partition_point(|s| (s.0 as usize) < lo)..]
-        .iter()
-        .peekable();
-    for (v, yv) in (lo..).zip(out.iter_mut()) {
-        let t = teleport(&mut next, v);
-        let (a, z) = (el_offsets[v - c] as usize, el_offsets[v - c + 1] as usize);
-        // A pristine row's pivot and weights depend on its length alone: no load of either.
-        let (inv_pivot, w) = factor.pristine_weights[(z - a).min(ELIMINATION_MAX_DEGREE)];
-        let mut s = t * inv_pivot;
-        let (mut pulled, mut pulled_abs) = (0.0, 0.0);
-        for &col in &el_cols[a..z] {
-            let yu = known[clamp(col, last)];
-            s -= w * yu;
-            pulled += yu;
-            pulled_abs += yu.abs();
+    let mut run = Run {
+        known,
+        last,
+        next: seeds[seeds.partition_point(|s| (s.0 as usize) < lo)..]
+            .iter()
+            .peekable(),
+        damping: factor.damping,
+        scale,
+        pre_cut,
+        sweep: Sweep::default(),
+        candidates,
+    };
+    let runs = &factor.pristine_runs;
+    let end = factor.core + factor.eliminated;
+    let mut v = lo;
+    let mut k = runs.partition_point(|r| r.0 as usize <= v).saturating_sub(1);
+    while !out.is_empty() {
+        let d = runs[k].1 as usize;
+        let stop = runs.get(k + 1).map_or(end, |r| r.0 as usize);
+        let count = (stop - v).min(out.len());
+        let (piece, rest) = std::mem::take(&mut out).split_at_mut(count);
+        let a = factor.elimination.offsets[v - factor.core] as usize;
+        let cols = &factor.elimination.cols[a..a + d * piece.len()];
+        let weights = factor.pristine_weights[d.min(ELIMINATION_MAX_DEGREE)];
+        // Literal lengths, so each inlined copy of `rows` has a fixed inner count.
+        match d {
+            1 => run.rows(v, piece, cols, 1, weights),
+            2 => run.rows(v, piece, cols, 2, weights),
+            3 => run.rows(v, piece, cols, 3, weights),
+            4 => run.rows(v, piece, cols, 4, weights),
+            _ => run.rows(v, piece, cols, d, weights),
         }
-        *yv = s;
-        let d = (z - a) as f64;
-        let (own, slack) = residual(t, d, s, pulled, pulled_abs, damping);
-        sweep.take(v, d, scale * own, slack, pre_cut, candidates);
+        v += piece.len();
+        out = rest;
+        k += 1;
     }
-    sweep
+    run.sweep
+}
+
+/// [`sweep_pristine`]'s state across its runs.
+struct Run<'a, 'b> {
+    known: &'a [f64],
+    last: usize,
+    next: std::iter::Peekable<std::slice::Iter<'a, (u32, f64)>>,
+    damping: f64,
+    scale: f64,
+    pre_cut: f64,
+    sweep: Sweep,
+    candidates: &'b mut Vec<(u32, f64, f64)>,
+}
+
+impl Run<'_, '_> {
+    /// Rows of length `d` for positions `v0..v0 + out.len()`, their columns back to back;
+    /// `(1 / pivot, weight)` of that length.
+    #[inline(always)]
+    fn rows(&mut self, v0: usize, out: &mut [f64], cols: &[u32], d: usize, (inv, w): (f64, f64)) {
+        for ((v, yv), row) in (v0..).zip(out.iter_mut()).zip(cols.chunks_exact(d)) {
+            let t = teleport(&mut self.next, v);
+            let mut s = t * inv;
+            let (mut pulled, mut pulled_abs) = (0.0, 0.0);
+            for &col in row {
+                let yu = self.known[clamp(col, self.last)];
+                s -= w * yu;
+                pulled += yu;
+                pulled_abs += yu.abs();
+            }
+            *yv = s;
+            let d = d as f64;
+            let (own, slack) = residual(t, d, s, pulled, pulled_abs, self.damping);
+            self.sweep
+                .take(v, d, self.scale * own, slack, self.pre_cut, self.candidates);
+        }
+    }
 }
 
 /// Isolated positions `lo..hi`: exact closed form, up to the rounding of one product.

@@ -1748,25 +1748,65 @@ struct Run<'a, 'b> {
 
 impl Run<'_, '_> {
     /// Rows of length `d` for positions `v0..v0 + out.len()`, their columns back to back;
-    /// `(1 / pivot, weight)` of that length.
+    /// `(1 / pivot, weight)` of that length. Stretches without a seed go through
+    /// [`Run::quiet`]; seeds one by one.
     #[inline(always)]
     fn rows(&mut self, v0: usize, out: &mut [f64], cols: &[u32], d: usize, (inv, w): (f64, f64)) {
-        for ((v, yv), row) in (v0..).zip(out.iter_mut()).zip(cols.chunks_exact(d)) {
-            let t = teleport(&mut self.next, v);
-            let mut s = t * inv;
-            let (mut pulled, mut pulled_abs) = (0.0, 0.0);
-            for &col in row {
-                let yu = self.known[clamp(col, self.last)];
-                s -= w * yu;
-                pulled += yu;
-                pulled_abs += yu.abs();
+        let end = v0 + out.len();
+        let mut v = v0;
+        while v < end {
+            let seed = self.next.peek().map_or(end, |s| (s.0 as usize).clamp(v, end));
+            if seed > v {
+                let (a, z) = (v - v0, seed - v0);
+                self.quiet(v, &mut out[a..z], &cols[a * d..z * d], d, inv, w);
+                v = seed;
             }
-            *yv = s;
-            let d = d as f64;
-            let (own, slack) = residual(t, d, s, pulled, pulled_abs, self.damping);
-            self.sweep
-                .take(v, d, self.scale * own, slack, self.pre_cut, self.candidates);
+            if v < end {
+                let t = teleport(&mut self.next, v);
+                let i = v - v0;
+                let (own, slack) = self.row(&cols[i * d..(i + 1) * d], t, inv, w, &mut out[i]);
+                let d = d as f64;
+                self.sweep
+                    .take(v, d, self.scale * own, slack, self.pre_cut, self.candidates);
+                v += 1;
+            }
         }
+    }
+
+    /// Rows without teleport mass: the largest slack over the stretch is divided by `d` once
+    /// (every row has that length), instead of a test per row.
+    #[inline(always)]
+    fn quiet(&mut self, v0: usize, out: &mut [f64], cols: &[u32], d: usize, inv: f64, w: f64) {
+        let mut max_slack: f64 = 0.0;
+        for ((v, yv), row) in (v0..).zip(out.iter_mut()).zip(cols.chunks_exact(d)) {
+            let (own, slack) = self.row(row, 0.0, inv, w, yv);
+            max_slack = max_slack.max(slack);
+            let sweep = &mut self.sweep;
+            sweep.slack_sum += slack;
+            let score = self.scale * own;
+            if score >= self.pre_cut {
+                push(self.candidates, (v as u32, score, slack));
+            } else {
+                sweep.rest_score = sweep.rest_score.max(score.abs());
+                sweep.rest_slack = sweep.rest_slack.max(slack);
+            }
+        }
+        self.sweep.b_max = self.sweep.b_max.max(max_slack / d as f64);
+    }
+
+    /// One row: its solution into `y`, and `(d y, padded |residual|)`.
+    #[inline(always)]
+    fn row(&self, row: &[u32], t: f64, inv: f64, w: f64, y: &mut f64) -> (f64, f64) {
+        let mut s = t * inv;
+        let (mut pulled, mut pulled_abs) = (0.0, 0.0);
+        for &col in row {
+            let yu = self.known[clamp(col, self.last)];
+            s -= w * yu;
+            pulled += yu;
+            pulled_abs += yu.abs();
+        }
+        *y = s;
+        residual(t, row.len() as f64, s, pulled, pulled_abs, self.damping)
     }
 }
 

@@ -532,7 +532,7 @@ pub struct PprFactor {
     /// `1 / sqrt(diagonal)` of the core's Schur complement `S`.
     s_scale: Vec<f64>,
     /// Strict lower triangle of the unit-diagonal scaled `S` (the upper one is its transpose).
-    lower: Blocks,
+    lower: Triangle,
     /// Bounds of the certificate sweep's pieces ([`residual_sweep`]): of the pristine positions,
     /// and of the positions before them (checked on their graph rows).
     pieces: (Vec<u32>, Vec<u32>),
@@ -583,9 +583,11 @@ impl<T> Rows<T> {
 /// faster than gathers over CSR rows of `L` and `L^T` with the caches warm and ~1.6x with them
 /// cold, as they are after a query's certificate (a microbenchmark; a lone CSR sweep repeated
 /// looks faster than it runs inside CG, the predictor learning the repeated row lengths).
+/// Columns are `u16` where the core allows ([`Triangle`]): a sweep streams the whole
+/// triangle, so its bytes count.
 #[derive(Debug, Clone, Default)]
-struct Blocks {
-    cols: Vec<[u32; BLOCK]>,
+struct Blocks<C> {
+    cols: Vec<[C; BLOCK]>,
     vals: Vec<[f64; BLOCK]>,
     /// Each block's row, [`FIRST`] set on the row's first block.
     rows: Vec<u32>,
@@ -598,15 +600,30 @@ const BLOCK: usize = 8;
 /// Marks a row's first block in [`Blocks::rows`].
 const FIRST: u32 = 1 << 31;
 
-impl Blocks {
+impl<C: Copy + Into<u32> + TryFrom<u32>> Blocks<C> {
+    /// Rows `0, 1, ...`, each with its entries (columns below the row, ascending).
+    fn from_rows(rows: impl Iterator<Item = Vec<(u32, f64)>>) -> Self {
+        let mut blocks = Blocks {
+            cols: Vec::new(),
+            vals: Vec::new(),
+            rows: Vec::new(),
+            entries: 0,
+        };
+        for (i, row) in rows.enumerate() {
+            blocks.push_row(i, &row);
+        }
+        blocks
+    }
+
     /// Appends row `row` (after every earlier row) with its entries, columns below `row`.
     fn push_row(&mut self, row: usize, entries: &[(u32, f64)]) {
         assert!(row < FIRST as usize, "core of 2^31 nodes or more");
+        let narrow = |c: u32| C::try_from(c).ok().expect("a column past the index type");
         self.entries += entries.len();
         for (k, chunk) in entries.chunks(BLOCK).enumerate() {
-            let (mut cols, mut vals) = ([row as u32; BLOCK], [0.0; BLOCK]);
+            let (mut cols, mut vals) = ([narrow(row as u32); BLOCK], [0.0; BLOCK]);
             for (j, &(c, w)) in chunk.iter().enumerate() {
-                (cols[j], vals[j]) = (c, w);
+                (cols[j], vals[j]) = (narrow(c), w);
             }
             self.cols.push(cols);
             self.vals.push(vals);
@@ -624,7 +641,7 @@ impl Blocks {
             let row = clamp(r & !FIRST, last);
             let mut p = [0.0; BLOCK];
             for ((p, &c), &w) in p.iter_mut().zip(cols).zip(vals) {
-                *p = w * v[clamp(c, last)];
+                *p = w * v[clamp(c.into(), last)];
             }
             // Pairwise, in a fixed order.
             let mut m = BLOCK;
@@ -650,8 +667,47 @@ impl Blocks {
         for ((cols, vals), &r) in self.cols.iter().zip(&self.vals).zip(&self.rows).rev() {
             let x = v[clamp(r & !FIRST, last)];
             for (&c, &w) in cols.iter().zip(vals) {
-                v[clamp(c, last)] -= w * x;
+                v[clamp(c.into(), last)] -= w * x;
             }
+        }
+    }
+}
+
+/// The core's strict lower triangle, with the narrowest column type its size allows.
+#[derive(Debug, Clone)]
+enum Triangle {
+    Narrow(Blocks<u16>),
+    Wide(Blocks<u32>),
+}
+
+impl Triangle {
+    /// Rows `0..n` of `n`, each with its entries (columns below the row, ascending).
+    fn new(n: usize, rows: impl Iterator<Item = Vec<(u32, f64)>>) -> Triangle {
+        if n <= usize::from(u16::MAX) + 1 {
+            Triangle::Narrow(Blocks::from_rows(rows))
+        } else {
+            Triangle::Wide(Blocks::from_rows(rows))
+        }
+    }
+
+    fn entries(&self) -> usize {
+        match self {
+            Triangle::Narrow(b) => b.entries,
+            Triangle::Wide(b) => b.entries,
+        }
+    }
+
+    fn solve_lower(&self, v: &mut [f64]) {
+        match self {
+            Triangle::Narrow(b) => b.solve_lower(v),
+            Triangle::Wide(b) => b.solve_lower(v),
+        }
+    }
+
+    fn solve_upper(&self, v: &mut [f64]) {
+        match self {
+            Triangle::Narrow(b) => b.solve_upper(v),
+            Triangle::Wide(b) => b.solve_upper(v),
         }
     }
 }
@@ -1041,19 +1097,21 @@ impl PprFactor {
             .iter()
             .map(|&v| 1.0 / pivot[v as usize].sqrt())
             .collect();
-        let mut lower = Blocks::default();
-        for (me, &v) in order[..core].iter().enumerate() {
-            let mut row: Vec<(u32, f64)> = adj[v as usize]
-                .iter()
-                .map(|(&a, &w)| {
-                    let a = position[a as usize];
-                    (a, w * s_scale[me] * s_scale[a as usize])
-                })
-                .filter(|e| (e.0 as usize) < me)
-                .collect();
-            row.sort_unstable_by_key(|e| e.0);
-            lower.push_row(me, &row);
-        }
+        let lower = Triangle::new(
+            core,
+            order[..core].iter().enumerate().map(|(me, &v)| {
+                let mut row: Vec<(u32, f64)> = adj[v as usize]
+                    .iter()
+                    .map(|(&a, &w)| {
+                        let a = position[a as usize];
+                        (a, w * s_scale[me] * s_scale[a as usize])
+                    })
+                    .filter(|e| (e.0 as usize) < me)
+                    .collect();
+                row.sort_unstable_by_key(|e| e.0);
+                row
+            }),
+        );
         let mut graph = Rows::default();
         for &v in &order {
             let mut row: Vec<u32> = csr
@@ -1144,7 +1202,7 @@ impl PprFactor {
 
     /// Stored entries: (elimination factor, one strict triangle of the core's Schur complement).
     pub fn entries(&self) -> (usize, usize) {
-        (self.elimination.cols.len(), self.lower.entries)
+        (self.elimination.cols.len(), self.lower.entries())
     }
 
     /// Whether this factor was built from `csr` with `damping` (checks the full checksum:
@@ -1710,7 +1768,9 @@ fn sweep_pristine(
     let runs = &factor.pristine_runs;
     let end = factor.core + factor.eliminated;
     let mut v = lo;
-    let mut k = runs.partition_point(|r| r.0 as usize <= v).saturating_sub(1);
+    let mut k = runs
+        .partition_point(|r| r.0 as usize <= v)
+        .saturating_sub(1);
     while !out.is_empty() {
         let d = runs[k].1 as usize;
         let stop = runs.get(k + 1).map_or(end, |r| r.0 as usize);
@@ -1755,7 +1815,10 @@ impl Run<'_, '_> {
         let end = v0 + out.len();
         let mut v = v0;
         while v < end {
-            let seed = self.next.peek().map_or(end, |s| (s.0 as usize).clamp(v, end));
+            let seed = self
+                .next
+                .peek()
+                .map_or(end, |s| (s.0 as usize).clamp(v, end));
             if seed > v {
                 let (a, z) = (v - v0, seed - v0);
                 self.quiet(v, &mut out[a..z], &cols[a * d..z * d], d, inv, w);
@@ -2372,7 +2435,7 @@ mod tests {
         };
         let n = 60;
         let mut dense = vec![vec![0.0; n]; n];
-        let mut blocks = Blocks::default();
+        let mut rows = Vec::new();
         for (i, row) in dense.iter_mut().enumerate() {
             // Row lengths 0..i, with runs of BLOCK and BLOCK + 1 entries among them.
             let want = match i % 5 {
@@ -2388,9 +2451,8 @@ mod tests {
                     entries.push((c as u32, *x));
                 }
             }
-            blocks.push_row(i, &entries);
+            rows.push(entries);
         }
-        assert!(blocks.rows.len() > n / 2, "several rows of several blocks");
         let rhs: Vec<f64> = (0..n).map(|_| next() - 0.5).collect();
         let mut lower = rhs.clone();
         for i in 0..n {
@@ -2400,17 +2462,24 @@ mod tests {
         for i in (0..n).rev() {
             upper[i] -= (i + 1..n).map(|r| dense[r][i] * upper[r]).sum::<f64>();
         }
-        for (solve, want) in [
-            (Blocks::solve_lower as fn(&Blocks, &mut [f64]), &lower),
-            (Blocks::solve_upper, &upper),
+        let narrow = Blocks::<u16>::from_rows(rows.iter().cloned());
+        assert!(narrow.rows.len() > n / 2, "several rows of several blocks");
+        for t in [
+            Triangle::Narrow(narrow),
+            Triangle::Wide(Blocks::from_rows(rows.iter().cloned())),
         ] {
-            let mut v = rhs.clone();
-            solve(&blocks, &mut v);
-            for (i, (&got, &w)) in v.iter().zip(want).enumerate() {
-                assert!(
-                    (got - w).abs() <= 1e-12 * (1.0 + w.abs()),
-                    "row {i}: {got} vs {w}"
-                );
+            for (solve, want) in [
+                (Triangle::solve_lower as fn(&Triangle, &mut [f64]), &lower),
+                (Triangle::solve_upper, &upper),
+            ] {
+                let mut v = rhs.clone();
+                solve(&t, &mut v);
+                for (i, (&got, &w)) in v.iter().zip(want).enumerate() {
+                    assert!(
+                        (got - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                        "row {i}: {got} vs {w}"
+                    );
+                }
             }
         }
     }

@@ -518,6 +518,8 @@ pub struct PprFactor {
     pristine_weights: [(f64, f64); ELIMINATION_MAX_DEGREE + 1],
     /// Runs of pristine rows of one length: (first position, row length), by position.
     pristine_runs: Vec<(u32, u32)>,
+    /// The same for the other eliminated rows (positions `core..pristine`).
+    elimination_runs: Vec<(u32, u32)>,
     /// The graph by position: each position's neighbours' positions, ascending.
     graph: Rows<()>,
     /// The same rows at a fixed width of [`SHORT`] for nodes of degree at most that, padded
@@ -1140,18 +1142,23 @@ impl PprFactor {
             );
         }
         let end = core + eliminated.len();
-        let mut pristine_runs: Vec<(u32, u32)> = Vec::new();
-        for p in pristine_start..end {
-            let d = elimination.row(p - core).len() as u32;
-            match pristine_runs.last() {
-                Some(&(_, last)) if last == d => {}
-                Some(&(_, last)) => {
-                    assert!(last < d, "pristine rows out of length order");
-                    pristine_runs.push((p as u32, d));
+        // Runs of equal row lengths: (first position, length).
+        let runs = |from: usize, to: usize| {
+            let mut runs: Vec<(u32, u32)> = Vec::new();
+            for p in from..to {
+                let d = elimination.row(p - core).len() as u32;
+                if runs.last().is_none_or(|r| r.1 != d) {
+                    runs.push((p as u32, d));
                 }
-                None => pristine_runs.push((p as u32, d)),
             }
-        }
+            runs
+        };
+        let elimination_runs = runs(core, pristine_start);
+        let pristine_runs = runs(pristine_start, end);
+        assert!(
+            pristine_runs.windows(2).all(|w| w[0].1 < w[1].1),
+            "pristine rows out of length order"
+        );
         let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
         let pieces = (
             cut(pristine_start, end, weight),
@@ -1181,6 +1188,7 @@ impl PprFactor {
             pristine: pristine_start,
             pristine_weights,
             pristine_runs,
+            elimination_runs,
             max_degree: (0..n as u32).map(|v| csr.degree(v)).max().unwrap_or(0),
             graph,
             short,
@@ -1523,28 +1531,45 @@ impl PprFactor {
     #[inline(never)]
     fn back_substitute(&self, reached: &[(u32, f64)], y: &mut [f64]) {
         let c = self.core;
-        let (offsets, cols, vals) = (
-            &self.elimination.offsets[..],
-            &self.elimination.cols[..],
-            &self.elimination.vals[..],
-        );
         let mut next = reached.iter().peekable();
         let Some(last) = y.len().checked_sub(1) else {
             return;
         };
-        for (i, w) in offsets[..=self.pristine - c].windows(2).enumerate() {
-            let mut s = 0.0;
-            if let Some(&&(p, b)) = next.peek() {
-                if p as usize == c + i {
-                    s = b;
-                    next.next();
+        // Runs of one row length ([`PprFactor::build`] sorts a level's rows by length): no
+        // row offsets to read, and a fixed inner count the compiler unrolls for short rows.
+        for (k, &(start, d)) in self.elimination_runs.iter().enumerate() {
+            let (start, d) = (start as usize, d as usize);
+            let stop = self
+                .elimination_runs
+                .get(k + 1)
+                .map_or(self.pristine, |r| r.0 as usize);
+            let a = self.elimination.offsets[start - c] as usize;
+            let z = a + d * (stop - start);
+            let (cols, vals) = (&self.elimination.cols[a..z], &self.elimination.vals[a..z]);
+            let mut rows = |d: usize| {
+                for v in start..stop {
+                    let mut s = 0.0;
+                    if let Some(&&(p, b)) = next.peek() {
+                        if p as usize == v {
+                            s = b;
+                            next.next();
+                        }
+                    }
+                    let i = (v - start) * d;
+                    for (&col, &w) in cols[i..i + d].iter().zip(&vals[i..i + d]) {
+                        s -= w * y[clamp(col, last)];
+                    }
+                    y[v] = s;
                 }
+            };
+            // Rows left without entries (a component's last node) take the `_` arm.
+            match d {
+                1 => rows(1),
+                2 => rows(2),
+                3 => rows(3),
+                4 => rows(4),
+                _ => rows(d),
             }
-            let (a, z) = (w[0] as usize, w[1] as usize);
-            for (&col, &v) in cols[a..z].iter().zip(&vals[a..z]) {
-                s -= v * y[clamp(col, last)];
-            }
-            y[c + i] = s;
         }
     }
 }

@@ -21,42 +21,52 @@
 //! node in one list only must be within it of the boundary (100th score or floor). Reported at
 //! 1e-12 (the certified engine's tie) and at the looser 1e-9 of earlier runs.
 //!
-//! Measured on the 2-core machine on 2026-11-30, nothing else running (load ~1; CPU is this
-//! thread's schedstat; "two at a time" shares the queries between two threads, one per core,
-//! as `bench` runs them):
-//! exact power iteration to 1e-6 L1 change (naive baseline): 144.9 ms/query wall and CPU, 73.3
-//! iterations; two at a time 72.9 ms/query; its top-100 agrees with the reference on 200/200.
-//! push 1e-5: 0.90 ms, agreement set 31/200, in order 1/200.
-//! certified 1e-12: factor 431 ms once (189,966 nodes eliminated, 361,398 entries; core 16,772
-//! nodes, 237,714 upper-triangle entries); per query 4.86 ms wall and CPU (p50 4.70, p95 6.67,
-//! max 7.89), 29.8x faster than the baseline; two at a time 2.50 ms/query, 29.2x the
-//! baseline's two at a time; 5.2 CG iterations and 1.05 certificate checks per query; certified
-//! 200/200 and agreement 200/200 at ties 1e-12 (the listed scores themselves carry certified
-//! errors up to 1.2e-6: the order is proven, the values are as accurate as the order needed).
-//! Where it came from (10.3 ms and 14x before this round, each step measured back to back):
-//! symmetry classes prove the exact ties that no error bound can separate (a hub's leaves, a
-//! hub's isomorphic chains, 2-core twins), so the first CG tolerance went from 1e-11 to 1e-7
-//! (9.0 -> 5.2 iterations) with 95% of queries certified at the first check and the rest
+//! Measured on the 2-core machine on 2026-12-01, nothing else running (load ~1; CPU is this
+//! thread's schedstat; "two threads" runs one query at a time with its certificate sweeps on
+//! both cores, `CertifiedWorkspace::with_threads(2)`; "two at a time" shares the queries between
+//! two threads, one per core, as `bench` runs them). Three full runs, the last two of one build:
+//! exact power iteration to 1e-6 L1 change (naive baseline): 145.0 / 148.4 / 148.1 ms/query
+//! wall and CPU, 73.3 iterations; two at a time 72.6 / 74.6 / 74.5 ms/query; its top-100 agrees
+//! with the reference on 200/200. push 1e-5: 1.0 ms, agreement set 31/200, in order 1/200.
+//! certified 1e-12: factor ~0.56 s once (189,966 nodes eliminated, 361,398 entries; core 16,772
+//! nodes, 237,714 entries in its strict triangle); per query 4.77 / 4.83 / 5.33 ms wall and CPU
+//! (p50 4.60 / 4.69 / 5.18, p95 6.54 / 6.66 / 7.44), 30.4x / 30.7x / 27.8x faster than the
+//! baseline; two threads 4.22 / 4.13 / 4.46 ms/query (p50 4.07 / 4.01 / 4.27), top-100
+//! bit-identical to one thread's on 200/200; two at a time 2.33 / 2.30 / 2.58 ms/query, 31.2x /
+//! 32.5x / 28.8x the baseline's two at a time; 5.2 CG iterations and 1.05 certificate checks per
+//! query; certified 200/200 and agreement 200/200 at ties 1e-12 (the listed scores themselves
+//! carry certified errors up to 1.2e-6: the order is proven, the values are as accurate as the
+//! order needed). One thread still moves across the 5 ms line with the host (quick runs of one
+//! build read 4.8-5.7 ms); two threads stayed under it in the full runs.
+//! Where one thread's time goes (phase timers, quick runs, per query): CG on the core 2.7-2.8 ms,
+//! back-substitution 0.30-0.38 ms, certificate sweeps 1.7-1.8 ms (two threads: 1.0-1.3), the
+//! rest of the certificate 0.1 ms, forward elimination 0.01 ms.
+//! This round (from 4.86 ms on 2026-11-30, each step measured against the previous build in
+//! alternating runs): the CG's triangular sweeps without bounds checks (`min` on the index,
+//! ~1.25x per sweep); both sweeps over one triangle in blocks of 8 padded entries, the upper one
+//! by scatter (no branch misprediction at row ends, half the bytes: the CG's time 3.8 -> 2.8 ms
+//! in one host phase), with u16 columns (~2% more); the certificate sweep in fixed pieces that
+//! one or two threads take in turn, merged in order (two threads: ~0.7 ms less); pristine and
+//! other eliminated rows by runs of one length (no offsets, fixed inner counts), pristine
+//! weights from the row length, seedless stretches without the teleport lookup (sweep ~0.1 ms,
+//! back-substitution ~0.05 ms less).
+//! Earlier: symmetry classes prove the exact ties that no error bound can separate (a hub's
+//! leaves, a hub's isomorphic chains, 2-core twins), so the first CG tolerance went from 1e-11 to
+//! 1e-7 (9.0 -> 5.2 iterations) with 95% of queries certified at the first check and the rest
 //! tightened by the check's own estimate; positions laid out for locality (core BFS, elimination
 //! tree by level and row length, pristine leaves last) and fixed-width rows for low-degree nodes
 //! halved the residual sweep; forward elimination only along the seeds' paths; candidates
 //! instead of dense score arrays; the CG iterate kept as `(I + L^T)^-1 u` so no final sweep;
-//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms, 9 and 11 within the noise).
-//! Where the 4.86 ms goes now (perf): the core's two triangular sweeps per iteration ~45%, the
-//! residual sweep over all 553,796 arcs ~30% (~8 ns per node, bound by its per-node
-//! arithmetic, not by memory: gathering alone takes a third of it), the rest substitution,
-//! bounds and top-k. Tried without
-//! gain: 16-bit core column indices, two partial sums per row or four per dot product, fused CG
-//! vector loops, running the sweep's halves on two rayon threads (no wall-time gain measured),
-//! a D-ILU diagonal in place of Gauss-Seidel's (5.1 instead of 5.2 iterations, no time gain),
-//! taking a hub's pristine leaves as one run in the sweep (5.3 ms: slower).
-//! Also without gain: other core orders for the Gauss-Seidel sweeps (by degree, hub-first BFS,
-//! reverse Cuthill-McKee: 5.2-5.3 iterations, the same), skipping the absolute sums when every
-//! `y >= 0` (within the noise). The mean sits on the 5 ms line: a second full run of the same
-//! build 50 minutes later read 5.02 ms (p50 4.87, p95 6.98) against a 146.4 ms baseline, 29.2x,
-//! and repeated `PPR_QUICK=1` runs read 4.8-6.0 ms as the host's load moved; the 5% of queries
-//! that need a second check take 7-8 ms. The ratio holds at 29-30x in every full run, and two
-//! at a time stays near 2.5 ms (2.56 ms in the second run, 29.2x).
+//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms then).
+//! Tried without gain: two partial sums per CSR row (5.5 ms against 5.1), upper rows stored in
+//! descending column order, blocks of 6 or 16 entries, a compare-select max in the sweep,
+//! within-level order by tree rank alone (sweep a little faster, back-substitution slower), a
+//! D-ILU diagonal (5.1 iterations), SSOR weights other than 1, other core orders (5.2-5.3
+//! iterations), taking a hub's pristine leaves as one run, fused CG vector loops (the vector
+//! operations take ~25 us per iteration in all). In a microbenchmark a lone CSR sweep repeated
+//! ran ~1.6x faster than the same sweep alternating with the other triangle's, as in CG; the
+//! blocked sweeps lose most of that gap, which points at the branch predictor learning a
+//! repeated sequence of row lengths.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;

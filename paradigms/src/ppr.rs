@@ -25,8 +25,9 @@
 //!   gradients on the remaining core, and a certificate, computed from the residual on the graph
 //!   itself, that its top-k is the exact top-k up to ties within `tie` (1e-12); ties that no
 //!   error bound can separate are proven exact by the graph's symmetries. On the MuSiQue-sized
-//!   graph: 4.9-5.0 ms per query in the recorded runs, ~29-30x faster than [`exact_ppr`], with
-//!   every sampled top-100 certified (numbers in `examples/perf_ppr.rs`).
+//!   graph: 4.8-5.3 ms per query in the recorded runs, 28-31x faster than [`exact_ppr`], and
+//!   4.1-4.5 ms with the certificate's sweep on two threads ([`CertifiedWorkspace::with_threads`],
+//!   the same bits), every sampled top-100 certified (numbers in `examples/perf_ppr.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -476,7 +477,8 @@ const SHORT: usize = 4;
 /// Pieces per phase of the certificate's sweep: enough that two threads taking them in turn
 /// finish close together, few enough that taking one costs nothing next to its work.
 const SWEEP_PIECES: usize = 16;
-/// A node's cost in the sweep, in arcs (measured: ~6-7 ns per node plus ~1 ns per arc).
+/// A node's cost in the sweep, in arcs (a rough fit of the sweep's section times on the
+/// MuSiQue-sized graph: ~6 ns per node plus ~1 ns per arc).
 const SWEEP_NODE_COST: usize = 6;
 
 /// A per-graph preprocessing for [`certified_ppr`]: a partial LDL^T factorization of the
@@ -583,8 +585,9 @@ impl<T> Rows<T> {
 /// misprediction at a row's end, and the upper sweep reads `L` by columns (a scatter), so both
 /// sweeps stream the same memory: on the MuSiQue-sized core the pair of sweeps ran ~1.25x
 /// faster than gathers over CSR rows of `L` and `L^T` with the caches warm and ~1.6x with them
-/// cold, as they are after a query's certificate (a microbenchmark; a lone CSR sweep repeated
-/// looks faster than it runs inside CG, the predictor learning the repeated row lengths).
+/// cold, as they are after a query's certificate (a microbenchmark of the pair; a lone CSR
+/// sweep repeated looks faster than it runs inside CG, the predictor learning the repeated row
+/// lengths).
 /// Columns are `u16` where the core allows ([`Triangle`]): a sweep streams the whole
 /// triangle, so its bytes count.
 #[derive(Debug, Clone, Default)]
@@ -597,7 +600,8 @@ struct Blocks<C> {
     entries: usize,
 }
 
-/// Entries per block of [`Blocks`] (8 measured best; 6 a little slower, 4 and 16 slower).
+/// Entries per block of [`Blocks`] (8 measured best for the pair of sweeps; 6 a little slower,
+/// 16 slower).
 const BLOCK: usize = 8;
 /// Marks a row's first block in [`Blocks::rows`].
 const FIRST: u32 = 1 << 31;

@@ -1683,6 +1683,11 @@ fn residual_sweep(
     threads: usize,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
+    let pass = Pass {
+        seeds,
+        scale,
+        pre_cut,
+    };
     let (pristine, end) = (factor.pristine, factor.core + factor.eliminated);
     let (known, rest) = y.split_at_mut(pristine);
     let mut rest = &mut rest[..end - pristine];
@@ -1695,7 +1700,7 @@ fn residual_sweep(
     let known = &*known;
     let first = share(threads, items, |(lo, out)| {
         let mut found = Vec::new();
-        let sweep = sweep_pristine(factor, known, lo, out, seeds, scale, pre_cut, &mut found);
+        let sweep = sweep_pristine(factor, known, lo, out, pass, &mut found);
         (sweep, found)
     });
     let y = &*y;
@@ -1711,9 +1716,9 @@ fn residual_sweep(
     let second = share(threads, ranges, |(lo, hi)| {
         let mut found = Vec::new();
         let sweep = if lo >= end {
-            sweep_isolated(lo, hi, seeds, scale, pre_cut, &mut found)
+            sweep_isolated(lo, hi, pass, &mut found)
         } else {
-            sweep_rows(factor, y, lo, hi, seeds, scale, pre_cut, &mut found)
+            sweep_rows(factor, y, lo, hi, pass, &mut found)
         };
         (sweep, found)
     });
@@ -1763,15 +1768,12 @@ fn share<I: Send, T: Send>(threads: usize, items: Vec<I>, work: impl Fn(I) -> T 
 /// `factor.pristine` (`known`), and checked. They go by runs of one row length
 /// ([`PprFactor::build`] sorts them so), each run's rows back to back: no row offsets to
 /// read, and a row loop of a fixed count the compiler unrolls for the common lengths.
-#[allow(clippy::too_many_arguments)]
 fn sweep_pristine(
     factor: &PprFactor,
     known: &[f64],
     lo: usize,
     mut out: &mut [f64],
-    seeds: &[(u32, f64)],
-    scale: f64,
-    pre_cut: f64,
+    pass: Pass<'_>,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
     // Pristine rows name earlier positions only: none without any.
@@ -1785,12 +1787,10 @@ fn sweep_pristine(
     let mut run = Run {
         known,
         last,
-        next: seeds[seeds.partition_point(|s| (s.0 as usize) < lo)..]
-            .iter()
-            .peekable(),
+        next: seeds_from(pass.seeds, lo),
         damping: factor.damping,
-        scale,
-        pre_cut,
+        scale: pass.scale,
+        pre_cut: pass.pre_cut,
         sweep: Sweep::default(),
         candidates,
     };
@@ -1902,45 +1902,56 @@ impl Run<'_, '_> {
     }
 }
 
+/// What every piece of [`residual_sweep`] needs of the query: the seeds by position with their
+/// teleport mass, the scale of scores, and the candidates' cut.
+#[derive(Debug, Clone, Copy)]
+struct Pass<'a> {
+    seeds: &'a [(u32, f64)],
+    scale: f64,
+    pre_cut: f64,
+}
+
+/// The seeds (by position) from position `lo` on, for [`teleport`].
+fn seeds_from(
+    seeds: &[(u32, f64)],
+    lo: usize,
+) -> std::iter::Peekable<std::slice::Iter<'_, (u32, f64)>> {
+    seeds[seeds.partition_point(|s| (s.0 as usize) < lo)..]
+        .iter()
+        .peekable()
+}
+
 /// Isolated positions `lo..hi`: exact closed form, up to the rounding of one product.
 fn sweep_isolated(
     lo: usize,
     hi: usize,
-    seeds: &[(u32, f64)],
-    scale: f64,
-    pre_cut: f64,
+    pass: Pass<'_>,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
     let mut sweep = Sweep::default();
-    let mut next = seeds[seeds.partition_point(|s| (s.0 as usize) < lo)..]
-        .iter()
-        .peekable();
+    let mut next = seeds_from(pass.seeds, lo);
     for v in lo..hi {
         let t = teleport(&mut next, v);
-        sweep.take(v, 0.0, scale * t, 0.0, pre_cut, candidates);
+        sweep.take(v, 0.0, pass.scale * t, 0.0, pass.pre_cut, candidates);
     }
     sweep
 }
 
 /// Positions `lo..hi` (not pristine, not isolated) checked against their graph rows.
-#[allow(clippy::too_many_arguments)]
 fn sweep_rows(
     factor: &PprFactor,
     y: &[f64],
     lo: usize,
     hi: usize,
-    seeds: &[(u32, f64)],
-    scale: f64,
-    pre_cut: f64,
+    pass: Pass<'_>,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
+    let (scale, pre_cut) = (pass.scale, pass.pre_cut);
     let (graph, short, damping) = (&factor.graph, &factor.short[..], factor.damping);
     let cols = &graph.cols[..];
     let last = y.len() - 1;
     let mut sweep = Sweep::default();
-    let mut next = seeds[seeds.partition_point(|s| (s.0 as usize) < lo)..]
-        .iter()
-        .peekable();
+    let mut next = seeds_from(pass.seeds, lo);
     for (v, w) in (lo..).zip(graph.offsets[lo..=hi].windows(2)) {
         let t = teleport(&mut next, v);
         let (start, stop) = (w[0] as usize, w[1] as usize);

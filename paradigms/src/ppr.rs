@@ -494,8 +494,8 @@ const SWEEP_NODE_COST: usize = 6;
 /// within a level by row length, so its inner loop runs the same count many times in a row);
 /// then the pristine nodes (eliminated with their graph row intact, all leaves of the tree),
 /// grouped by row length and neighbour, so a hub's leaves sit side by side; then the isolated
-/// nodes. The certificate reads the graph in these positions, so its sweep over every arc reads
-/// memory nearby too. The core is stored scaled to unit diagonal and split into its two strict
+/// nodes. The certificate reads the graph in these positions, so its sweep over the core's and
+/// the pristine nodes' arcs reads memory nearby too. The core is stored scaled to unit diagonal and split into its two strict
 /// triangles, for the Gauss-Seidel sweeps. [`Symmetry`] classes (nodes with provably equal
 /// scores) are computed once here too.
 ///
@@ -515,6 +515,8 @@ pub struct PprFactor {
     core: usize,
     eliminated: usize,
     pristine: usize,
+    /// The a priori residual bound of the eliminated rows before `pristine`.
+    solved: Solved,
     /// `(1 / pivot, weight)` of a pristine row of each length `d`: `(1 / d, -damping / d)`,
     /// equal bit for bit to its `inv_pivot` and `elimination` entries.
     pristine_weights: [(f64, f64); ELIMINATION_MAX_DEGREE + 1],
@@ -544,6 +546,130 @@ pub struct PprFactor {
     class: Vec<u32>,
     branch: Vec<u32>,
     up: Vec<u32>,
+}
+
+/// `gamma_k = k u / (1 - k u)` (`u` the unit roundoff): the classic bound on the relative
+/// rounding of `k` floating-point operations in a row.
+fn gamma(k: usize) -> f64 {
+    let ku = k as f64 * f64::EPSILON / 2.0;
+    ku / (1.0 - ku)
+}
+
+/// An a priori bound on the residual of the *solved* rows: the eliminated nodes before
+/// [`PprFactor`]'s `pristine` ones, whose scores back-substitution computes from their rows of
+/// the factor. In exact arithmetic their equations hold whatever the core's values, so their
+/// residual is rounding alone, and the certificate bounds it instead of evaluating it arc by
+/// arc (those rows hold ~40% of the MuSiQue-sized graph's arcs).
+///
+/// With `L` the factor's unit lower triangle (its stored, rounded entries), `P` its pivots,
+/// `G = L P L^T` and `z`, `q`, `y` the computed forward elimination, its values over the
+/// pivots and the solution, a solved row's residual is exactly
+/// `r(v) = -f(v) - sum_j L(v,j) (g(j) + P(j) h(j)) + ((G - M) y)(v)`, `j` over `v` and its
+/// children, where `f`, `g`, `h` are the roundings of the forward elimination, the division
+/// and the back-substitution: `|f(v)| <= gamma (|b(v)| + sum_c |L(v,c)| |z(c)|)`,
+/// `|g(j)| <= gamma |z(j)|`, `|h(j)| <= gamma (|q(j)| + sum_p |L(p,j)| |y(p)|)`, with `gamma`
+/// over more operations than any of these sums has. `G - M` is measured row by row when the
+/// factor is built (its own rounding added). So `|r(v)| <= a(v) B + b(v) Z + c(v) Q + d(v) Y`
+/// with `B`, `Z`, `Q`, `Y` the largest `|b|`, `|z|`, `|q|`, `|y|` of the query: four
+/// coefficients per row, kept as their largest value, largest value over the node's degree,
+/// and sum over the rows.
+#[derive(Debug, Clone, Copy, Default)]
+struct Solved {
+    max: [f64; 4],
+    per_degree: [f64; 4],
+    sum: [f64; 4],
+}
+
+impl Solved {
+    /// The coefficients of rows `core..stop` (positions), from the factor's rows by position
+    /// (`elimination`, `pivots` from position `core` on) and the graph by position.
+    fn build(
+        core: usize,
+        stop: usize,
+        elimination: &Rows<f64>,
+        pivots: &[f64],
+        graph: &Rows<()>,
+        damping: f64,
+    ) -> Solved {
+        let end = core + pivots.len();
+        let row = |j: usize| {
+            let r = elimination.row(j - core);
+            elimination.cols[r.clone()].iter().zip(&elimination.vals[r])
+        };
+        // Each solved row's children: (position j, L(v, j)).
+        let mut children: Vec<Vec<(u32, f64)>> = vec![Vec::new(); stop - core];
+        for j in core..end {
+            for (&x, &l) in row(j) {
+                if (core..stop).contains(&(x as usize)) {
+                    children[x as usize - core].push((j as u32, l));
+                }
+            }
+        }
+        // Operations per sum: a product and a subtraction per term, a few more for the
+        // divisions and the measured entries of `G - M`; generous, as it costs nothing.
+        let most = children.iter().map(Vec::len).max().unwrap_or(0);
+        let g = gamma(2 * (most.max(ELIMINATION_MAX_DEGREE) + 2) + 16);
+        let pivot = |j: usize| pivots[j - core];
+        let mu = |j: usize| row(j).map(|(_, l)| l.abs()).sum::<f64>();
+        let mut out = Solved::default();
+        // Row v of `G - M`: per column, (value, sum of |terms|), and the columns touched.
+        let mut diff: Vec<(f64, f64)> = vec![(0.0, 0.0); end];
+        let mut touched: Vec<u32> = Vec::new();
+        let add = |x: u32, t: f64, diff: &mut [(f64, f64)], touched: &mut Vec<u32>| {
+            let e = &mut diff[x as usize];
+            if *e == (0.0, 0.0) {
+                touched.push(x);
+            }
+            e.0 += t;
+            e.1 += t.abs();
+        };
+        for v in core..stop {
+            let ch = &children[v - core];
+            let (mut lambda, mut lp, mut lpm) = (0.0, pivot(v), pivot(v) * mu(v));
+            for (j, l) in std::iter::once((v as u32, 1.0)).chain(ch.iter().copied()) {
+                let j = j as usize;
+                let f = l * pivot(j);
+                if j != v {
+                    lambda += l.abs();
+                    lp += l.abs() * pivot(j);
+                    lpm += l.abs() * pivot(j) * mu(j);
+                }
+                add(j as u32, f, &mut diff, &mut touched);
+                for (&x, &l) in row(j) {
+                    add(x, f * l, &mut diff, &mut touched);
+                }
+            }
+            // Minus M's row: the degree on the diagonal, -damping at each neighbour.
+            let d = graph.row(v).len();
+            add(v as u32, -(d as f64), &mut diff, &mut touched);
+            for &u in &graph.cols[graph.row(v)] {
+                add(u, damping, &mut diff, &mut touched);
+            }
+            let mut delta = 0.0;
+            for x in touched.drain(..) {
+                let (x, a) = std::mem::take(&mut diff[x as usize]);
+                delta += x.abs() + g * a;
+            }
+            let coefficients = [g, g * (1.0 + 2.0 * lambda), g * lp, g * lpm + delta];
+            for (i, c) in coefficients.into_iter().enumerate() {
+                out.max[i] = out.max[i].max(c);
+                out.per_degree[i] = out.per_degree[i].max(c / d.max(1) as f64);
+                out.sum[i] += c;
+            }
+        }
+        // Pads the rounding of these sums (a relative 1e-9 covers 10^6 terms and more).
+        for c in [&mut out.max, &mut out.per_degree, &mut out.sum] {
+            for x in c.iter_mut() {
+                *x *= 1.0 + 1e-9;
+            }
+        }
+        out
+    }
+
+    /// `c . (B, Z, Q, Y)`, padded for its own rounding; not a number when one of them is not.
+    fn bound(c: [f64; 4], x: [f64; 4]) -> f64 {
+        (c[0] * x[0] + c[1] * x[1] + c[2] * x[2] + c[3] * x[3]) * (1.0 + 1e-9)
+    }
 }
 
 /// A sparse matrix by rows: columns (u32) and values (`()` for a pattern).
@@ -1084,8 +1210,10 @@ impl PprFactor {
         }
         let mut elimination = Rows::default();
         let mut inv_pivot = Vec::with_capacity(eliminated.len());
+        let mut pivots = Vec::with_capacity(eliminated.len());
         for &i in &tree_order {
             let (v, pv, row) = &eliminated[i as usize];
+            pivots.push(*pv);
             let mut entries: Vec<(u32, f64)> = row
                 .iter()
                 .map(|&(a, w)| (position[a as usize], w))
@@ -1163,10 +1291,12 @@ impl PprFactor {
             pristine_runs.windows(2).all(|w| w[0].1 < w[1].1),
             "pristine rows out of length order"
         );
+        let solved = Solved::build(core, pristine_start, &elimination, &pivots, &graph, damping);
+        // The solved rows are only read in the sweep's second phase, not checked arc by arc.
         let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
         let pieces = (
             cut(pristine_start, end, weight),
-            cut(0, pristine_start, weight),
+            cut(0, pristine_start, |p| if p < core { weight(p) } else { 1 }),
         );
         let symmetry = Symmetry::build(csr);
         let class = order.iter().map(|&v| symmetry.class[v as usize]).collect();
@@ -1190,6 +1320,7 @@ impl PprFactor {
             core,
             eliminated: eliminated.len(),
             pristine: pristine_start,
+            solved,
             pristine_weights,
             pristine_runs,
             elimination_runs,
@@ -1244,6 +1375,8 @@ pub struct CertifiedWorkspace {
     seeds: Vec<(u32, f64)>,
     /// Nodes whose score may reach the floor: (position, score, padded |residual|).
     candidates: Vec<(u32, f64, f64)>,
+    /// The largest `|b|`, `|z|`, `|q|` of the last forward elimination ([`Solved`]).
+    known: [f64; 3],
     cg: [Vec<f64>; 5],
     /// Threads of the certificate's sweep (0 and 1: the caller's alone).
     threads: usize,
@@ -1339,9 +1472,12 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// p(v) / (1 - damping q)` and scales every other score by `1 / (1 - damping q)`. Every node's
 /// score stays readable through [`CertifiedWorkspace::score`].
 ///
-/// Certificate, independent of how the scores were computed: the residual
-/// `r = (1 - damping) p - pi~ + damping A D^-1 pi~` is evaluated on the factor's copy of the
-/// graph, and the error `e = pi - pi~` solves `e = r + damping A D^-1 e`. On an undirected
+/// Certificate: the residual `r = (1 - damping) p - pi~ + damping A D^-1 pi~` is evaluated on
+/// the factor's copy of the graph at the core, pristine and isolated nodes, whatever computed
+/// their scores; at the other eliminated nodes, whose equations back-substitution solves
+/// exactly but for rounding, it is bounded a priori from the factor's measured backward error
+/// and the substitutions' rounding ([`Solved`]). The error `e = pi - pi~` solves
+/// `e = r + damping A D^-1 e`. On an undirected
 /// graph the PPR of any vector `x` at `t` is `d(t) sum_v (x(v)/d(v)) pi_t(v)`, so
 /// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`; `A D^-1` is
 /// column-stochastic, so also `||e||_1 <= ||r||_1 / (1 - damping)`; one step of the equation
@@ -1406,35 +1542,7 @@ pub fn certified_ppr(
             .map(|&(v, w)| (factor.position[v as usize], (1.0 - damping) * w)),
     );
     ws.seeds.sort_unstable_by_key(|s| s.0);
-    for &(p, t) in &ws.seeds {
-        let p = p as usize;
-        if p < c + e {
-            ws.rhs[p] += t;
-        }
-        if (c..c + e).contains(&p) && !ws.mark[p] {
-            ws.mark[p] = true;
-            ws.heap.push(p as u32);
-        }
-    }
-    // Forward elimination, children before parents: only the seeds' ancestors get mass.
-    while let Some(p) = ws.heap.pop() {
-        let p = p as usize;
-        let b = ws.rhs[p];
-        ws.reached.push((p as u32, b * factor.inv_pivot[p - c]));
-        let row = factor.elimination.row(p - c);
-        for (&a, &w) in factor.elimination.cols[row.clone()]
-            .iter()
-            .zip(&factor.elimination.vals[row])
-        {
-            let a = a as usize;
-            ws.rhs[a] -= w * b;
-            if a >= c && !ws.mark[a] {
-                ws.mark[a] = true;
-                ws.heap.push(a as u32);
-            }
-        }
-    }
-    ws.reached.reverse();
+    factor.forward(ws);
     // Taken out of the workspace while `certify` borrows the rest of it.
     let mut cg = std::mem::take(&mut ws.cg);
     let [x, r, z, p, q] = &mut cg;
@@ -1528,6 +1636,47 @@ pub fn certified_ppr(
 }
 
 impl PprFactor {
+    /// Forward elimination of the query's seeds (`ws.seeds`, by position, sorted), children
+    /// before parents: only the seeds' ancestors get mass. Leaves the core's right-hand side in
+    /// `ws.rhs`, the eliminated positions reached in `ws.reached` (ascending), and the largest
+    /// values met in `ws.known`.
+    fn forward(&self, ws: &mut CertifiedWorkspace) {
+        let (c, e) = (self.core, self.eliminated);
+        for &(p, t) in &ws.seeds {
+            let p = p as usize;
+            if p < c + e {
+                ws.rhs[p] += t;
+            }
+            if (c..c + e).contains(&p) && !ws.mark[p] {
+                ws.mark[p] = true;
+                ws.heap.push(p as u32);
+            }
+        }
+        let b_max = ws.seeds.iter().fold(0.0, |m: f64, s| m.max(s.1));
+        let (mut z_max, mut q_max): (f64, f64) = (0.0, 0.0);
+        while let Some(p) = ws.heap.pop() {
+            let p = p as usize;
+            let b = ws.rhs[p];
+            let q = b * self.inv_pivot[p - c];
+            (z_max, q_max) = (z_max.max(b.abs()), q_max.max(q.abs()));
+            ws.reached.push((p as u32, q));
+            let row = self.elimination.row(p - c);
+            for (&a, &w) in self.elimination.cols[row.clone()]
+                .iter()
+                .zip(&self.elimination.vals[row])
+            {
+                let a = a as usize;
+                ws.rhs[a] -= w * b;
+                if a >= c && !ws.mark[a] {
+                    ws.mark[a] = true;
+                    ws.heap.push(a as u32);
+                }
+            }
+        }
+        ws.reached.reverse();
+        ws.known = [b_max, z_max, q_max];
+    }
+
     /// Back-substitution, parents first: `y` holds the core's solution on entry and every
     /// eliminated node's but the pristine ones' on return (those are substituted in
     /// [`residual_sweep`]); `reached` lists the eliminated positions with a right-hand side
@@ -1589,6 +1738,8 @@ struct Sweep {
     /// Sum of every padded `|r(v)|` (not finite when some score is not: its residual is then
     /// not finite either).
     slack_sum: f64,
+    /// The largest `|y(v)|` seen (for the bound of the solved rows, [`Solved`]).
+    y_max: f64,
 }
 
 impl Sweep {
@@ -1599,6 +1750,7 @@ impl Sweep {
         self.rest_score = self.rest_score.max(other.rest_score);
         self.rest_slack = self.rest_slack.max(other.rest_slack);
         self.slack_sum += other.slack_sum;
+        self.y_max = self.y_max.max(other.y_max);
     }
 
     /// Takes one node (position `v`, degree `d`) into account.
@@ -1661,16 +1813,16 @@ fn teleport(next: &mut std::iter::Peekable<std::slice::Iter<'_, (u32, f64)>>, v:
     0.0
 }
 
-/// One pass over every arc: each node's score and padded residual; nodes scoring at least
-/// `pre_cut` go to `candidates` as (position, score, padded |r|). `y` has one more entry than
-/// the graph has nodes, a zero (the padding of `short`, the neighbours of nodes of degree at
-/// most [`SHORT`]). Pristine nodes are substituted here, and their equation checked in the
-/// same pass over their row, which is their graph row (see [`PprFactor::build`]); every other
-/// node is checked against the graph's rows.
+/// One pass over the nodes: each node's score and padded residual (or, for the solved rows,
+/// their a priori bound, [`Solved`]); nodes scoring at least `pre_cut` go to `candidates` as
+/// (position, score, padded |r|). `y` has one more entry than the graph has nodes, a zero (the
+/// padding of `short`, the neighbours of nodes of degree at most [`SHORT`]). Pristine nodes are
+/// substituted here, and their equation checked in the same pass over their row, which is their
+/// graph row (see [`PprFactor::build`]); the core's nodes are checked against the graph's rows.
 ///
 /// The pass goes in two phases, each over fixed pieces ([`PprFactor::pieces`]): the pristine
-/// nodes (they read only positions before them), then the graph rows and the isolated nodes
-/// (they read every position). Pieces are shared between `threads` threads (1 or 2) and
+/// nodes (they read only positions before them), then the core's graph rows, the solved rows
+/// and the isolated nodes (they read every position). Pieces are shared between `threads` threads (1 or 2) and
 /// merged in piece order, so the result does not depend on the thread count.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
@@ -1680,6 +1832,7 @@ fn residual_sweep(
     seeds: &[(u32, f64)],
     scale: f64,
     pre_cut: f64,
+    known: [f64; 3],
     threads: usize,
     candidates: &mut Vec<(u32, f64, f64)>,
 ) -> Sweep {
@@ -1687,6 +1840,7 @@ fn residual_sweep(
         seeds,
         scale,
         pre_cut,
+        known,
     };
     let (pristine, end) = (factor.pristine, factor.core + factor.eliminated);
     let (known, rest) = y.split_at_mut(pristine);
@@ -1715,11 +1869,17 @@ fn residual_sweep(
         .collect();
     let second = share(threads, ranges, |(lo, hi)| {
         let mut found = Vec::new();
-        let sweep = if lo >= end {
+        let (core, solved) = (factor.core, factor.pristine);
+        let mut sweep = if lo >= end {
             sweep_isolated(lo, hi, pass, &mut found)
+        } else if lo < core {
+            sweep_rows(factor, y, lo, hi.min(core), pass, &mut found)
         } else {
-            sweep_rows(factor, y, lo, hi, pass, &mut found)
+            Sweep::default()
         };
+        if hi > core && lo < solved {
+            sweep.merge(&sweep_solved(factor, y, lo.max(core), hi, pass, &mut found));
+        }
         (sweep, found)
     });
     candidates.clear();
@@ -1727,6 +1887,22 @@ fn residual_sweep(
     for (sweep, found) in first.into_iter().chain(second) {
         out.merge(&sweep);
         candidates.extend(found);
+    }
+    // The solved rows' bound, now that the largest |y| is known.
+    let solved = factor.core..factor.pristine;
+    if !solved.is_empty() {
+        let [b, z, q] = pass.known;
+        let x = [b, z, q, out.y_max];
+        let bounds = &factor.solved;
+        let slack = Solved::bound(bounds.max, x);
+        for c in candidates.iter_mut() {
+            if solved.contains(&(c.0 as usize)) {
+                c.2 = slack;
+            }
+        }
+        out.rest_slack = out.rest_slack.max(slack);
+        out.b_max = out.b_max.max(Solved::bound(bounds.per_degree, x));
+        out.slack_sum += Solved::bound(bounds.sum, x);
     }
     out
 }
@@ -1857,6 +2033,7 @@ impl Run<'_, '_> {
                 let t = teleport(&mut self.next, v);
                 let i = v - v0;
                 let (own, slack) = self.row(&cols[i * d..(i + 1) * d], t, inv, w, &mut out[i]);
+                self.sweep.y_max = self.sweep.y_max.max(out[i].abs());
                 let d = d as f64;
                 self.sweep
                     .take(v, d, self.scale * own, slack, self.pre_cut, self.candidates);
@@ -1869,10 +2046,11 @@ impl Run<'_, '_> {
     /// (every row has that length), instead of a test per row.
     #[inline(always)]
     fn quiet(&mut self, v0: usize, out: &mut [f64], cols: &[u32], d: usize, inv: f64, w: f64) {
-        let mut max_slack: f64 = 0.0;
+        let (mut max_slack, mut max_y): (f64, f64) = (0.0, 0.0);
         for ((v, yv), row) in (v0..).zip(out.iter_mut()).zip(cols.chunks_exact(d)) {
             let (own, slack) = self.row(row, 0.0, inv, w, yv);
             max_slack = max_slack.max(slack);
+            max_y = max_y.max(yv.abs());
             let sweep = &mut self.sweep;
             sweep.slack_sum += slack;
             let score = self.scale * own;
@@ -1884,6 +2062,7 @@ impl Run<'_, '_> {
             }
         }
         self.sweep.b_max = self.sweep.b_max.max(max_slack / d as f64);
+        self.sweep.y_max = self.sweep.y_max.max(max_y);
     }
 
     /// One row: its solution into `y`, and `(d y, padded |residual|)`.
@@ -1903,12 +2082,15 @@ impl Run<'_, '_> {
 }
 
 /// What every piece of [`residual_sweep`] needs of the query: the seeds by position with their
-/// teleport mass, the scale of scores, and the candidates' cut.
+/// teleport mass, the scale of scores, the candidates' cut, and the forward elimination's
+/// largest values.
 #[derive(Debug, Clone, Copy)]
 struct Pass<'a> {
     seeds: &'a [(u32, f64)],
     scale: f64,
     pre_cut: f64,
+    /// The largest `|b|`, `|z|` and `|q|` of the forward elimination ([`Solved`]).
+    known: [f64; 3],
 }
 
 /// The seeds (by position) from position `lo` on, for [`teleport`].
@@ -1977,8 +2159,41 @@ fn sweep_rows(
         };
         let d = (stop - start) as f64;
         let (own, slack) = residual(t, d, y[v], pulled, pulled_abs, damping);
+        sweep.y_max = sweep.y_max.max(y[v].abs());
         sweep.take(v, d, scale * own, slack, pre_cut, candidates);
     }
+    sweep
+}
+
+/// Solved positions `lo..hi` (before the pristine ones, see [`Solved`]): scores only, their
+/// residual bound comes from the factor once [`residual_sweep`] knows the largest `|y|`; their
+/// candidates get it then.
+fn sweep_solved(
+    factor: &PprFactor,
+    y: &[f64],
+    lo: usize,
+    hi: usize,
+    pass: Pass<'_>,
+    candidates: &mut Vec<(u32, f64, f64)>,
+) -> Sweep {
+    let (scale, pre_cut) = (pass.scale, pass.pre_cut);
+    let mut sweep = Sweep::default();
+    // A score that is not a number voids the certificate (0 x inf and 0 x NaN are NaN).
+    let mut check = 0.0;
+    for ((v, w), &yv) in (lo..)
+        .zip(factor.graph.offsets[lo..=hi].windows(2))
+        .zip(&y[lo..hi])
+    {
+        let score = scale * (f64::from(w[1] - w[0]) * yv);
+        check += yv;
+        sweep.y_max = sweep.y_max.max(yv.abs());
+        if score >= pre_cut {
+            push(candidates, (v as u32, score, f64::NAN));
+        } else {
+            sweep.rest_score = sweep.rest_score.max(score.abs());
+        }
+    }
+    sweep.slack_sum += 0.0 * check;
     sweep
 }
 
@@ -2015,6 +2230,7 @@ fn certify(
             &ws.seeds,
             scale,
             pre_cut,
+            ws.known,
             ws.threads,
             &mut ws.candidates,
         );
@@ -2436,6 +2652,96 @@ mod tests {
         check_same_bits(&r, &ws, &r2, &ws2, &f);
     }
 
+    /// `t - d y + damping sum y(u)` in double-double arithmetic (error-free sums and products):
+    /// the residual itself, not a rounded evaluation of it.
+    fn exact_residual(t: f64, d: usize, y: f64, damping: f64, ys: impl Iterator<Item = f64>) -> f64 {
+        let (mut hi, mut lo) = (0.0f64, 0.0f64);
+        let mut add = |x: f64| {
+            let s = hi + x;
+            let b = s - hi;
+            lo += (hi - (s - b)) + (x - b);
+            hi = s;
+        };
+        let mut product = |a: f64, b: f64| {
+            let p = a * b;
+            add(p);
+            add(a.mul_add(b, -p));
+        };
+        product(1.0, t);
+        product(-(d as f64), y);
+        for yu in ys {
+            product(damping, yu);
+        }
+        hi + lo
+    }
+
+    /// The last query's solved rows ([`Solved`]) against their a priori bound, each residual
+    /// computed exactly; returns how many rows and the largest residual of another row.
+    fn check_solved_bound(f: &PprFactor, ws: &CertifiedWorkspace) -> (usize, f64) {
+        let end = f.core + f.eliminated;
+        let y_max = ws.y[..end].iter().fold(0.0f64, |m, y| m.max(y.abs()));
+        let [b, z, q] = ws.known;
+        let x = [b, z, q, y_max];
+        let residual = |v: usize| {
+            let t = ws
+                .seeds
+                .binary_search_by_key(&(v as u32), |s| s.0)
+                .map_or(0.0, |i| ws.seeds[i].1);
+            let row = &f.graph.cols[f.graph.row(v)];
+            let ys = row.iter().map(|&u| ws.y[u as usize]);
+            (exact_residual(t, row.len(), ws.y[v], f.damping, ys).abs(), row.len())
+        };
+        let bound = |c| Solved::bound(c, x);
+        let mut sum = 0.0;
+        for v in f.core..f.pristine {
+            let (r, d) = residual(v);
+            assert!(r <= bound(f.solved.max), "row {v}: |r| {r:e} > {:e}", bound(f.solved.max));
+            assert!(r / d as f64 <= bound(f.solved.per_degree), "row {v}: |r| / d");
+            sum += r;
+        }
+        assert!(sum <= bound(f.solved.sum), "sum {sum:e} > {:e}", bound(f.solved.sum));
+        let other = (0..f.core).chain(f.pristine..end).map(|v| residual(v).0);
+        (f.pristine - f.core, other.fold(0.0, f64::max))
+    }
+
+    #[test]
+    fn solved_rows_stay_within_their_a_priori_bound_whatever_the_core_holds() {
+        let (_, csr, seeds, _) = fixture(1);
+        let f = PprFactor::build(&csr, 0.85).unwrap();
+        let mut ws = CertifiedWorkspace::default();
+        let r = certified_ppr(&f, &csr, &seeds, 100, 0.0, DEFAULT_TIE, &mut ws).unwrap();
+        assert!(r.certified);
+        let (rows, _) = check_solved_bound(&f, &ws);
+        assert!(rows > 50, "only {rows} solved rows");
+        // The same seeds over a core that holds anything (seeded noise up to 1): the solved
+        // rows' equations still hold up to rounding, while the core's are far off.
+        let (c, n) = (f.core, csr.node_count());
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..3 {
+            f.forward(&mut ws);
+            for y in &mut ws.y[..c] {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *y = ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * 10f64.powi(round);
+            }
+            f.back_substitute(&ws.reached, &mut ws.y[..c + f.eliminated]);
+            let mut found = Vec::new();
+            let (seeds, known) = (ws.seeds.clone(), ws.known);
+            residual_sweep(&f, &mut ws.y[..=n], &seeds, ws.scale, 0.0, known, 1, &mut found);
+            let (_, other) = check_solved_bound(&f, &ws);
+            assert!(other > 1e-3 * 10f64.powi(round), "core residuals {other}");
+            // Leave the right-hand side all zero, as certified_ppr does.
+            for v in &mut ws.rhs {
+                *v = 0.0;
+            }
+            for &(p, _) in &ws.reached {
+                ws.mark[p as usize] = false;
+            }
+            ws.reached.clear();
+        }
+    }
+
     /// Two runs of [`certified_ppr`] agree bit for bit: result and every score.
     fn check_same_bits(
         a: &CertifiedPpr,
@@ -2677,6 +2983,7 @@ mod tests {
                 let r = certified_ppr(&f, &g, &seeds, k, floor, tie, &mut ws).unwrap();
                 let r2 = certified_ppr(&f, &g, &seeds, k, floor, tie, &mut ws2).unwrap();
                 check_same_bits(&r, &ws, &r2, &ws2, &f);
+                check_solved_bound(&f, &ws);
                 if tie > 0.0 {
                     proptest::prop_assert!(r.certified, "not certified: top error {}", r.top_error);
                 } else if !r.certified {

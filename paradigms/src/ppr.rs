@@ -515,7 +515,7 @@ pub struct PprFactor {
     core: usize,
     eliminated: usize,
     pristine: usize,
-    /// The a priori residual bound of the eliminated rows before `pristine`.
+    /// The a priori residual bound of the eliminated rows.
     solved: Solved,
     /// `(1 / pivot, weight)` of a pristine row of each length `d`: `(1 / d, -damping / d)`,
     /// equal bit for bit to its `inv_pivot` and `elimination` entries.
@@ -555,11 +555,11 @@ fn gamma(k: usize) -> f64 {
     ku / (1.0 - ku)
 }
 
-/// An a priori bound on the residual of the *solved* rows: the eliminated nodes before
-/// [`PprFactor`]'s `pristine` ones, whose scores back-substitution computes from their rows of
-/// the factor. In exact arithmetic their equations hold whatever the core's values, so their
+/// An a priori bound on the residual of the *solved* rows: the eliminated nodes, whose scores
+/// back-substitution (for the pristine ones, the certificate's sweep) computes from their rows
+/// of the factor. In exact arithmetic their equations hold whatever the core's values, so their
 /// residual is rounding alone, and the certificate bounds it instead of evaluating it arc by
-/// arc (those rows hold ~40% of the MuSiQue-sized graph's arcs).
+/// arc (those rows hold ~70% of the MuSiQue-sized graph's arcs).
 ///
 /// With `L` the factor's unit lower triangle (its stored, rounded entries), `P` its pivots,
 /// `G = L P L^T` and `z`, `q`, `y` the computed forward elimination, its values over the
@@ -581,8 +581,9 @@ struct Solved {
 }
 
 impl Solved {
-    /// The coefficients of rows `core..stop` (positions), from the factor's rows by position
-    /// (`elimination`, `pivots` from position `core` on) and the graph by position.
+    /// The coefficients of rows `core..stop` (positions; every eliminated row when `stop` is
+    /// their end), from the factor's rows by position (`elimination`, `pivots` from position
+    /// `core` on) and the graph by position.
     fn build(
         core: usize,
         stop: usize,
@@ -1164,8 +1165,8 @@ impl PprFactor {
             r
         };
         // Pristine nodes: eliminated with their graph row intact (every neighbour still there,
-        // no fill, pivot = degree), so back-substitution solves their own graph equation and
-        // can check it on the spot (see `residual_sweep`). Every ancestor in the elimination
+        // no fill, pivot = degree), so their substitution reads their graph row with weights
+        // that depend on its length only (see `residual_sweep`). Every ancestor in the elimination
         // tree lost a neighbour to an earlier elimination, so pristine nodes are leaves of the
         // tree and may all go last.
         let pristine = |i: usize| {
@@ -1291,7 +1292,7 @@ impl PprFactor {
             pristine_runs.windows(2).all(|w| w[0].1 < w[1].1),
             "pristine rows out of length order"
         );
-        let solved = Solved::build(core, pristine_start, &elimination, &pivots, &graph, damping);
+        let solved = Solved::build(core, end, &elimination, &pivots, &graph, damping);
         // The solved rows are only read in the sweep's second phase, not checked arc by arc.
         let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
         let pieces = (
@@ -1740,6 +1741,9 @@ struct Sweep {
     slack_sum: f64,
     /// The largest `|y(v)|` seen (for the bound of the solved rows, [`Solved`]).
     y_max: f64,
+    /// The sum of the solved rows' `y(v)`: not finite when one is not (their residual is
+    /// bounded, not evaluated, so nothing else would notice).
+    check: f64,
 }
 
 impl Sweep {
@@ -1751,6 +1755,27 @@ impl Sweep {
         self.rest_slack = self.rest_slack.max(other.rest_slack);
         self.slack_sum += other.slack_sum;
         self.y_max = self.y_max.max(other.y_max);
+        self.check += other.check;
+    }
+
+    /// Takes a solved row's node (position `v`, solution `y`) into account; its residual bound
+    /// comes later ([`residual_sweep`]), so a candidate's is left not a number until then.
+    #[inline(always)]
+    fn solved(
+        &mut self,
+        v: usize,
+        y: f64,
+        score: f64,
+        pre_cut: f64,
+        candidates: &mut Vec<(u32, f64, f64)>,
+    ) {
+        self.check += y;
+        self.y_max = self.y_max.max(y.abs());
+        if score >= pre_cut {
+            push(candidates, (v as u32, score, f64::NAN));
+        } else {
+            self.rest_score = self.rest_score.max(score.abs());
+        }
     }
 
     /// Takes one node (position `v`, degree `d`) into account.
@@ -1813,12 +1838,12 @@ fn teleport(next: &mut std::iter::Peekable<std::slice::Iter<'_, (u32, f64)>>, v:
     0.0
 }
 
-/// One pass over the nodes: each node's score and padded residual (or, for the solved rows,
-/// their a priori bound, [`Solved`]); nodes scoring at least `pre_cut` go to `candidates` as
-/// (position, score, padded |r|). `y` has one more entry than the graph has nodes, a zero (the
-/// padding of `short`, the neighbours of nodes of degree at most [`SHORT`]). Pristine nodes are
-/// substituted here, and their equation checked in the same pass over their row, which is their
-/// graph row (see [`PprFactor::build`]); the core's nodes are checked against the graph's rows.
+/// One pass over the nodes: each node's score and padded residual (for the solved rows, every
+/// eliminated node, their a priori bound, [`Solved`]); nodes scoring at least `pre_cut` go to
+/// `candidates` as (position, score, padded |r|). `y` has one more entry than the graph has
+/// nodes, a zero (the padding of `short`, the neighbours of nodes of degree at most [`SHORT`]).
+/// Pristine nodes are substituted here, from their row, which is their graph row (see
+/// [`PprFactor::build`]); the core's nodes are checked against the graph's rows.
 ///
 /// The pass goes in two phases, each over fixed pieces ([`PprFactor::pieces`]): the pristine
 /// nodes (they read only positions before them), then the core's graph rows, the solved rows
@@ -1888,8 +1913,9 @@ fn residual_sweep(
         out.merge(&sweep);
         candidates.extend(found);
     }
-    // The solved rows' bound, now that the largest |y| is known.
-    let solved = factor.core..factor.pristine;
+    // The solved rows' bound, now that the largest |y| is known (0 x inf and 0 x NaN are NaN).
+    out.slack_sum += 0.0 * out.check;
+    let solved = factor.core..end;
     if !solved.is_empty() {
         let [b, z, q] = pass.known;
         let x = [b, z, q, out.y_max];
@@ -1941,7 +1967,7 @@ fn share<I: Send, T: Send>(threads: usize, items: Vec<I>, work: impl Fn(I) -> T 
 }
 
 /// Pristine positions `lo..lo + out.len()`: substituted into `out` from the positions before
-/// `factor.pristine` (`known`), and checked. They go by runs of one row length
+/// `factor.pristine` (`known`), and scored. They go by runs of one row length
 /// ([`PprFactor::build`] sorts them so), each run's rows back to back: no row offsets to
 /// read, and a row loop of a fixed count the compiler unrolls for the common lengths.
 fn sweep_pristine(
@@ -1964,7 +1990,6 @@ fn sweep_pristine(
         known,
         last,
         next: seeds_from(pass.seeds, lo),
-        damping: factor.damping,
         scale: pass.scale,
         pre_cut: pass.pre_cut,
         sweep: Sweep::default(),
@@ -2004,7 +2029,6 @@ struct Run<'a, 'b> {
     known: &'a [f64],
     last: usize,
     next: std::iter::Peekable<std::slice::Iter<'a, (u32, f64)>>,
-    damping: f64,
     scale: f64,
     pre_cut: f64,
     sweep: Sweep,
@@ -2032,52 +2056,39 @@ impl Run<'_, '_> {
             if v < end {
                 let t = teleport(&mut self.next, v);
                 let i = v - v0;
-                let (own, slack) = self.row(&cols[i * d..(i + 1) * d], t, inv, w, &mut out[i]);
-                self.sweep.y_max = self.sweep.y_max.max(out[i].abs());
-                let d = d as f64;
+                let y = self.row(&cols[i * d..(i + 1) * d], t * inv, w);
+                out[i] = y;
+                let score = self.scale * (d as f64 * y);
                 self.sweep
-                    .take(v, d, self.scale * own, slack, self.pre_cut, self.candidates);
+                    .solved(v, y, score, self.pre_cut, self.candidates);
                 v += 1;
             }
         }
     }
 
-    /// Rows without teleport mass: the largest slack over the stretch is divided by `d` once
-    /// (every row has that length), instead of a test per row.
+    /// Rows without teleport mass.
     #[inline(always)]
     fn quiet(&mut self, v0: usize, out: &mut [f64], cols: &[u32], d: usize, inv: f64, w: f64) {
-        let (mut max_slack, mut max_y): (f64, f64) = (0.0, 0.0);
+        // `0 * inv`, as a seeded row starts from `t * inv`.
+        let start = 0.0 * inv;
         for ((v, yv), row) in (v0..).zip(out.iter_mut()).zip(cols.chunks_exact(d)) {
-            let (own, slack) = self.row(row, 0.0, inv, w, yv);
-            max_slack = max_slack.max(slack);
-            max_y = max_y.max(yv.abs());
-            let sweep = &mut self.sweep;
-            sweep.slack_sum += slack;
-            let score = self.scale * own;
-            if score >= self.pre_cut {
-                push(self.candidates, (v as u32, score, slack));
-            } else {
-                sweep.rest_score = sweep.rest_score.max(score.abs());
-                sweep.rest_slack = sweep.rest_slack.max(slack);
-            }
+            let y = self.row(row, start, w);
+            *yv = y;
+            let score = self.scale * (d as f64 * y);
+            self.sweep
+                .solved(v, y, score, self.pre_cut, self.candidates);
         }
-        self.sweep.b_max = self.sweep.b_max.max(max_slack / d as f64);
-        self.sweep.y_max = self.sweep.y_max.max(max_y);
     }
 
-    /// One row: its solution into `y`, and `(d y, padded |residual|)`.
+    /// One row's solution: `start` (its teleport mass over the pivot) minus the weighted
+    /// neighbours, in the back-substitution's order.
     #[inline(always)]
-    fn row(&self, row: &[u32], t: f64, inv: f64, w: f64, y: &mut f64) -> (f64, f64) {
-        let mut s = t * inv;
-        let (mut pulled, mut pulled_abs) = (0.0, 0.0);
+    fn row(&self, row: &[u32], start: f64, w: f64) -> f64 {
+        let mut s = start;
         for &col in row {
-            let yu = self.known[clamp(col, self.last)];
-            s -= w * yu;
-            pulled += yu;
-            pulled_abs += yu.abs();
+            s -= w * self.known[clamp(col, self.last)];
         }
-        *y = s;
-        residual(t, row.len() as f64, s, pulled, pulled_abs, self.damping)
+        s
     }
 }
 
@@ -2178,22 +2189,13 @@ fn sweep_solved(
 ) -> Sweep {
     let (scale, pre_cut) = (pass.scale, pass.pre_cut);
     let mut sweep = Sweep::default();
-    // A score that is not a number voids the certificate (0 x inf and 0 x NaN are NaN).
-    let mut check = 0.0;
     for ((v, w), &yv) in (lo..)
         .zip(factor.graph.offsets[lo..=hi].windows(2))
         .zip(&y[lo..hi])
     {
         let score = scale * (f64::from(w[1] - w[0]) * yv);
-        check += yv;
-        sweep.y_max = sweep.y_max.max(yv.abs());
-        if score >= pre_cut {
-            push(candidates, (v as u32, score, f64::NAN));
-        } else {
-            sweep.rest_score = sweep.rest_score.max(score.abs());
-        }
+        sweep.solved(v, yv, score, pre_cut, candidates);
     }
-    sweep.slack_sum += 0.0 * check;
     sweep
 }
 
@@ -2654,7 +2656,13 @@ mod tests {
 
     /// `t - d y + damping sum y(u)` in double-double arithmetic (error-free sums and products):
     /// the residual itself, not a rounded evaluation of it.
-    fn exact_residual(t: f64, d: usize, y: f64, damping: f64, ys: impl Iterator<Item = f64>) -> f64 {
+    fn exact_residual(
+        t: f64,
+        d: usize,
+        y: f64,
+        damping: f64,
+        ys: impl Iterator<Item = f64>,
+    ) -> f64 {
         let (mut hi, mut lo) = (0.0f64, 0.0f64);
         let mut add = |x: f64| {
             let s = hi + x;
@@ -2676,7 +2684,7 @@ mod tests {
     }
 
     /// The last query's solved rows ([`Solved`]) against their a priori bound, each residual
-    /// computed exactly; returns how many rows and the largest residual of another row.
+    /// computed exactly; returns how many rows and the largest residual of a core row.
     fn check_solved_bound(f: &PprFactor, ws: &CertifiedWorkspace) -> (usize, f64) {
         let end = f.core + f.eliminated;
         let y_max = ws.y[..end].iter().fold(0.0f64, |m, y| m.max(y.abs()));
@@ -2689,19 +2697,33 @@ mod tests {
                 .map_or(0.0, |i| ws.seeds[i].1);
             let row = &f.graph.cols[f.graph.row(v)];
             let ys = row.iter().map(|&u| ws.y[u as usize]);
-            (exact_residual(t, row.len(), ws.y[v], f.damping, ys).abs(), row.len())
+            (
+                exact_residual(t, row.len(), ws.y[v], f.damping, ys).abs(),
+                row.len(),
+            )
         };
         let bound = |c| Solved::bound(c, x);
         let mut sum = 0.0;
-        for v in f.core..f.pristine {
+        for v in f.core..end {
             let (r, d) = residual(v);
-            assert!(r <= bound(f.solved.max), "row {v}: |r| {r:e} > {:e}", bound(f.solved.max));
-            assert!(r / d as f64 <= bound(f.solved.per_degree), "row {v}: |r| / d");
+            assert!(
+                r <= bound(f.solved.max),
+                "row {v}: |r| {r:e} > {:e}",
+                bound(f.solved.max)
+            );
+            assert!(
+                r / d as f64 <= bound(f.solved.per_degree),
+                "row {v}: |r| / d"
+            );
             sum += r;
         }
-        assert!(sum <= bound(f.solved.sum), "sum {sum:e} > {:e}", bound(f.solved.sum));
-        let other = (0..f.core).chain(f.pristine..end).map(|v| residual(v).0);
-        (f.pristine - f.core, other.fold(0.0, f64::max))
+        assert!(
+            sum <= bound(f.solved.sum),
+            "sum {sum:e} > {:e}",
+            bound(f.solved.sum)
+        );
+        let other = (0..f.core).map(|v| residual(v).0);
+        (f.eliminated, other.fold(0.0, f64::max))
     }
 
     #[test]
@@ -2728,7 +2750,16 @@ mod tests {
             f.back_substitute(&ws.reached, &mut ws.y[..c + f.eliminated]);
             let mut found = Vec::new();
             let (seeds, known) = (ws.seeds.clone(), ws.known);
-            residual_sweep(&f, &mut ws.y[..=n], &seeds, ws.scale, 0.0, known, 1, &mut found);
+            residual_sweep(
+                &f,
+                &mut ws.y[..=n],
+                &seeds,
+                ws.scale,
+                0.0,
+                known,
+                1,
+                &mut found,
+            );
             let (_, other) = check_solved_bound(&f, &ws);
             assert!(other > 1e-3 * 10f64.powi(round), "core residuals {other}");
             // Leave the right-hand side all zero, as certified_ppr does.

@@ -24,24 +24,29 @@
 //! Measured on the 2-core machine on 2026-12-01, nothing else running (load ~1; CPU is this
 //! thread's schedstat; "two threads" runs one query at a time with its certificate sweeps on
 //! both cores, `CertifiedWorkspace::with_threads(2)`; "two at a time" shares the queries between
-//! two threads, one per core, as `bench` runs them). Three full runs, the last two of one build:
-//! exact power iteration to 1e-6 L1 change (naive baseline): 145.0 / 148.4 / 148.1 ms/query
-//! wall and CPU, 73.3 iterations; two at a time 72.6 / 74.6 / 74.5 ms/query; its top-100 agrees
+//! two threads, one per core, as `bench` runs them). Three full runs of the final build:
+//! exact power iteration to 1e-6 L1 change (naive baseline): 146.2 / 146.8 / 146.1 ms/query
+//! wall and CPU, 73.3 iterations; two at a time 73.2 / 74.6 / 74.5 ms/query; its top-100 agrees
 //! with the reference on 200/200. push 1e-5: 1.0 ms, agreement set 31/200, in order 1/200.
-//! certified 1e-12: factor ~0.56 s once (189,966 nodes eliminated, 361,398 entries; core 16,772
-//! nodes, 237,714 entries in its strict triangle); per query 4.77 / 4.83 / 5.33 ms wall and CPU
-//! (p50 4.60 / 4.69 / 5.18, p95 6.54 / 6.66 / 7.44), 30.4x / 30.7x / 27.8x faster than the
-//! baseline; two threads 4.22 / 4.13 / 4.46 ms/query (p50 4.07 / 4.01 / 4.27), top-100
-//! bit-identical to one thread's on 200/200; two at a time 2.33 / 2.30 / 2.58 ms/query, 31.2x /
-//! 32.5x / 28.8x the baseline's two at a time; 5.2 CG iterations and 1.05 certificate checks per
-//! query; certified 200/200 and agreement 200/200 at ties 1e-12 (the listed scores themselves
-//! carry certified errors up to 1.2e-6: the order is proven, the values are as accurate as the
-//! order needed). One thread still moves across the 5 ms line with the host (quick runs of one
-//! build read 4.8-5.7 ms); two threads stayed under it in the full runs.
-//! Where one thread's time goes (phase timers, quick runs, per query): CG on the core 2.7-2.8 ms,
-//! back-substitution 0.30-0.38 ms, certificate sweeps 1.7-1.8 ms (two threads: 1.0-1.3), the
-//! rest of the certificate 0.1 ms, forward elimination 0.01 ms.
-//! This round (from 4.86 ms on 2026-11-30, each step measured against the previous build in
+//! certified 1e-12: factor 0.57-0.62 s once (189,966 nodes eliminated, 361,398 entries; core
+//! 16,772 nodes, 237,714 entries in its strict triangle); per query 3.94 / 4.16 / 4.04 ms wall
+//! and CPU (p50 3.83 / 4.04 / 3.93, p95 5.07 / 5.40 / 5.33), 37.1x / 35.3x / 36.2x faster than
+//! the baseline; two threads 3.75 / 3.98 / 4.16 ms/query (p50 3.64 / 3.84 / 4.04), top-100
+//! bit-identical to one thread's on 200/200; two at a time 2.10 / 1.99 / 2.09 ms/query, 34.9x
+//! / 37.5x / 35.7x the baseline's two at a time; 5.2 CG iterations and 1.05 certificate checks
+//! per query; certified 200/200 and agreement 200/200 at ties 1e-12 (the listed scores
+//! themselves carry certified errors up to 1.2e-6: the order is proven, the values are as
+//! accurate as the order needed). Quick runs of the final build read 3.8-4.5 ms on one thread.
+//! Where one thread's time goes (phase timers, quick runs, per query): CG on the core 2.5-2.7 ms,
+//! back-substitution 0.25-0.30 ms, the certificate's sweep 0.9-1.0 ms (pristine substitution
+//! 0.33, the core's rows and the solved rows' scores 0.59-0.63), the rest 0.1 ms.
+//! Last step (4.5-5.2 ms before it, measured against the previous build in alternating runs):
+//! the eliminated rows' residual is bounded a priori (`Solved` in `ppr.rs`: rounding alone,
+//! from the factor's measured backward error) instead of evaluated over their arcs, ~70% of
+//! the graph's; the sweep reads only their scores. With the sweep cheaper, elimination degrees
+//! 8-16 and first CG tolerances 3e-8-1e-6 were measured again: 10 and 1e-7 stay (12-16 grow the
+//! core's triangle, 272k-344k entries, and run slower; 8, 9 and 3e-7 are within the noise).
+//! Before that (from 4.86 ms on 2026-11-30, each step measured against the previous build in
 //! alternating runs): the CG's triangular sweeps without bounds checks (`min` on the index,
 //! ~1.25x per sweep); both sweeps over one triangle in blocks of 8 padded entries, the upper one
 //! by scatter (no branch misprediction at row ends, half the bytes: the CG's time 3.8 -> 2.8 ms
@@ -63,7 +68,10 @@
 //! within-level order by tree rank alone (sweep a little faster, back-substitution slower), a
 //! D-ILU diagonal (5.1 iterations), SSOR weights other than 1, other core orders (5.2-5.3
 //! iterations), taking a hub's pristine leaves as one run, fused CG vector loops (the vector
-//! operations take ~25 us per iteration in all). In a microbenchmark a lone CSR sweep repeated
+//! operations take ~25 us per iteration in all); f32 weights in the core's triangle (same time,
+//! so the triangular sweeps are not bound by bytes, and 2/200 queries no longer certify);
+//! `-C target-cpu=native`, x86-64-v3 or -v4 (within the noise); four partial sums per long row
+//! in the certificate's sweep (slower). In a microbenchmark a lone CSR sweep repeated
 //! ran ~1.6x faster than the same sweep alternating with the other triangle's, as in CG; the
 //! blocked sweeps lose most of that gap, which points at the branch predictor learning a
 //! repeated sequence of row lengths.

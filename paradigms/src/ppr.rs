@@ -22,12 +22,14 @@
 //!   components. On the MuSiQue-sized graph it costs about what [`exact_ppr`] does (numbers in
 //!   `examples/perf_ppr.rs`).
 //! - [`certified_ppr`]: a per-graph partial Cholesky factorization ([`PprFactor`]) plus conjugate
-//!   gradients on the remaining core, and a certificate, computed from the residual on the graph
-//!   itself, that its top-k is the exact top-k up to ties within `tie` (1e-12); ties that no
-//!   error bound can separate are proven exact by the graph's symmetries. On the MuSiQue-sized
-//!   graph: 4.8-5.3 ms per query in the recorded runs, 28-31x faster than [`exact_ppr`], and
-//!   4.1-4.5 ms with the certificate's sweep on two threads ([`CertifiedWorkspace::with_threads`],
-//!   the same bits), every sampled top-100 certified (numbers in `examples/perf_ppr.rs`).
+//!   gradients on the remaining core, and a certificate that its top-k is the exact top-k up to
+//!   ties within `tie` (1e-12): the residual, evaluated on the graph itself at the core's nodes
+//!   and bounded a priori at the eliminated ones (where back-substitution leaves rounding
+//!   alone); ties that no error bound can separate are proven exact by the graph's symmetries.
+//!   On the MuSiQue-sized graph: 3.9-4.2 ms per query in the recorded runs, 35-37x faster than
+//!   [`exact_ppr`] (3.8-4.2 ms with the certificate's sweep on two threads,
+//!   [`CertifiedWorkspace::with_threads`], the same bits), every sampled top-100 certified
+//!   (numbers in `examples/perf_ppr.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -495,9 +497,9 @@ const SWEEP_NODE_COST: usize = 6;
 /// then the pristine nodes (eliminated with their graph row intact, all leaves of the tree),
 /// grouped by row length and neighbour, so a hub's leaves sit side by side; then the isolated
 /// nodes. The certificate reads the graph in these positions, so its sweep over the core's and
-/// the pristine nodes' arcs reads memory nearby too. The core is stored scaled to unit diagonal and split into its two strict
-/// triangles, for the Gauss-Seidel sweeps. [`Symmetry`] classes (nodes with provably equal
-/// scores) are computed once here too.
+/// the pristine nodes' arcs reads memory nearby too. The core is stored scaled to unit diagonal
+/// and split into its two strict triangles, for the Gauss-Seidel sweeps. [`Symmetry`] classes
+/// (nodes with provably equal scores) are computed once here too.
 ///
 /// The factor holds its own copy of the graph, and [`certified_ppr`]'s certificate is about
 /// that copy: apply a factor only to the graph it was built from ([`PprFactor::fits`] checks).
@@ -1166,9 +1168,9 @@ impl PprFactor {
         };
         // Pristine nodes: eliminated with their graph row intact (every neighbour still there,
         // no fill, pivot = degree), so their substitution reads their graph row with weights
-        // that depend on its length only (see `residual_sweep`). Every ancestor in the elimination
-        // tree lost a neighbour to an earlier elimination, so pristine nodes are leaves of the
-        // tree and may all go last.
+        // that depend on its length only (see `residual_sweep`). Every ancestor in the
+        // elimination tree lost a neighbour to an earlier elimination, so pristine nodes are
+        // leaves of the tree and may all go last.
         let pristine = |i: usize| {
             let (v, pv, row) = &eliminated[i];
             let mut graph_row = csr.neighbors(*v).to_vec();
@@ -1293,7 +1295,7 @@ impl PprFactor {
             "pristine rows out of length order"
         );
         let solved = Solved::build(core, end, &elimination, &pivots, &graph, damping);
-        // The solved rows are only read in the sweep's second phase, not checked arc by arc.
+        // The solved rows before the pristine ones are only scored in the sweep's second phase.
         let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
         let pieces = (
             cut(pristine_start, end, weight),
@@ -1474,10 +1476,10 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// score stays readable through [`CertifiedWorkspace::score`].
 ///
 /// Certificate: the residual `r = (1 - damping) p - pi~ + damping A D^-1 pi~` is evaluated on
-/// the factor's copy of the graph at the core, pristine and isolated nodes, whatever computed
-/// their scores; at the other eliminated nodes, whose equations back-substitution solves
-/// exactly but for rounding, it is bounded a priori from the factor's measured backward error
-/// and the substitutions' rounding ([`Solved`]). The error `e = pi - pi~` solves
+/// the factor's copy of the graph at the core's nodes, whatever computed their scores (it is
+/// zero at the isolated ones); at the eliminated nodes, whose equations back-substitution
+/// solves exactly but for rounding, it is bounded a priori from the factor's measured backward
+/// error and the substitutions' rounding ([`Solved`]). The error `e = pi - pi~` solves
 /// `e = r + damping A D^-1 e`. On an undirected
 /// graph the PPR of any vector `x` at `t` is `d(t) sum_v (x(v)/d(v)) pi_t(v)`, so
 /// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`; `A D^-1` is
@@ -1846,9 +1848,10 @@ fn teleport(next: &mut std::iter::Peekable<std::slice::Iter<'_, (u32, f64)>>, v:
 /// [`PprFactor::build`]); the core's nodes are checked against the graph's rows.
 ///
 /// The pass goes in two phases, each over fixed pieces ([`PprFactor::pieces`]): the pristine
-/// nodes (they read only positions before them), then the core's graph rows, the solved rows
-/// and the isolated nodes (they read every position). Pieces are shared between `threads` threads (1 or 2) and
-/// merged in piece order, so the result does not depend on the thread count.
+/// nodes (they read only positions before them), then the core's graph rows, the other solved
+/// rows and the isolated nodes (they read every position). Pieces are shared between `threads`
+/// threads (1 or 2) and merged in piece order, so the result does not depend on the thread
+/// count.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn residual_sweep(
@@ -2735,7 +2738,7 @@ mod tests {
         assert!(r.certified);
         let (rows, _) = check_solved_bound(&f, &ws);
         assert!(rows > 50, "only {rows} solved rows");
-        // The same seeds over a core that holds anything (seeded noise up to 1): the solved
+        // The same seeds over a core that holds anything (seeded noise up to 1, 10, 100): the solved
         // rows' equations still hold up to rounding, while the core's are far off.
         let (c, n) = (f.core, csr.node_count());
         let mut state = 0x2545_F491_4F6C_DD1Du64;

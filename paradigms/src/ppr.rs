@@ -2133,7 +2133,7 @@ fn sweep_isolated(
     sweep
 }
 
-/// Positions `lo..hi` (not pristine, not isolated) checked against their graph rows.
+/// Core positions `lo..hi`, checked against their graph rows.
 fn sweep_rows(
     factor: &PprFactor,
     y: &[f64],

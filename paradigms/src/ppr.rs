@@ -2776,6 +2776,34 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_solved_rows_bound_follows_the_factor_it_was_measured_on() {
+        // A factor whose stored rows are off by a relative 1e-6 (as if computed carelessly):
+        // back-substitution no longer solves the graph's equations, and the bound, measured
+        // again on that factor, must grow to cover what it leaves.
+        let (_, csr, seeds, _) = fixture(1);
+        let mut f = PprFactor::build(&csr, 0.85).unwrap();
+        let before = f.solved;
+        for v in f.core..f.pristine {
+            let r = f.elimination.row(v - f.core);
+            for x in &mut f.elimination.vals[r] {
+                *x *= 1.0 + 1e-6;
+            }
+        }
+        let pivots: Vec<f64> = f.inv_pivot.iter().map(|&i| 1.0 / i).collect();
+        let end = f.core + f.eliminated;
+        f.solved = Solved::build(f.core, end, &f.elimination, &pivots, &f.graph, f.damping);
+        assert!(
+            f.solved.sum[3] > 1e6 * before.sum[3],
+            "{:e} vs {:e}",
+            f.solved.sum[3],
+            before.sum[3]
+        );
+        let mut ws = CertifiedWorkspace::default();
+        certified_ppr(&f, &csr, &seeds, 100, 0.0, DEFAULT_TIE, &mut ws).unwrap();
+        check_solved_bound(&f, &ws);
+    }
+
     /// Two runs of [`certified_ppr`] agree bit for bit: result and every score.
     fn check_same_bits(
         a: &CertifiedPpr,

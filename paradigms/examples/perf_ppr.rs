@@ -24,19 +24,23 @@
 //! Measured on the 2-core machine on 2026-12-01, nothing else running (load ~1; CPU is this
 //! thread's schedstat; "two threads" runs one query at a time with its certificate sweeps on
 //! both cores, `CertifiedWorkspace::with_threads(2)`; "two at a time" shares the queries between
-//! two threads, one per core, as `bench` runs them). Three full runs of the final build:
-//! exact power iteration to 1e-6 L1 change (naive baseline): 146.2 / 146.8 / 146.1 ms/query
-//! wall and CPU, 73.3 iterations; two at a time 73.2 / 74.6 / 74.5 ms/query; its top-100 agrees
-//! with the reference on 200/200. push 1e-5: 1.0 ms, agreement set 31/200, in order 1/200.
-//! certified 1e-12: factor 0.57-0.62 s once (189,966 nodes eliminated, 361,398 entries; core
-//! 16,772 nodes, 237,714 entries in its strict triangle); per query 3.94 / 4.16 / 4.04 ms wall
-//! and CPU (p50 3.83 / 4.04 / 3.93, p95 5.07 / 5.40 / 5.33), 37.1x / 35.3x / 36.2x faster than
-//! the baseline; two threads 3.75 / 3.98 / 4.16 ms/query (p50 3.64 / 3.84 / 4.04), top-100
-//! bit-identical to one thread's on 200/200; two at a time 2.10 / 1.99 / 2.09 ms/query, 34.9x
-//! / 37.5x / 35.7x the baseline's two at a time; 5.2 CG iterations and 1.05 certificate checks
-//! per query; certified 200/200 and agreement 200/200 at ties 1e-12 (the listed scores
-//! themselves carry certified errors up to 1.2e-6: the order is proven, the values are as
-//! accurate as the order needed). Quick runs of the final build read 3.8-4.5 ms on one thread.
+//! two threads, one per core, as `bench` runs them). Six full runs of the final code (the last
+//! three after a test-only commit), in order:
+//! exact power iteration to 1e-6 L1 change (naive baseline): 146.2 / 146.8 / 146.1 / 145.9 /
+//! 152.6 / 151.0 ms/query wall and CPU, 73.3 iterations; two at a time 72.9-76.1 ms/query; its
+//! top-100 agrees with the reference on 200/200. push 1e-5: 0.9-1.4 ms, agreement set 31/200,
+//! in order 1/200.
+//! certified 1e-12: factor 0.52-0.71 s once (189,966 nodes eliminated, 361,398 entries; core
+//! 16,772 nodes, 237,714 entries in its strict triangle); per query 3.94 / 4.16 / 4.04 / 4.75 /
+//! 4.25 / 3.87 ms wall and CPU (p50 3.83 / 4.04 / 3.93 / 4.50 / 4.04 / 3.76, p95 5.07-6.27),
+//! 37.1x / 35.3x / 36.2x / 30.7x / 35.9x / 39.0x faster than the baseline; two threads 3.75 /
+//! 3.98 / 4.16 / 4.26 / 3.90 / 3.70 ms/query, top-100 bit-identical to one thread's on 200/200;
+//! two at a time 1.93-2.19 ms/query, 33.2-39.4x the baseline's two at a time; 5.2 CG
+//! iterations and 1.05 certificate checks per query; certified 200/200 and agreement 200/200 at
+//! ties 1e-12 in every run (the listed scores themselves carry certified errors up to 1.2e-6:
+//! the order is proven, the values are as accurate as the order needed). The 4.75 ms run met
+//! a slow phase of the host (quick runs just after it read 4.64, 4.41 and 3.85 ms); the
+//! baseline, bound by arithmetic rather than memory latency, moved less.
 //! Where one thread's time goes (phase timers, quick runs, per query): CG on the core 2.5-2.7 ms,
 //! back-substitution 0.25-0.30 ms, the certificate's sweep 0.9-1.0 ms (pristine substitution
 //! 0.33, the core's rows and the solved rows' scores 0.59-0.63), the rest 0.1 ms.

@@ -26,8 +26,8 @@
 //!   ties within `tie` (1e-12): the residual, evaluated on the graph itself at the core's nodes
 //!   and bounded a priori at the eliminated ones (where back-substitution leaves rounding
 //!   alone); ties that no error bound can separate are proven exact by the graph's symmetries.
-//!   On the MuSiQue-sized graph: 3.9-4.2 ms per query in the recorded runs, 35-37x faster than
-//!   [`exact_ppr`] (3.8-4.2 ms with the certificate's sweep on two threads,
+//!   On the MuSiQue-sized graph: 3.9-4.8 ms per query in the recorded runs, 31-39x faster than
+//!   [`exact_ppr`] (3.7-4.3 ms with the certificate's sweep on two threads,
 //!   [`CertifiedWorkspace::with_threads`], the same bits), every sampled top-100 certified
 //!   (numbers in `examples/perf_ppr.rs`).
 

@@ -41,7 +41,8 @@
 //! the order is proven, the values are as accurate as the order needed). The 4.75 ms run met
 //! a slow phase of the host (quick runs just after it read 4.64, 4.41 and 3.85 ms); the
 //! baseline, bound by arithmetic rather than memory latency, moved less.
-//! Where one thread's time goes (phase timers, quick runs, per query): CG on the core 2.5-2.7 ms,
+//! Where one thread's time goes (per query, from phase timers added for quick runs and not kept
+//! in the code): CG on the core 2.5-2.7 ms,
 //! back-substitution 0.25-0.30 ms, the certificate's sweep 0.9-1.0 ms (pristine substitution
 //! 0.33, the core's rows and the solved rows' scores 0.59-0.63), the rest 0.1 ms.
 //! Last step (4.5-5.2 ms before it, measured against the previous build in alternating runs):

@@ -613,7 +613,11 @@ impl Solved {
         let most = children.iter().map(Vec::len).max().unwrap_or(0);
         let g = gamma(2 * (most.max(ELIMINATION_MAX_DEGREE) + 2) + 16);
         let pivot = |j: usize| pivots[j - core];
-        let mu = |j: usize| row(j).map(|(_, l)| l.abs()).sum::<f64>();
+        // `sum_p |L(p, j)|` of each row, once (a row is the child of up to ten others).
+        let mu: Vec<f64> = (core..end)
+            .map(|j| row(j).map(|(_, l)| l.abs()).sum())
+            .collect();
+        let mu = |j: usize| mu[j - core];
         let mut out = Solved::default();
         // Row v of `G - M`: per column, (value, sum of |terms|), and the columns touched.
         let mut diff: Vec<(f64, f64)> = vec![(0.0, 0.0); end];

@@ -37,6 +37,8 @@ pub enum Command {
     Metrics(crate::commands::metrics::MetricsArgs),
     /// Evaluate routers on the stored tuples (`route eval`) or list them (`route list`).
     Route(crate::commands::route::RouteArgs),
+    /// Import published outcome matrices (generic JSON lines, Adaptive-RAG) as runs.
+    Import(crate::commands::import::ImportArgs),
     /// Write the figures, tables, exports and HTML report of the stored runs and router evaluations.
     Report(crate::commands::report::ReportArgs),
 }

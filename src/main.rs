@@ -31,6 +31,7 @@ fn main() {
         Command::Metrics(args) => commands::metrics::run(&args),
         Command::Route(args) => commands::route::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Import(args) => commands::import::run(&args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

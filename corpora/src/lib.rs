@@ -5,5 +5,6 @@ pub mod error;
 pub mod graph;
 pub mod index;
 pub mod load;
+pub mod outcomes;
 
 pub use error::{CorpusError, Result};

@@ -40,6 +40,11 @@ perf:
     cargo run --release -p paradigms --example perf_ppr
     cargo run --release -p metrics --example perf_metrics
     cargo run --release -p routers --example perf_cv
+    # 5-fold CV of every router on the 3,000 imported Adaptive-RAG questions (goal: under 30 s;
+    # the evaluation prints its own wall time).
+    rm -f target/perf/ar.sqlite target/perf/ar.sqlite-wal target/perf/ar.sqlite-shm
+    cargo run --release -- import adaptive-rag --queries ../shared/datasets/adaptive-rag-outcomes/classifier/data/valid.json --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json --db target/perf/ar.sqlite
+    cargo run --release -- route eval --features q --folds 5 --db target/perf/ar.sqlite --cache-dir target/perf/cache
     # Graph build from cached triplets (the second build reads every chunk from the store).
     cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache
     cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache

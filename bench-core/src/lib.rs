@@ -6,8 +6,11 @@
 pub mod config;
 pub mod error;
 pub mod extractions;
+pub mod imports;
 pub mod llm_cache;
+pub mod outcomes;
 pub mod record;
+pub mod route_evals;
 pub mod routing;
 pub mod store;
 pub mod tokens;
@@ -16,13 +19,15 @@ pub mod types;
 
 pub use config::BenchConfig;
 pub use error::{BenchError, LlmErrorKind, Result};
+pub use imports::ImportedCorpus;
+pub use outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
 pub use record::{
     cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics,
     ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
-    ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, Router, RoutingCost,
-    RoutingRow, RoutingSchema, RoutingSet,
+    ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, RouteEvalTest,
+    RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
 };
 pub use store::{RunHandle, RunSpec, Store, SummaryRow};
 pub use traits::{

@@ -31,12 +31,15 @@ pub enum FeatureKind {
     /// The six corpus indicators: LCC ratio, density, clustering, intrinsic dimension, hubness,
     /// mean dispersion (Appendix D.2).
     CorpusIndicators,
+    /// One-hot of the row's corpus among the training corpora (built inside routers that use
+    /// the corpus's identity, never stored in a data set).
+    CorpusId,
 }
 
 impl FeatureKind {
     /// Whether the block describes the query (Q) or the corpus (C).
     pub fn is_query(self) -> bool {
-        !matches!(self, FeatureKind::CorpusIndicators)
+        !matches!(self, FeatureKind::CorpusIndicators | FeatureKind::CorpusId)
     }
 }
 
@@ -322,6 +325,48 @@ pub struct RouteEvalRow {
     pub latency_ms: f64,
     /// Mean wall time of `fit` for the fold, in milliseconds.
     pub fit_ms: f64,
+}
+
+/// What one router chose for one test question of one fold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutePrediction {
+    pub router: String,
+    pub param: Option<f64>,
+    pub fold: u32,
+    pub corpus: String,
+    pub query_id: String,
+    /// The class the router ranked first (a paradigm id or `cannot-answer`).
+    pub chosen: String,
+    /// The paradigm played: `chosen`, or the fallback's for `cannot-answer`; `None` when no
+    /// paradigm could be played.
+    pub played: Option<String>,
+    /// Whether the played paradigm was judged correct on the question.
+    pub correct: bool,
+    /// The played paradigm's cost plus the router's own.
+    pub cost: f64,
+    /// The router's score per class, in schema class order.
+    pub scores: Vec<f64>,
+}
+
+/// A paired comparison of one router against a baseline on the same test questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteEvalTest {
+    pub router: String,
+    pub param: Option<f64>,
+    pub baseline: String,
+    /// Paired questions.
+    pub n: u32,
+    /// Router correct rate minus the baseline's, as a fraction.
+    pub diff: f64,
+    /// Percentile interval of `diff` over paired bootstrap resamples.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Questions the router got right and the baseline wrong, and the reverse.
+    pub wins: u32,
+    pub losses: u32,
+    /// Exact (binomial) two-sided McNemar p-value.
+    pub p_mcnemar: f64,
+    pub resamples: u32,
 }
 
 /// The settings of one `route eval` invocation, stored with its rows.

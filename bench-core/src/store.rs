@@ -202,6 +202,46 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (eval_id, router, param, corpus, fold)
     );
     "#,
+    // 8: imported outcomes (a run's split tag and cost unit; a tuple's imported score and cost),
+    // per-question router predictions and paired significance tests of an evaluation.
+    r#"
+    ALTER TABLE runs ADD COLUMN split TEXT;
+    ALTER TABLE runs ADD COLUMN cost_unit TEXT;
+    ALTER TABLE results ADD COLUMN score REAL;
+    ALTER TABLE results ADD COLUMN cost REAL;
+    CREATE TABLE route_predictions (
+        eval_id INTEGER NOT NULL REFERENCES route_evals(id),
+        router TEXT NOT NULL,
+        param TEXT NOT NULL,
+        fold INTEGER NOT NULL,
+        corpus TEXT NOT NULL,
+        query_id TEXT NOT NULL,
+        -- the class the router chose and the paradigm that was played (the fallback's for
+        -- cannot-answer); played is '' when no paradigm could be played
+        chosen TEXT NOT NULL,
+        played TEXT NOT NULL,
+        correct INTEGER NOT NULL,
+        cost REAL NOT NULL,
+        scores_json TEXT NOT NULL,
+        PRIMARY KEY (eval_id, router, param, corpus, query_id)
+    );
+    CREATE TABLE route_eval_tests (
+        eval_id INTEGER NOT NULL REFERENCES route_evals(id),
+        router TEXT NOT NULL,
+        param TEXT NOT NULL,
+        baseline TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        diff REAL NOT NULL,
+        ci_low REAL NOT NULL,
+        ci_high REAL NOT NULL,
+        -- discordant pairs: router right and baseline wrong (b), the reverse (c)
+        wins INTEGER NOT NULL,
+        losses INTEGER NOT NULL,
+        p_mcnemar REAL NOT NULL,
+        resamples INTEGER NOT NULL,
+        PRIMARY KEY (eval_id, router, param, baseline)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -346,7 +386,7 @@ impl Store {
         Ok(())
     }
 
-    fn err(&self, e: sqlx::Error) -> BenchError {
+    pub(crate) fn err(&self, e: sqlx::Error) -> BenchError {
         store_err(&self.path, e)
     }
 
@@ -501,51 +541,7 @@ impl Store {
     /// Stores one router evaluation and all its rows in a single transaction (all or nothing);
     /// returns the evaluation's id.
     pub async fn put_route_eval(&self, spec: &RouteEvalSpec, rows: &[RouteEvalRow]) -> Result<i64> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        let id = sqlx::query(
-            "INSERT INTO route_evals (split, folds, seed, features, policy, mode, runs_json, config_json, crate_version)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&spec.split)
-        .bind(spec.folds as i64)
-        .bind(spec.seed as i64)
-        .bind(&spec.features)
-        .bind(&spec.policy)
-        .bind(&spec.mode)
-        .bind(json(&spec.runs))
-        .bind(spec.config.to_string())
-        .bind(env!("CARGO_PKG_VERSION"))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| self.err(e))?
-        .last_insert_rowid();
-        for r in rows {
-            sqlx::query(
-                "INSERT INTO route_eval_results (eval_id, router, param, corpus, fold, n, accuracy, macro_f1,
-                    mrr, correct_rate, mean_tokens, regret_correct, regret_tokens, latency_ms, fit_ms)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(id)
-            .bind(&r.router)
-            .bind(r.param.map(|p| format!("{p}")).unwrap_or_default())
-            .bind(&r.corpus)
-            .bind(r.fold as i64)
-            .bind(r.n as i64)
-            .bind(r.accuracy)
-            .bind(r.macro_f1)
-            .bind(r.mrr)
-            .bind(r.correct_rate)
-            .bind(r.mean_tokens)
-            .bind(r.regret_correct)
-            .bind(r.regret_tokens)
-            .bind(r.latency_ms)
-            .bind(r.fit_ms)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))?;
-        Ok(id)
+        self.put_route_eval_full(spec, rows, &[], &[]).await
     }
 
     /// The stored evaluations, newest first: (id, spec).
@@ -764,7 +760,7 @@ impl Store {
     }
 }
 
-fn json<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("serialisable")
 }
 

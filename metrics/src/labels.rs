@@ -18,8 +18,9 @@ pub struct Outcome {
     /// `None` when the paradigm failed or the judge could not decide: never correct.
     pub judge: Option<JudgeLabel>,
     pub semantic_f1: f64,
-    /// All tokens the paradigm spent on the query (construction share, retrieval, generation).
-    pub total_tokens: u64,
+    /// What the paradigm cost on the query: tokens (construction share, retrieval, generation;
+    /// context tokens offline) or an imported cost in its own unit (retrieval steps, ...).
+    pub cost: f64,
 }
 
 impl Outcome {
@@ -130,7 +131,7 @@ pub fn routing_label(outcomes: &[(ParadigmId, Outcome)], policy: LabelPolicy) ->
         let (pa, oa) = a;
         let (pb, ob) = b;
         let f1 = by_f1_desc(oa.semantic_f1, ob.semantic_f1);
-        let tokens = oa.total_tokens.cmp(&ob.total_tokens);
+        let tokens = oa.cost.total_cmp(&ob.cost);
         let primary = match policy {
             LabelPolicy::JudgeThenSemanticF1 => f1.then(tokens),
             LabelPolicy::CheapestCorrect => tokens.then(f1),
@@ -210,7 +211,7 @@ mod tests {
         Outcome {
             judge,
             semantic_f1: f1,
-            total_tokens: tokens,
+            cost: tokens as f64,
         }
     }
 

@@ -199,7 +199,13 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         if !sel.corpora.is_empty() {
             rows.retain(|r| r.corpus == "*" || sel.corpora.contains(&r.corpus));
         }
-        evals.push(RouteEval { id, spec, rows });
+        let tests = store.route_eval_tests(id).await?;
+        evals.push(RouteEval {
+            id,
+            spec,
+            rows,
+            tests,
+        });
     }
     evals.sort_by_key(|e| e.id);
 

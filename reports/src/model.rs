@@ -114,6 +114,8 @@ pub struct RouteEval {
     pub id: i64,
     pub spec: RouteEvalSpec,
     pub rows: Vec<RouteEvalRow>,
+    /// Paired tests of each (router, λ) against best-single (empty for older evaluations).
+    pub tests: Vec<bench_core::RouteEvalTest>,
 }
 
 /// Everything a report shows.

@@ -205,6 +205,11 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
             e.spec.mode
         )));
         blocks.push(Block::Table(md));
+        if !e.tests.is_empty() {
+            let sig = tables::significance(&e.tests, &e.rows);
+            st.table(&sig, &sig)?;
+            blocks.push(Block::Table(sig));
+        }
     }
     match FeaturesFigure::from_evals(&data.evals, &corpora) {
         Some(f) => {

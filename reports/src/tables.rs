@@ -278,6 +278,49 @@ pub fn table3(rows: &[RouteEvalRow], corpora: &[String]) -> (Table, Table) {
 /// Table 16: LLM tokens by phase per corpus and paradigm, summed over the run's tuples (Avg-Ctx
 /// is the mean context length). Construction includes the graph build amortised over the
 /// questions.
+/// Each router's paired comparison with best-single: pooled correct rate, the difference in
+/// percentage points with its 95 % bootstrap interval, discordant counts, McNemar's p.
+pub fn significance(tests: &[bench_core::RouteEvalTest], rows: &[RouteEvalRow]) -> Table {
+    let pooled = |r: &str, p: Option<f64>| {
+        let v: Vec<f64> = rows
+            .iter()
+            .filter(|x| x.router == r && x.param == p && x.corpus == "*")
+            .map(|x| x.correct_rate)
+            .collect();
+        mean_std(&v).0
+    };
+    let mut ordered: Vec<&bench_core::RouteEvalTest> = tests.iter().collect();
+    ordered.sort_by_key(|t| (router_order(&t.router), t.param.map(f64::to_bits)));
+    Table {
+        name: "significance".into(),
+        title: format!(
+            "Paired comparison with {} (same test questions; {} bootstrap resamples, exact McNemar)",
+            tests.first().map_or("best-single", |t| t.baseline.as_str()),
+            tests.first().map_or(0, |t| t.resamples)
+        ),
+        headers: ["router", "C.R %", "Δ pp", "95% CI (pp)", "wins / losses", "McNemar p"]
+            .map(String::from)
+            .to_vec(),
+        rows: ordered
+            .iter()
+            .map(|t| {
+                vec![
+                    router_label(&t.router, t.param),
+                    pct(pooled(&t.router, t.param)),
+                    format!("{:+.2}", 100.0 * t.diff),
+                    format!("[{:+.2}, {:+.2}]", 100.0 * t.ci_low, 100.0 * t.ci_high),
+                    format!("{} / {}", t.wins, t.losses),
+                    if t.p_mcnemar < 1e-4 {
+                        format!("{:.1e}", t.p_mcnemar)
+                    } else {
+                        format!("{:.4}", t.p_mcnemar)
+                    },
+                ]
+            })
+            .collect(),
+    }
+}
+
 pub fn table16(data: &ReportData) -> Table {
     let headers: Vec<String> = [
         "Corpus",

@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let t = Instant::now();
     let set = routers::synthetic::widen_embedding(&synthetic_set(rows, 2024), 384, 7);
-    let folds = Split::KFold(5).folds(&set, 7)?;
+    let folds = Split::KFold(5).folds(&set, 7, &[])?;
     let paradigms = set.schema.n_classes() - 1;
     println!(
         "synthetic set: {rows} routing rows = {} (query, paradigm) tuples ({paradigms} paradigms), {} features, built in {:.2} s",

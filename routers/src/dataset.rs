@@ -11,9 +11,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use bench_core::outcomes::is_imported;
 use bench_core::{
     BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, ParadigmId, QueryType, Result,
-    RoutingRow, RoutingSchema, RoutingSet, Store,
+    RoutingRow, RoutingSchema, RoutingSet, SplitTag, Store,
 };
 use corpora::embed::VectorCache;
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
@@ -32,13 +33,24 @@ pub const INDICATOR_KEYS: [&str; 6] = [
     "embeddings.dispersion_mean",
 ];
 
+/// Which split tags the chosen runs may carry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SplitUse {
+    /// Per corpus the latest run not tagged `train` (k-fold and leave-one-corpus-out).
+    #[default]
+    Pooled,
+    /// Per corpus the latest `train` run and the latest `test` run (`--split given`).
+    Given,
+}
+
 /// Which runs feed the data set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunSelection {
-    /// Explicit run ids (one per corpus); when empty, the latest run with results per corpus.
+    /// Explicit run ids (one per corpus and split tag); when empty, the latest runs per corpus.
     pub run_ids: Vec<i64>,
     /// Restrict to these corpora (empty: every corpus with results).
     pub corpora: Vec<String>,
+    pub splits: SplitUse,
 }
 
 /// One selected run.
@@ -48,6 +60,27 @@ pub struct RunRef {
     pub corpus: String,
     pub corpus_hash: String,
     pub mode: String,
+    /// The split tag of an imported run (`None` for benched runs).
+    pub split: Option<SplitTag>,
+    /// The unit of an imported run's costs.
+    pub cost_unit: Option<String>,
+}
+
+impl RunRef {
+    /// What a tuple's cost counts in this run: the imported unit, offline the context tokens
+    /// a paradigm assembled, in LLM mode the tokens it was billed.
+    pub fn cost_unit(&self) -> String {
+        match &self.cost_unit {
+            Some(u) if is_imported(&self.mode) => u.clone(),
+            _ if self.mode == "offline" => "context tokens".into(),
+            _ if is_imported(&self.mode) => "cost".into(),
+            _ => "LLM tokens".into(),
+        }
+    }
+
+    fn key(&self) -> (String, Option<SplitTag>) {
+        (self.corpus.clone(), self.split)
+    }
 }
 
 /// One stored tuple, as the data set reads it.
@@ -56,8 +89,11 @@ pub struct Tuple {
     pub query_id: String,
     pub paradigm: ParadigmId,
     pub judge: Option<JudgeLabel>,
+    /// The imported score where one exists, else the semantic F1: what the paper's label
+    /// policy ranks correct paradigms by.
     pub semantic_f1: Option<f64>,
-    pub tokens: u64,
+    /// `cost_tokens` of a benched tuple, the imported cost of an imported one.
+    pub tokens: f64,
     pub error: Option<String>,
 }
 
@@ -68,8 +104,8 @@ pub struct RawCorpus {
     /// (query id, text, type), in stored order, only queries with at least one tuple.
     pub queries: Vec<(String, String, QueryType)>,
     pub tuples: Vec<Tuple>,
-    /// In [`INDICATOR_NAMES`] order.
-    pub indicators: [f64; 6],
+    /// In [`INDICATOR_NAMES`] order, or why there are none (only needed for corpus features).
+    pub indicators: std::result::Result<[f64; 6], String>,
 }
 
 /// The built data set and where it came from.
@@ -84,39 +120,67 @@ pub struct RoutingData {
     pub encoder: String,
     /// Tuples recorded as failed (counted as not correct).
     pub failed_tuples: usize,
+    /// What the outcomes' `tokens` count (`context tokens`, `LLM tokens`, `retrieval steps`, ...).
+    pub cost_unit: String,
+    /// Per row, the split tag of the run it came from.
+    pub splits: Vec<Option<SplitTag>>,
 }
 
-/// The runs to use: explicit ids, or per corpus the latest run that has results. All must share
-/// one mode, and a corpus may appear once.
+/// What `build_set` builds besides the rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Include the six corpus indicators (every corpus then needs stored corpus metrics).
+    pub corpus_features: bool,
+    /// Restrict the label space to these paradigms (`None`: every paradigm with tuples).
+    pub classes: Option<Vec<ParadigmId>>,
+}
+
+/// The runs to use: explicit ids, or per corpus the latest run with results (and split tags as
+/// `sel.splits` asks). All must share one mode, and a (corpus, split tag) may appear once.
 pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
     let err = |e: sqlx::Error| BenchError::Other(format!("results store {}: {e}", store.path()));
     let rows = sqlx::query(
-        "SELECT r.id, r.corpus, r.corpus_hash, r.mode FROM runs r
+        "SELECT r.id, r.corpus, r.corpus_hash, r.mode, r.split, r.cost_unit FROM runs r
          WHERE EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id) ORDER BY r.id",
     )
     .fetch_all(store.pool())
     .await
     .map_err(err)?;
-    let all: Vec<RunRef> = rows
-        .iter()
-        .map(|r| RunRef {
+    let mut all: Vec<RunRef> = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let split: Option<String> = r.get(4);
+        all.push(RunRef {
             id: r.get(0),
             corpus: r.get(1),
             corpus_hash: r.get(2),
             mode: r.get(3),
-        })
-        .collect();
-    let mut chosen: BTreeMap<String, RunRef> = BTreeMap::new();
+            split: split.as_deref().map(str::parse).transpose()?,
+            cost_unit: r.get(5),
+        });
+    }
+    let mut chosen: BTreeMap<(String, Option<SplitTag>), RunRef> = BTreeMap::new();
     if sel.run_ids.is_empty() {
-        // Ids grow with time: the last one seen per corpus is the latest.
+        // Ids grow with time: the last one seen per (corpus, split) is the latest.
         for r in all {
-            chosen.insert(r.corpus.clone(), r);
+            let keep = match sel.splits {
+                SplitUse::Pooled => r.split != Some(SplitTag::Train),
+                SplitUse::Given => r.split.is_some(),
+            };
+            if keep {
+                chosen.insert(r.key(), r);
+            }
         }
         if chosen.is_empty() {
-            return Err(BenchError::Invalid(format!(
-                "results store {} has no run with results: run `ragrouter bench <corpus>` first",
-                store.path()
-            )));
+            return Err(BenchError::Invalid(match sel.splits {
+                SplitUse::Pooled => format!(
+                    "results store {} has no run with results outside a train split: run `ragrouter bench <corpus>` or `ragrouter import` first",
+                    store.path()
+                ),
+                SplitUse::Given => format!(
+                    "results store {} has no run tagged train or test: import with --split train and --split test for `--split given`",
+                    store.path()
+                ),
+            }));
         }
     } else {
         for id in &sel.run_ids {
@@ -126,17 +190,20 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
                     store.path()
                 ))
             })?;
-            if let Some(prev) = chosen.insert(r.corpus.clone(), r.clone()) {
+            if let Some(prev) = chosen.insert(r.key(), r.clone()) {
                 return Err(BenchError::Invalid(format!(
-                    "runs {} and {id} are both of corpus {}: give one run per corpus",
-                    prev.id, r.corpus
+                    "runs {} and {id} are both of corpus {}{}: give one run per corpus",
+                    prev.id,
+                    r.corpus,
+                    r.split.map(|s| format!(" (split {s})")).unwrap_or_default()
                 )));
             }
         }
     }
     if !sel.corpora.is_empty() {
+        let names: BTreeSet<String> = chosen.keys().map(|k| k.0.clone()).collect();
         for c in &sel.corpora {
-            if !chosen.contains_key(c) {
+            if !names.contains(c) {
                 return Err(BenchError::Invalid(format!(
                     "corpus {c:?} has no {} with results in {} (corpora with results: {})",
                     if sel.run_ids.is_empty() {
@@ -145,11 +212,21 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
                         "selected run"
                     },
                     store.path(),
-                    chosen.keys().cloned().collect::<Vec<_>>().join(", ")
+                    names.iter().cloned().collect::<Vec<_>>().join(", ")
                 )));
             }
         }
-        chosen.retain(|k, _| sel.corpora.contains(k));
+        chosen.retain(|k, _| sel.corpora.contains(&k.0));
+    }
+    if sel.splits == SplitUse::Given {
+        for tag in [SplitTag::Train, SplitTag::Test] {
+            if !chosen.keys().any(|k| k.1 == Some(tag)) {
+                return Err(BenchError::Invalid(format!(
+                    "--split given needs runs tagged train and test; the selection has no {tag} run \
+                     (import one with `ragrouter import ... --split {tag}`)"
+                )));
+            }
+        }
     }
     let runs: Vec<RunRef> = chosen.into_values().collect();
     let modes: BTreeSet<&str> = runs.iter().map(|r| r.mode.as_str()).collect();
@@ -163,6 +240,13 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
                 .join("; ")
         )));
     }
+    let units: BTreeSet<String> = runs.iter().map(RunRef::cost_unit).collect();
+    if units.len() > 1 {
+        return Err(BenchError::Invalid(format!(
+            "the selected runs count costs in different units ({}): choose runs of one unit",
+            units.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
     Ok(runs)
 }
 
@@ -172,10 +256,10 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
     let mut out = Vec::with_capacity(runs.len());
     for run in runs {
         let rows = sqlx::query(
-            "SELECT query_id, paradigm, judge_label, semantic_f1,
+            "SELECT query_id, paradigm, judge_label, coalesce(score, semantic_f1),
                     tokens_construction_in + tokens_construction_out + tokens_retrieval_in
                     + tokens_retrieval_out + tokens_generation_in + tokens_generation_out,
-                    error, context_tokens
+                    error, context_tokens, cost
              FROM results WHERE run_id = ? ORDER BY query_id, paradigm",
         )
         .bind(run.id)
@@ -206,11 +290,16 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
             };
             let llm_tokens: i64 = r.get(4);
             let context_tokens: i64 = r.get(6);
-            let tokens = bench_core::cost_tokens(
-                &run.mode,
-                llm_tokens.max(0) as u64,
-                context_tokens.max(0) as u64,
-            );
+            let imported_cost: Option<f64> = r.get(7);
+            let tokens = if is_imported(&run.mode) {
+                imported_cost.unwrap_or(0.0)
+            } else {
+                bench_core::cost_tokens(
+                    &run.mode,
+                    llm_tokens.max(0) as u64,
+                    context_tokens.max(0) as u64,
+                ) as f64
+            };
             tuples.push(Tuple {
                 query_id,
                 paradigm,
@@ -259,14 +348,21 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
     Ok(out)
 }
 
-/// The six indicators of a corpus from its stored metrics.
-async fn indicators(store: &Store, run: &RunRef) -> Result<[f64; 6]> {
+/// The six indicators of a corpus from its stored metrics; `Err` says why there are none.
+async fn indicators(store: &Store, run: &RunRef) -> Result<std::result::Result<[f64; 6], String>> {
     let Some((configuration, flat)) = store.corpus_metrics(&run.corpus, &run.corpus_hash).await?
     else {
-        return Err(BenchError::Invalid(format!(
-            "corpus {} has no stored corpus metrics for its content (hash {}): run `ragrouter metrics {}` first",
-            run.corpus, run.corpus_hash, run.corpus
-        )));
+        return Ok(Err(if is_imported(&run.mode) {
+            format!(
+                "corpus {} was imported ({}) without documents, so it has no corpus indicators: use --features q",
+                run.corpus, run.mode
+            )
+        } else {
+            format!(
+                "corpus {} has no stored corpus metrics for its content (hash {}): run `ragrouter metrics {}` first, or use --features q",
+                run.corpus, run.corpus_hash, run.corpus
+            )
+        }));
     };
     let mut out = [0.0; 6];
     for (slot, key) in out.iter_mut().zip(INDICATOR_KEYS) {
@@ -281,7 +377,7 @@ async fn indicators(store: &Store, run: &RunRef) -> Result<[f64; 6]> {
                 ))
             })?;
     }
-    Ok(out)
+    Ok(Ok(out))
 }
 
 /// The feature blocks of every routing set, named column by column: query type (one-hot), the
@@ -314,30 +410,56 @@ pub fn feature_blocks(embedding_dim: usize) -> Vec<(FeatureKind, Vec<String>)> {
     ]
 }
 
-/// Builds the data set: classes are the paradigms present in the tuples, rows follow the runs'
-/// order and each corpus's stored query order. Questions are embedded in batches (through
-/// `cache` when given, keyed by corpus and encoder).
+/// Builds the data set: classes are the paradigms present in the tuples (or `opts.classes`),
+/// rows follow the runs' order and each corpus's stored query order. Questions are embedded in
+/// batches (through `cache` when given, keyed by corpus, split and encoder).
 pub fn build_set(
     raw: &[RawCorpus],
     policy: LabelPolicy,
     embedder: &dyn Embedder,
     cache: Option<&VectorCache>,
+    opts: &BuildOptions,
 ) -> Result<RoutingData> {
     let present: BTreeSet<ParadigmId> = raw
         .iter()
         .flat_map(|c| c.tuples.iter().map(|t| t.paradigm))
         .collect();
-    let paradigms: Vec<ParadigmId> = present.into_iter().collect();
+    let paradigms: Vec<ParadigmId> = match &opts.classes {
+        None => present.into_iter().collect(),
+        Some(keep) => {
+            if let Some(p) = keep.iter().find(|p| !present.contains(p)) {
+                return Err(BenchError::Invalid(format!(
+                    "--classes names {p}, which has no tuple in the selected runs (paradigms with tuples: {})",
+                    present.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            present.into_iter().filter(|p| keep.contains(p)).collect()
+        }
+    };
+    if opts.corpus_features {
+        if let Some(why) = raw.iter().find_map(|c| c.indicators.as_ref().err()) {
+            return Err(BenchError::Invalid(why.clone()));
+        }
+    }
     let dim = embedder.dim();
-    let schema = RoutingSchema::new(&paradigms, feature_blocks(dim));
+    let blocks: Vec<_> = feature_blocks(dim)
+        .into_iter()
+        .filter(|(k, _)| opts.corpus_features || k.is_query())
+        .collect();
+    let schema = RoutingSchema::new(&paradigms, blocks);
     let k = schema.n_classes();
     let mut rows = Vec::new();
+    let mut splits = Vec::new();
     let mut failed_tuples = 0;
     for c in raw {
         let texts: Vec<&str> = c.queries.iter().map(|q| q.1.as_str()).collect();
-        let vectors = embed_questions(&c.run.corpus, &texts, embedder, cache)?;
+        let cache_name = match c.run.split {
+            Some(s) => format!("{}@{s}", c.run.corpus),
+            None => c.run.corpus.clone(),
+        };
+        let vectors = embed_questions(&cache_name, &texts, embedder, cache)?;
         let mut by_query: BTreeMap<&str, Vec<&Tuple>> = BTreeMap::new();
-        for t in &c.tuples {
+        for t in c.tuples.iter().filter(|t| paradigms.contains(&t.paradigm)) {
             by_query.entry(t.query_id.as_str()).or_default().push(t);
         }
         for (qi, (id, text, qtype)) in c.queries.iter().enumerate() {
@@ -352,7 +474,7 @@ pub fn build_set(
                 let o = Outcome {
                     judge,
                     semantic_f1,
-                    total_tokens: t.tokens,
+                    cost: t.tokens,
                 };
                 let class = schema.class_of(t.paradigm).ok_or_else(|| {
                     BenchError::Other(format!("paradigm {} missing from classes", t.paradigm))
@@ -360,7 +482,7 @@ pub fn build_set(
                 outcomes[class] = Some(ClassOutcome {
                     correct: o.is_correct(),
                     semantic_f1,
-                    tokens: t.tokens as f64,
+                    tokens: t.tokens,
                 });
                 labelled.push((t.paradigm, o));
             }
@@ -385,7 +507,11 @@ pub fn build_set(
                     .into_iter()
                     .map(|(_, v)| v),
             );
-            features.extend(c.indicators);
+            if opts.corpus_features {
+                if let Ok(ind) = &c.indicators {
+                    features.extend(ind);
+                }
+            }
             rows.push(RoutingRow {
                 query_id: id.clone(),
                 corpus: c.run.corpus.clone(),
@@ -395,6 +521,7 @@ pub fn build_set(
                 label,
                 outcomes,
             });
+            splits.push(c.run.split);
         }
     }
     let set = RoutingSet {
@@ -411,6 +538,10 @@ pub fn build_set(
         mode: raw.first().map(|c| c.run.mode.clone()).unwrap_or_default(),
         encoder: embedder.name().to_string(),
         failed_tuples,
+        cost_unit: raw
+            .first()
+            .map_or_else(|| "tokens".to_string(), |c| c.run.cost_unit()),
+        splits,
     })
 }
 
@@ -462,10 +593,11 @@ pub async fn load_routing_data(
     policy: LabelPolicy,
     embedder: &dyn Embedder,
     cache: Option<&VectorCache>,
+    opts: &BuildOptions,
 ) -> Result<RoutingData> {
     let runs = select_runs(store, sel).await?;
     let raw = load_raw(store, &runs).await?;
-    build_set(&raw, policy, embedder, cache)
+    build_set(&raw, policy, embedder, cache, opts)
 }
 
 #[cfg(test)]
@@ -478,7 +610,11 @@ mod tests {
 
     /// Every run of the store, labelled by `policy`, no question-vector cache.
     async fn load_all(store: &Store, policy: LabelPolicy, emb: &HashEmbedder) -> RoutingData {
-        load_routing_data(store, &RunSelection::default(), policy, emb, None)
+        let opts = BuildOptions {
+            corpus_features: true,
+            classes: None,
+        };
+        load_routing_data(store, &RunSelection::default(), policy, emb, None, &opts)
             .await
             .unwrap()
     }
@@ -637,11 +773,40 @@ mod tests {
         let emb = HashEmbedder::new(4);
         let policy = LabelPolicy::default();
         let (store, _) = store_with_run("offline", "tiny", false).await;
-        let e = load_routing_data(&store, &RunSelection::default(), policy, &emb, None)
-            .await
-            .unwrap_err()
-            .to_string();
+        let with_c = BuildOptions {
+            corpus_features: true,
+            classes: None,
+        };
+        let e = load_routing_data(
+            &store,
+            &RunSelection::default(),
+            policy,
+            &emb,
+            None,
+            &with_c,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("ragrouter metrics tiny"), "{e}");
+        // Query features alone need no corpus metrics.
+        let q_only = load_routing_data(
+            &store,
+            &RunSelection::default(),
+            policy,
+            &emb,
+            None,
+            &BuildOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert!(q_only
+            .set
+            .schema
+            .block(FeatureKind::CorpusIndicators)
+            .is_none());
+        assert_eq!(q_only.set.schema.n_features(), 4 + 4 + 9);
+        assert_eq!(q_only.cost_unit, "context tokens");
 
         let (store, _) = store_with_run("offline", "a", true).await;
         add_run(&store, "gpt-x", "b", true).await;

@@ -14,11 +14,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::routing::argmax;
-use bench_core::{BenchError, ParadigmId, Result, RouteEvalRow, Router, RoutingRow, RoutingSet};
-use metrics::labels::{correct_rate_with_fallback, Outcome, RoutingLabel};
+use bench_core::{
+    BenchError, ParadigmId, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
+    SplitTag,
+};
 use rayon::prelude::*;
 
-use crate::baselines::{class_label, most_frequent_optimal_class};
+use crate::baselines::most_frequent_optimal_class;
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::{mix64, SplitMix64};
 
@@ -36,6 +38,8 @@ pub enum Split {
     KFold(usize),
     /// Leave one corpus out: one fold per corpus.
     Loco,
+    /// The data's own split: train on rows of runs tagged `train`, test on those tagged `test`.
+    Given,
 }
 
 impl Split {
@@ -43,26 +47,58 @@ impl Split {
         match self {
             Split::KFold(_) => "kfold",
             Split::Loco => "loco",
+            Split::Given => "given",
         }
     }
 
-    /// Parses `kfold` or `loco`; `folds` is used by k-fold.
+    /// Parses `kfold`, `loco` or `given`; `folds` is used by k-fold.
     pub fn parse(s: &str, folds: usize) -> Result<Split> {
         match s.trim() {
             "kfold" => Ok(Split::KFold(folds)),
             "loco" => Ok(Split::Loco),
+            "given" => Ok(Split::Given),
             other => Err(BenchError::Invalid(format!(
-                "unknown split {other:?}: expected kfold (stratified k-fold) or loco (leave one corpus out)"
+                "unknown split {other:?}: expected kfold (stratified k-fold), loco (leave one corpus out) or given (train on runs tagged train, test on runs tagged test)"
             ))),
         }
     }
 
-    pub fn folds(self, set: &RoutingSet, seed: u64) -> Result<Vec<Fold>> {
+    /// The folds of `set`; `tags` (one per row, the split tag of the row's run) is read by
+    /// `given` only.
+    pub fn folds(
+        self,
+        set: &RoutingSet,
+        seed: u64,
+        tags: &[Option<SplitTag>],
+    ) -> Result<Vec<Fold>> {
         match self {
             Split::KFold(k) => stratified_kfold(&set.labels(), k, seed),
             Split::Loco => leave_one_corpus_out(set),
+            Split::Given => given_fold(set, tags).map(|f| vec![f]),
         }
     }
+}
+
+/// One fold: train on the rows tagged `train`, test on those tagged `test`.
+pub fn given_fold(set: &RoutingSet, tags: &[Option<SplitTag>]) -> Result<Fold> {
+    if tags.len() != set.rows.len() {
+        return Err(BenchError::Invalid(format!(
+            "--split given: {} split tags for {} rows",
+            tags.len(),
+            set.rows.len()
+        )));
+    }
+    let pick =
+        |t: SplitTag| -> Vec<usize> { (0..tags.len()).filter(|&i| tags[i] == Some(t)).collect() };
+    let (train, test) = (pick(SplitTag::Train), pick(SplitTag::Test));
+    if train.is_empty() || test.is_empty() {
+        return Err(BenchError::Invalid(format!(
+            "--split given needs rows tagged train and test; the data set has {} train and {} test rows",
+            train.len(),
+            test.len()
+        )));
+    }
+    Ok(Fold { train, test })
 }
 
 /// Stratified k-fold: each class's rows are shuffled (seeded) and dealt to the folds in turn,
@@ -142,7 +178,8 @@ pub fn scrub(row: &RoutingRow) -> RoutingRow {
 pub type MakeRouter =
     Arc<dyn Fn(&RouterContext, Option<f64>) -> Result<Box<dyn Router>> + Send + Sync>;
 
-/// A router to evaluate: a registry entry, or one built at run time (an external program).
+/// A router to evaluate: a registry entry, or one built at run time (an external program, a
+/// fixed paradigm).
 #[derive(Clone)]
 pub struct Candidate {
     pub name: String,
@@ -150,6 +187,9 @@ pub struct Candidate {
     pub needs_llm: bool,
     pub sees_outcomes: bool,
     pub sweep: Vec<f64>,
+    /// Lanes the router routes between, each a preference list of paradigms; the router is
+    /// skipped on a data set that has no class for some lane.
+    pub lanes: Vec<(String, Vec<ParadigmId>)>,
     pub make: MakeRouter,
 }
 
@@ -172,26 +212,138 @@ impl From<RouterEntry> for Candidate {
             needs_llm: e.needs_llm,
             sees_outcomes: e.sees_outcomes,
             sweep: e.sweep.to_vec(),
+            lanes: e
+                .lanes
+                .iter()
+                .map(|(n, ps)| (n.to_string(), ps.to_vec()))
+                .collect(),
             make: Arc::new(make),
         }
     }
+}
+
+impl Candidate {
+    /// Why the router cannot run on `schema` (a lane without a class), if it cannot.
+    pub fn missing_lane(&self, schema: &bench_core::RoutingSchema) -> Option<String> {
+        self.lanes.iter().find_map(|(lane, prefs)| {
+            (!prefs.iter().any(|&p| schema.class_of(p).is_some())).then(|| {
+                format!(
+                    "needs a {lane} lane ({}), and the data set's classes are {}",
+                    prefs
+                        .iter()
+                        .map(|p| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    schema.classes.join(", ")
+                )
+            })
+        })
+    }
+}
+
+/// Which paradigm a `cannot-answer` prediction plays when the correct rate is measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fallback {
+    /// The training fold's most frequent optimal paradigm (the paper's Appendix D.3).
+    MostFrequent,
+    /// Per question, the paradigm a calibrated utility estimate fitted on the training fold
+    /// ranks first (`util-lr` at λ = 0): a classifier's `cannot-answer` then costs nothing.
+    #[default]
+    Utility,
+}
+
+impl Fallback {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fallback::MostFrequent => "most-frequent",
+            Fallback::Utility => "utility",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Fallback> {
+        match s.trim() {
+            "most-frequent" => Ok(Fallback::MostFrequent),
+            "utility" => Ok(Fallback::Utility),
+            other => Err(BenchError::Invalid(format!(
+                "unknown fallback {other:?}: expected utility (per question, the paradigm the training folds' utility estimate ranks first) or most-frequent (the paper's: the most frequent optimal paradigm)"
+            ))),
+        }
+    }
+}
+
+/// How `evaluate_with` measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvalOptions {
+    pub fallback: Fallback,
 }
 
 /// What `evaluate` measured, and the routers it could not run.
 #[derive(Debug, Clone, Default)]
 pub struct Evaluation {
     pub rows: Vec<RouteEvalRow>,
-    /// (router, reason) for entries that were not run (an LLM router offline) or that failed on
-    /// some fold (left out whole, with the first error).
+    /// Every test question of every fold, per router and sweep value.
+    pub predictions: Vec<RoutePrediction>,
+    /// (router, reason) for entries that were not run: an LLM router offline, a seed router
+    /// whose lanes the data set lacks. A skip is not a failure.
     pub skipped: Vec<(String, String)>,
+    /// (router, first error) for entries that failed on some fold (left out whole).
+    pub failed: Vec<(String, String)>,
 }
 
-/// Evaluates every entry (each value of its sweep) on every fold.
+/// Evaluates every entry (each value of its sweep) on every fold, with the default options
+/// (the most-frequent fallback of the paper).
 pub fn evaluate(
     set: &RoutingSet,
     entries: &[Candidate],
     folds: &[Fold],
     ctx: &RouterContext,
+) -> Result<Evaluation> {
+    evaluate_with(
+        set,
+        entries,
+        folds,
+        ctx,
+        &EvalOptions {
+            fallback: Fallback::MostFrequent,
+        },
+    )
+}
+
+/// Per fold, per test row: the paradigm class a `cannot-answer` prediction plays.
+fn fallbacks(
+    set: &RoutingSet,
+    folds: &[Fold],
+    ctx: &RouterContext,
+    fallback: Fallback,
+) -> Result<Vec<Vec<Option<usize>>>> {
+    folds
+        .par_iter()
+        .enumerate()
+        .map(|(fi, f)| {
+            let train = set.subset(&f.train);
+            let constant = most_frequent_optimal_class(&set.schema, &train.rows);
+            if fallback == Fallback::MostFrequent {
+                return Ok(vec![constant; f.test.len()]);
+            }
+            // The fold's seed, as the util-lr candidates of the same fold get it: they share
+            // this fit.
+            let mut u = crate::utility::fallback_router(mix64(ctx.seed ^ fi as u64));
+            u.fit(&train)?;
+            let rows: Vec<RoutingRow> = f.test.iter().map(|&i| scrub(&set.rows[i])).collect();
+            let scores = u.scores_batch(&set.schema, &rows)?;
+            let ca = set.schema.cannot_answer();
+            Ok(scores.iter().map(|s| Some(argmax(&s[..ca]))).collect())
+        })
+        .collect()
+}
+
+/// Evaluates every entry (each value of its sweep) on every fold.
+pub fn evaluate_with(
+    set: &RoutingSet,
+    entries: &[Candidate],
+    folds: &[Fold],
+    ctx: &RouterContext,
+    opts: &EvalOptions,
 ) -> Result<Evaluation> {
     set.validate()?;
     let mut skipped = Vec::new();
@@ -202,6 +354,10 @@ pub fn evaluate(
                 e.name.clone(),
                 "needs an LLM endpoint (offline run)".to_string(),
             ));
+            continue;
+        }
+        if let Some(why) = e.missing_lane(&set.schema) {
+            skipped.push((e.name.clone(), why));
             continue;
         }
         let params: Vec<Option<f64>> = if e.sweep.is_empty() {
@@ -215,9 +371,10 @@ pub fn evaluate(
             }
         }
     }
-    let per_job: Vec<Result<Vec<RouteEvalRow>>> = jobs
+    let fb = fallbacks(set, folds, ctx, opts.fallback)?;
+    let per_job: Vec<Result<FoldResult>> = jobs
         .par_iter()
-        .map(|(e, p, fi, f)| evaluate_fold(set, e, *p, *fi as u32, f, ctx))
+        .map(|(e, p, fi, f)| evaluate_fold(set, e, *p, *fi as u32, f, ctx, &fb[*fi]))
         .collect();
     // A router that fails on any fold is reported with its first error and left out whole
     // (no partial rows); the others are still measured.
@@ -225,20 +382,26 @@ pub fn evaluate(
     for ((e, ..), r) in jobs.iter().zip(&per_job) {
         if let Err(err) = r {
             if !failed.iter().any(|(n, _)| *n == e.name) {
-                failed.push((e.name.clone(), format!("failed: {err}")));
+                failed.push((e.name.clone(), err.to_string()));
             }
         }
     }
     let mut rows = Vec::new();
+    let mut predictions = Vec::new();
     for ((e, ..), r) in jobs.iter().zip(per_job) {
         if let Ok(r) = r {
             if !failed.iter().any(|(n, _)| *n == e.name) {
-                rows.extend(r);
+                rows.extend(r.rows);
+                predictions.extend(r.predictions);
             }
         }
     }
-    skipped.extend(failed);
-    Ok(Evaluation { rows, skipped })
+    Ok(Evaluation {
+        rows,
+        predictions,
+        skipped,
+        failed,
+    })
 }
 
 /// Rank (1-based) of class `truth` when classes are ordered by score, higher first, ties by
@@ -278,6 +441,12 @@ pub fn macro_f1(truth: &[usize], pred: &[usize], n_classes: usize) -> f64 {
         / present.len() as f64
 }
 
+/// One (router, sweep value, fold): its measurement rows and per-question predictions.
+struct FoldResult {
+    rows: Vec<RouteEvalRow>,
+    predictions: Vec<RoutePrediction>,
+}
+
 fn evaluate_fold(
     set: &RoutingSet,
     entry: &Candidate,
@@ -285,9 +454,11 @@ fn evaluate_fold(
     fold: u32,
     f: &Fold,
     ctx: &RouterContext,
-) -> Result<Vec<RouteEvalRow>> {
+    fallback: &[Option<usize>],
+) -> Result<FoldResult> {
     let schema = &set.schema;
     let k = schema.n_classes();
+    let ca = schema.cannot_answer();
     let train = set.subset(&f.train);
     let truth_rows: Vec<&RoutingRow> = f.test.iter().map(|&i| &set.rows[i]).collect();
     let test_rows: Vec<RoutingRow> = truth_rows
@@ -342,12 +513,37 @@ fn evaluate_fold(
             s.len()
         )));
     }
-    let fallback = most_frequent_optimal_class(schema, &train.rows);
     let latency_ms = if test_rows.is_empty() {
         0.0
     } else {
         score_ms / test_rows.len() as f64
     };
+    let pred: Vec<usize> = scores.iter().map(|s| argmax(s)).collect();
+    let truth: Vec<usize> = truth_rows.iter().map(|r| r.label).collect();
+    let played = |i: usize, c: usize| if c == ca { fallback[i] } else { Some(c) };
+    // (correct, cost) of playing class c on test row i.
+    let outcome = |i: usize, c: usize| -> (bool, f64) {
+        played(i, c)
+            .and_then(|p| truth_rows[i].outcomes[p])
+            .map_or((false, 0.0), |o| (o.correct, o.tokens))
+    };
+    let predictions = (0..truth_rows.len())
+        .map(|i| {
+            let (correct, cost) = outcome(i, pred[i]);
+            RoutePrediction {
+                router: entry.name.clone(),
+                param,
+                fold,
+                corpus: truth_rows[i].corpus.clone(),
+                query_id: truth_rows[i].query_id.clone(),
+                chosen: schema.classes[pred[i]].clone(),
+                played: played(i, pred[i]).map(|p| schema.classes[p].clone()),
+                correct,
+                cost: cost + costs[i],
+                scores: scores[i].clone(),
+            }
+        })
+        .collect();
 
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     groups.insert("*", (0..truth_rows.len()).collect());
@@ -357,18 +553,26 @@ fn evaluate_fold(
     let mut out = Vec::with_capacity(groups.len());
     for (corpus, idx) in groups {
         let n = idx.len();
-        let truth: Vec<usize> = idx.iter().map(|&i| truth_rows[i].label).collect();
-        let pred: Vec<usize> = idx.iter().map(|&i| argmax(&scores[i])).collect();
-        let rows: Vec<&RoutingRow> = idx.iter().map(|&i| truth_rows[i]).collect();
         let denom = n.max(1) as f64;
-        let accuracy = truth.iter().zip(&pred).filter(|(t, p)| t == p).count() as f64 / denom;
+        let t: Vec<usize> = idx.iter().map(|&i| truth[i]).collect();
+        let p: Vec<usize> = idx.iter().map(|&i| pred[i]).collect();
+        let accuracy = t.iter().zip(&p).filter(|(a, b)| a == b).count() as f64 / denom;
         let mrr = idx
             .iter()
-            .map(|&i| 1.0 / rank_of(&scores[i], truth_rows[i].label) as f64)
+            .map(|&i| 1.0 / rank_of(&scores[i], truth[i]) as f64)
             .sum::<f64>()
             / denom;
-        let (cr, tokens) = outcome_measures(set, &rows, &pred, fallback);
-        let (oracle_cr, oracle_tokens) = outcome_measures(set, &rows, &truth, fallback);
+        let mean = |f: &dyn Fn(usize) -> (bool, f64)| -> (f64, f64) {
+            let (mut c, mut tok) = (0.0, 0.0);
+            for &i in &idx {
+                let (ok, cost) = f(i);
+                c += f64::from(u8::from(ok));
+                tok += cost;
+            }
+            (c / denom, tok / denom)
+        };
+        let (cr, tokens) = mean(&|i| outcome(i, pred[i]));
+        let (oracle_cr, oracle_tokens) = mean(&|i| outcome(i, truth[i]));
         let own = idx.iter().map(|&i| costs[i]).sum::<f64>() / denom;
         out.push(RouteEvalRow {
             router: entry.name.clone(),
@@ -377,7 +581,7 @@ fn evaluate_fold(
             fold,
             n: n as u32,
             accuracy,
-            macro_f1: macro_f1(&truth, &pred, k),
+            macro_f1: macro_f1(&t, &p, k),
             mrr,
             correct_rate: cr,
             mean_tokens: tokens + own,
@@ -387,65 +591,10 @@ fn evaluate_fold(
             fit_ms,
         });
     }
-    Ok(out)
-}
-
-/// Correct rate (with the `cannot-answer` fallback) and mean tokens of the chosen paradigms.
-/// A predicted paradigm without a tuple for the query is not correct and costs nothing
-/// recorded; with no fallback (no training label names a paradigm) `cannot-answer` is never
-/// correct and costs nothing.
-fn outcome_measures(
-    set: &RoutingSet,
-    rows: &[&RoutingRow],
-    pred: &[usize],
-    fallback: Option<usize>,
-) -> (f64, f64) {
-    let schema = &set.schema;
-    let ca = schema.cannot_answer();
-    let chosen = |p: usize| if p == ca { fallback } else { Some(p) };
-    let tokens = rows
-        .iter()
-        .zip(pred)
-        .map(|(r, &p)| {
-            chosen(p)
-                .and_then(|c| r.outcomes[c])
-                .map_or(0.0, |o| o.tokens)
-        })
-        .sum::<f64>()
-        / rows.len().max(1) as f64;
-    let labels: Vec<RoutingLabel> = pred.iter().map(|&p| class_label(schema, p)).collect();
-    let outcomes: Vec<Vec<(ParadigmId, Outcome)>> = rows
-        .iter()
-        .map(|r| {
-            r.outcomes
-                .iter()
-                .enumerate()
-                .filter_map(|(c, o)| {
-                    let o = (*o)?;
-                    let p = schema.paradigm_of(c)?;
-                    Some((
-                        p,
-                        Outcome {
-                            judge: o.correct.then_some(bench_core::JudgeLabel::Correct),
-                            semantic_f1: o.semantic_f1,
-                            total_tokens: o.tokens as u64,
-                        },
-                    ))
-                })
-                .collect()
-        })
-        .collect();
-    let cr = match fallback.and_then(|c| schema.paradigm_of(c)) {
-        Some(fb) => correct_rate_with_fallback(&labels, &outcomes, fb),
-        None => {
-            rows.iter()
-                .zip(pred)
-                .filter(|(r, &p)| p != ca && r.outcomes[p].is_some_and(|o| o.correct))
-                .count() as f64
-                / rows.len().max(1) as f64
-        }
-    };
-    (cr, tokens)
+    Ok(FoldResult {
+        rows: out,
+        predictions,
+    })
 }
 
 /// Mean and sample standard deviation over folds of one (router, param, corpus).

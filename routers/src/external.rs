@@ -89,6 +89,7 @@ impl ExternalSpec {
             family: Family::External,
             needs_llm: false,
             sees_outcomes: false,
+            lanes: Vec::new(),
             sweep: Vec::new(),
             make: Arc::new(move |ctx: &RouterContext, _| {
                 Ok(Box::new(ExternalRouter::new(spec.clone(), ctx.seed)) as Box<dyn Router>)

@@ -8,11 +8,14 @@ pub mod eval;
 pub mod external;
 pub mod features;
 pub mod models;
+pub mod published;
 pub mod registry;
 pub mod rng;
 pub mod seeds;
+pub mod significance;
 pub mod synthetic;
 pub mod table;
+pub mod utility;
 
 pub use features::{FeatureSet, INDICATOR_NAMES};
 pub use registry::{registry, Family, LlmAccess, RouterContext, RouterEntry};

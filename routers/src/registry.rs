@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use bench_core::{Llm, Result, Router};
+use bench_core::{Llm, ParadigmId, Result, Router};
 
 /// What a router may use besides its training rows.
 #[derive(Clone)]
@@ -45,8 +45,28 @@ pub enum Family {
     Ml,
     Neural,
     Seed,
+    /// Routers of the paper's Table 3 from other papers (Adaptive-RAG, MBA-RAG, RouterDC).
+    Published,
     CostAware,
+    /// Calibrated P(correct) per paradigm minus λ·cost.
+    Utility,
     External,
+}
+
+impl Family {
+    /// The name `route list` shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Baseline => "baseline",
+            Family::Ml => "ml",
+            Family::Neural => "neural",
+            Family::Seed => "seed",
+            Family::Published => "published",
+            Family::CostAware => "cost-aware",
+            Family::Utility => "utility",
+            Family::External => "external",
+        }
+    }
 }
 
 /// One registered router.
@@ -64,6 +84,9 @@ pub struct RouterEntry {
     pub sees_outcomes: bool,
     /// The default parameter sweep (λ of a cost-aware router); empty when it has no parameter.
     pub sweep: &'static [f64],
+    /// The lanes it routes between, each named with its preference list of paradigms; the
+    /// evaluation skips the router (with the reason) on a data set without a class for a lane.
+    pub lanes: &'static [(&'static str, &'static [ParadigmId])],
     /// A fresh, unfitted router; `param` is one value of the sweep (`None` without a sweep).
     pub make: MakeRouter,
 }
@@ -86,7 +109,9 @@ pub fn registry() -> Vec<RouterEntry> {
         crate::baselines::random_entry(),
         crate::baselines::best_fixed_entry(),
         crate::baselines::oracle_entry(),
-        // ML and neural (helper B)
+        crate::baselines::best_single_entry(),
+        crate::baselines::oracle_per_corpus_entry(),
+        // ML and neural
         crate::models::lr::entry(),
         crate::models::svm::entry(),
         crate::models::rf::entry(),
@@ -95,13 +120,20 @@ pub fn registry() -> Vec<RouterEntry> {
         crate::models::mlp::entry(),
         crate::models::dnn::entry(),
         crate::models::two_tower::entry(),
-        // seed papers and cost-aware (helper C)
+        // seed papers, published routers, cost-aware and utility
         crate::seeds::ner::entry(),
         crate::seeds::ea_graphrag::entry(),
         crate::seeds::rap_rag::entry(),
         crate::seeds::r2adapter::entry(),
         crate::seeds::llm_router::entry(),
+        crate::published::adaptive_rag::entry(),
+        crate::published::mba_rag::entry(),
+        crate::published::router_dc::entry(),
         crate::seeds::cost_aware::entry(),
+        crate::utility::lr_entry(),
+        crate::utility::gbt_entry(),
+        crate::utility::knn_entry(),
+        crate::utility::mlp_entry(),
     ]
 }
 

@@ -257,7 +257,7 @@ mod tests {
                         metrics::labels::Outcome {
                             judge,
                             semantic_f1: o.semantic_f1,
-                            total_tokens: o.tokens as u64,
+                            cost: o.tokens,
                         },
                     )
                 })

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use bench_core::{RouteEvalSpec, RouteEvalTest};
+
 use crate::eval::Summary;
 use crate::registry::Family;
 
@@ -12,16 +14,20 @@ fn family_name(f: Family) -> &'static str {
         Family::Ml => "ML routers",
         Family::Neural => "Neural routers",
         Family::Seed => "Seed-paper routers",
+        Family::Published => "Published routers (Table 3)",
         Family::CostAware => "Cost-aware routers",
+        Family::Utility => "Utility routers (calibrated P(correct) − λ·cost)",
         Family::External => "External routers",
     }
 }
 
-const FAMILY_ORDER: [Family; 6] = [
+const FAMILY_ORDER: [Family; 8] = [
     Family::Baseline,
     Family::Ml,
     Family::Neural,
     Family::Seed,
+    Family::Published,
+    Family::Utility,
     Family::CostAware,
     Family::External,
 ];
@@ -141,6 +147,131 @@ pub fn render(summaries: &[Summary], family: &dyn Fn(&str) -> Family) -> String 
     }
     let _ = writeln!(out, "{}", "-".repeat(width));
     out
+}
+
+/// The paired comparison against the baseline (best-single): per (router, param), the pooled
+/// correct rate, the difference in percentage points with its 95 % bootstrap interval, the
+/// discordant counts and McNemar's p; then the best non-baseline router's share of the gap to Oracle.
+pub fn render_tests(
+    summaries: &[Summary],
+    tests: &[RouteEvalTest],
+    cost_unit: &str,
+    family: &dyn Fn(&str) -> Family,
+) -> String {
+    let mut out = String::new();
+    let Some(baseline) = tests.first().map(|t| t.baseline.clone()) else {
+        return out;
+    };
+    let pooled = |r: &str, p: Option<f64>| {
+        summaries
+            .iter()
+            .find(|s| s.router == r && s.param == p && s.corpus == "*")
+    };
+    let name_w = tests
+        .iter()
+        .map(|t| router_label(&t.router, t.param).chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6)
+        + 2;
+    let base_cr = pooled(&baseline, None).map(|s| s.mean.correct_rate);
+    let _ = writeln!(
+        out,
+        "\npaired against {baseline} (C.R {}), {} bootstrap resamples:",
+        base_cr.map_or("-".to_string(), |c| format!("{:.2}", 100.0 * c)),
+        tests[0].resamples
+    );
+    let _ = writeln!(
+        out,
+        "{:<name_w$}{:>8}{:>10}{:>20}{:>12}{:>11}{:>12}",
+        "router", "C.R", "Δ pp", "95% CI (pp)", "wins/losses", "McNemar p", "cost"
+    );
+    for t in tests {
+        let s = pooled(&t.router, t.param);
+        let _ = writeln!(
+            out,
+            "{:<name_w$}{:>8}{:>10}{:>20}{:>12}{:>11}{:>12}",
+            router_label(&t.router, t.param),
+            s.map_or("-".into(), |s| format!(
+                "{:.2}",
+                100.0 * s.mean.correct_rate
+            )),
+            format!("{:+.2}", 100.0 * t.diff),
+            format!("[{:+.2}, {:+.2}]", 100.0 * t.ci_low, 100.0 * t.ci_high),
+            format!("{}/{}", t.wins, t.losses),
+            format_p(t.p_mcnemar),
+            s.map_or("-".into(), |s| format!("{:.2}", s.mean.mean_tokens)),
+        );
+    }
+    if let (Some(b), Some(o)) = (base_cr, pooled("oracle", None).map(|s| s.mean.correct_rate)) {
+        let best = tests
+            .iter()
+            .filter(|t| family(&t.router) != Family::Baseline)
+            .filter_map(|t| pooled(&t.router, t.param).map(|s| (t, s.mean.correct_rate)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((t, cr)) = best {
+            let gap = if o > b { (cr - b) / (o - b) } else { f64::NAN };
+            let _ = writeln!(
+                out,
+                "best router {}: C.R {:.2} vs {baseline} {:.2} and oracle {:.2}: {:.1} % of the {baseline}-to-oracle gap closed (cost in {cost_unit})",
+                router_label(&t.router, t.param),
+                100.0 * cr,
+                100.0 * b,
+                100.0 * o,
+                100.0 * gap
+            );
+        }
+    }
+    out
+}
+
+/// A p-value with three significant digits, or `<1e-6`.
+fn format_p(p: f64) -> String {
+    if p < 1e-6 {
+        "<1e-6".into()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// The whole evaluation as one JSON document (`route eval --json`).
+#[allow(clippy::too_many_arguments)]
+pub fn to_json(
+    eval_id: i64,
+    spec: &RouteEvalSpec,
+    cost_unit: &str,
+    summaries: &[Summary],
+    tests: &[RouteEvalTest],
+    skipped: &[(String, String)],
+    failed: &[(String, String)],
+    family: &dyn Fn(&str) -> Family,
+) -> serde_json::Value {
+    let m = |m: &crate::eval::Measures| {
+        serde_json::json!({
+            "accuracy": m.accuracy, "macro_f1": m.macro_f1, "mrr": m.mrr,
+            "correct_rate": m.correct_rate, "mean_cost": m.mean_tokens,
+            "regret_correct": m.regret_correct, "regret_cost": m.regret_tokens,
+            "latency_ms": m.latency_ms, "fit_ms": m.fit_ms,
+        })
+    };
+    serde_json::json!({
+        "evaluation": eval_id,
+        "split": spec.split, "folds": spec.folds, "seed": spec.seed,
+        "features": spec.features, "policy": spec.policy, "mode": spec.mode,
+        "cost_unit": cost_unit,
+        "runs": spec.runs,
+        "config": spec.config,
+        "rows": summaries.iter().map(|s| serde_json::json!({
+            "router": s.router, "param": s.param, "family": family(&s.router).as_str(),
+            "corpus": s.corpus, "folds": s.folds, "n": s.n,
+            "mean": m(&s.mean), "std": m(&s.std),
+        })).collect::<Vec<_>>(),
+        "tests": tests,
+        "skipped": skipped.iter().map(|(r, w)| serde_json::json!({"router": r, "reason": w})).collect::<Vec<_>>(),
+        "failed": failed.iter().map(|(r, w)| serde_json::json!({"router": r, "error": w})).collect::<Vec<_>>(),
+    })
 }
 
 fn truncate(s: &str, n: usize) -> String {

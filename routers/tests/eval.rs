@@ -57,7 +57,7 @@ fn kfold_is_stratified_disjoint_and_covering() {
 #[test]
 fn loco_holds_out_each_corpus() {
     let set = synthetic_set_with(60, 3, 2);
-    let folds = Split::Loco.folds(&set, 0).unwrap();
+    let folds = Split::Loco.folds(&set, 0, &[]).unwrap();
     assert_eq!(folds.len(), 3);
     for (c, f) in folds.iter().enumerate() {
         let name = format!("synth-{c}");
@@ -65,7 +65,9 @@ fn loco_holds_out_each_corpus() {
         assert!(f.train.iter().all(|&i| set.rows[i].corpus != name));
         assert_eq!(f.test.len(), 20);
     }
-    assert!(Split::Loco.folds(&synthetic_set_with(10, 1, 0), 0).is_err());
+    assert!(Split::Loco
+        .folds(&synthetic_set_with(10, 1, 0), 0, &[])
+        .is_err());
     assert!(Split::parse("loo", 5).is_err());
 }
 
@@ -79,7 +81,7 @@ fn baselines() -> Vec<Candidate> {
 #[test]
 fn oracle_is_perfect_and_random_is_chance() {
     let set = synthetic_set(2000, 4);
-    let folds = Split::KFold(5).folds(&set, 1).unwrap();
+    let folds = Split::KFold(5).folds(&set, 1, &[]).unwrap();
     let ev = evaluate(&set, &baselines(), &folds, &ctx()).unwrap();
     assert!(ev.skipped.is_empty());
     // Per fold: one pooled row and one per corpus.
@@ -118,7 +120,7 @@ fn oracle_is_perfect_and_random_is_chance() {
 fn same_seed_same_numbers() {
     let set = synthetic_set(300, 5);
     let run = |seed: u64| {
-        let folds = Split::KFold(4).folds(&set, seed).unwrap();
+        let folds = Split::KFold(4).folds(&set, seed, &[]).unwrap();
         let mut rows = evaluate(
             &set,
             &baselines(),
@@ -164,10 +166,11 @@ fn test_rows_are_scrubbed_for_routers_that_may_not_peek() {
         family: Family::External,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: Vec::new(),
         sweep: vec![],
         make: Arc::new(|_, _| Ok(Box::new(Peeker) as Box<dyn Router>)),
     };
-    let folds = Split::KFold(5).folds(&set, 0).unwrap();
+    let folds = Split::KFold(5).folds(&set, 0, &[]).unwrap();
     let ev = evaluate(&set, &[peeker], &folds, &ctx()).unwrap();
     let share0 = set.rows.iter().filter(|r| r.label == 0).count() as f64 / 400.0;
     let s = summarize(&ev.rows);
@@ -184,7 +187,7 @@ fn test_rows_are_scrubbed_for_routers_that_may_not_peek() {
 fn learning_routers_learn_the_synthetic_rule() {
     // The rule is linear in (query type, LCC ratio): LR, random forest and MLP must find it.
     let set = synthetic_set(800, 7);
-    let folds = Split::KFold(5).folds(&set, 0).unwrap();
+    let folds = Split::KFold(5).folds(&set, 0, &[]).unwrap();
     for name in ["lr", "rf", "mlp"] {
         let Ok(entry) = lookup(name) else { continue };
         let ev = evaluate(&set, &[Candidate::from(entry)], &folds, &ctx()).unwrap();
@@ -203,7 +206,7 @@ fn needs_llm_routers_are_skipped_offline() {
     let set = synthetic_set(40, 1);
     let mut c = Candidate::from(lookup("random").unwrap());
     c.needs_llm = true;
-    let folds = Split::KFold(2).folds(&set, 0).unwrap();
+    let folds = Split::KFold(2).folds(&set, 0, &[]).unwrap();
     let ev = evaluate(&set, &[c], &folds, &ctx()).unwrap();
     assert!(ev.rows.is_empty());
     assert_eq!(ev.skipped.len(), 1);
@@ -212,7 +215,7 @@ fn needs_llm_routers_are_skipped_offline() {
 #[test]
 fn a_router_failing_on_one_fold_is_left_out_whole_and_the_others_measured() {
     let set = synthetic_set(80, 3);
-    let folds = Split::KFold(4).folds(&set, 0).unwrap();
+    let folds = Split::KFold(4).folds(&set, 0, &[]).unwrap();
     let mut broken = Candidate::from(lookup("best-fixed").unwrap());
     broken.name = "broken".into();
     // Fails to build on the third fold only (the builder is called once per fold).

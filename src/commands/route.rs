@@ -10,8 +10,10 @@ use anyhow::{Context as _, Result};
 use bench_core::{BenchError, Embedder, RouteEvalSpec, Store};
 use corpora::embed::{MiniLm, VectorCache};
 use metrics::labels::LabelPolicy;
-use routers::dataset::{build_set, load_raw, select_runs, RunSelection};
-use routers::eval::{evaluate, summarize, Candidate, Split};
+use routers::dataset::{build_set, load_raw, select_runs, BuildOptions, RunSelection, SplitUse};
+use routers::eval::{
+    evaluate_with, summarize, Candidate, EvalOptions, Evaluation, Fallback, Split,
+};
 use routers::external::ExternalSpec;
 use routers::registry::{lookup, registry, Family};
 use routers::{FeatureSet, RouterContext};
@@ -48,9 +50,29 @@ pub struct RouteEvalArgs {
     /// Number of folds of the stratified k-fold split.
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
-    /// kfold (stratified by label) or loco (leave one corpus out).
+    /// kfold (stratified by label), loco (leave one corpus out) or given (train on runs tagged
+    /// train, test on runs tagged test, e.g. imported with --split).
     #[arg(long, default_value = "kfold")]
     pub split: String,
+    /// Restrict the label space to these paradigms (comma-separated; default every paradigm
+    /// with tuples). The paper's Table 3: llm-only,naive,graph,hybrid,iterative.
+    #[arg(long, value_delimiter = ',')]
+    pub classes: Vec<String>,
+    /// Inputs of the traditional ML routers: harness (every query feature) or paper (Appendix
+    /// D.2: the query-type one-hot, plus the corpus indicators under q+c).
+    #[arg(long, default_value = "harness")]
+    pub inputs: String,
+    /// Random baseline: paradigms (uniform over the paradigms) or all-classes (uniform over
+    /// every class, cannot-answer included, as the paper's).
+    #[arg(long, default_value = "paradigms")]
+    pub random: String,
+    /// What a cannot-answer prediction plays: utility (per question, the paradigm a calibrated
+    /// estimate fitted on the training folds ranks first) or most-frequent (the paper's).
+    #[arg(long, default_value = "utility")]
+    pub fallback: String,
+    /// Print the tables as one JSON document instead.
+    #[arg(long)]
+    pub json: bool,
     /// Seeds the folds and every router.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -131,7 +153,7 @@ fn list() -> String {
         out.push_str(&format!(
             "{:<18} {:<11} {:<5} {:<18} {}\n",
             e.name,
-            format!("{:?}", e.family),
+            e.family.as_str(),
             if e.needs_llm { "yes" } else { "no" },
             if sweep.is_empty() {
                 "-".to_string()
@@ -189,12 +211,90 @@ fn candidates(a: &RouteEvalArgs) -> Result<Vec<Candidate>, BenchError> {
     Ok(out)
 }
 
+/// The protocol choices of `route eval`, parsed and checked before anything is loaded.
+struct Protocol {
+    features: FeatureSet,
+    split: Split,
+    policy: LabelPolicy,
+    classes: Option<Vec<bench_core::ParadigmId>>,
+    paper_inputs: bool,
+    random_all: bool,
+    fallback: Fallback,
+}
+
+fn protocol(a: &RouteEvalArgs) -> Result<Protocol, BenchError> {
+    let classes = if a.classes.is_empty() {
+        None
+    } else {
+        Some(
+            a.classes
+                .iter()
+                .map(|c| c.trim().parse::<bench_core::ParadigmId>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| BenchError::Invalid(format!("--classes: {e}")))?,
+        )
+    };
+    let paper_inputs = match a.inputs.trim() {
+        "harness" => false,
+        "paper" => true,
+        other => {
+            return Err(BenchError::Invalid(format!(
+                "--inputs {other:?}: expected harness or paper"
+            )))
+        }
+    };
+    let random_all = match a.random.trim() {
+        "paradigms" => false,
+        "all-classes" => true,
+        other => {
+            return Err(BenchError::Invalid(format!(
+                "--random {other:?}: expected paradigms or all-classes"
+            )))
+        }
+    };
+    Ok(Protocol {
+        features: a.features.parse()?,
+        split: Split::parse(&a.split, a.folds)?,
+        policy: a.policy.parse()?,
+        classes,
+        paper_inputs,
+        random_all,
+        fallback: Fallback::parse(&a.fallback)?,
+    })
+}
+
+/// The Appendix D.2 inputs of the traditional ML routers: the query-type one-hot and, with
+/// corpus features, the indicators.
+fn paper_ml_inputs(set: &bench_core::RoutingSet) -> bench_core::RoutingSet {
+    set.project(|k| {
+        matches!(
+            k,
+            bench_core::FeatureKind::QueryType | bench_core::FeatureKind::CorpusIndicators
+        )
+    })
+}
+
+fn merge(into: &mut Evaluation, other: Evaluation) {
+    into.rows.extend(other.rows);
+    into.predictions.extend(other.predictions);
+    into.skipped.extend(other.skipped);
+    into.failed.extend(other.failed);
+}
+
 fn eval(a: &RouteEvalArgs) -> Result<()> {
     // Every flag is checked before the store or the encoder is touched.
-    let features: FeatureSet = a.features.parse()?;
-    let split = Split::parse(&a.split, a.folds)?;
-    let policy: LabelPolicy = a.policy.parse()?;
-    let cands = candidates(a)?;
+    let proto = protocol(a)?;
+    let (features, split, policy) = (proto.features, proto.split, proto.policy);
+    let mut cands = candidates(a)?;
+    if proto.random_all {
+        for c in cands.iter_mut().filter(|c| c.name == "random") {
+            *c = routers::baselines::random_all_classes_candidate();
+        }
+    }
+    // The research claim is measured against best-single: it is always evaluated.
+    if !cands.iter().any(|c| c.name == "best-single") {
+        cands.push(Candidate::from(routers::baselines::best_single_entry()));
+    }
     let endpoint = llm_settings(a)?;
     let client = endpoint
         .map(|cfg| {
@@ -203,7 +303,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         .transpose()?;
     if !a.db.exists() {
         return Err(BenchError::Invalid(format!(
-            "results database {} does not exist: run `ragrouter bench <corpus>` first",
+            "results database {} does not exist: run `ragrouter bench <corpus>` or `ragrouter import` first",
             a.db.display()
         ))
         .into());
@@ -216,47 +316,71 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         let sel = RunSelection {
             run_ids: a.runs.clone(),
             corpora: a.corpora.clone(),
+            splits: if split == Split::Given {
+                SplitUse::Given
+            } else {
+                SplitUse::Pooled
+            },
         };
         let runs = select_runs(&store, &sel).await?;
         let raw = load_raw(&store, &runs).await?;
         let n_tuples: usize = raw.iter().map(|c| c.tuples.len()).sum();
-        println!(
-            "tuples: {n_tuples} from {} run(s) ({}), mode {}",
-            runs.len(),
-            runs.iter()
-                .map(|r| format!("{} #{}", r.corpus, r.id))
-                .collect::<Vec<_>>()
-                .join(", "),
-            runs.first().map_or("", |r| r.mode.as_str())
-        );
+        if !a.json {
+            println!(
+                "tuples: {n_tuples} from {} run(s) ({}), mode {}",
+                runs.len(),
+                runs.iter()
+                    .map(|r| format!(
+                        "{}{} #{}",
+                        r.corpus,
+                        r.split.map(|s| format!("/{s}")).unwrap_or_default(),
+                        r.id
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                runs.first().map_or("", |r| r.mode.as_str())
+            );
+        }
         let encoder: Arc<MiniLm> = Arc::new(
             MiniLm::from_dir(a.model_dir.as_deref()).context("loading the sentence encoder")?,
         );
         let cache = VectorCache::new(&a.cache_dir);
         let enc = Arc::clone(&encoder);
+        let opts = BuildOptions {
+            corpus_features: features != FeatureSet::Q,
+            classes: proto.classes.clone(),
+        };
         let data = tokio::task::spawn_blocking(move || {
-            build_set(&raw, policy, enc.as_ref() as &dyn Embedder, Some(&cache))
+            build_set(&raw, policy, enc.as_ref() as &dyn Embedder, Some(&cache), &opts)
         })
         .await??;
         let set = features.apply(&data.set);
-        let folds = split.folds(&set, a.seed)?;
-        println!(
-            "routing rows: {} ({} classes: {}), features {} ({} columns), {} {} folds, policy {}, seed {}{}",
-            set.rows.len(),
-            set.schema.n_classes(),
-            set.schema.classes.join(", "),
-            features,
-            set.schema.n_features(),
-            folds.len(),
-            split.name(),
-            policy,
-            a.seed,
-            if data.failed_tuples > 0 {
-                format!(", {} failed tuples counted as not correct", data.failed_tuples)
-            } else {
-                String::new()
-            }
-        );
+        let folds = split.folds(&set, a.seed, &data.splits)?;
+        if !a.json {
+            println!(
+                "routing rows: {} ({} classes: {}), features {} ({} columns), {} {} fold(s), policy {}, fallback {}, cost in {}, seed {}{}",
+                set.rows.len(),
+                set.schema.n_classes(),
+                set.schema.classes.join(", "),
+                features,
+                set.schema.n_features(),
+                folds.len(),
+                split.name(),
+                policy,
+                proto.fallback.name(),
+                data.cost_unit,
+                a.seed,
+                if data.failed_tuples > 0 {
+                    format!(", {} failed tuples counted as not correct", data.failed_tuples)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        // Always-p rows for every paradigm of the data set, first among the baselines.
+        let mut all = routers::baselines::fixed_candidates(&set.schema);
+        all.extend(cands);
+        let cands = all;
         // The router LLM's replies are cached in the results store like the bench's.
         let llm_access = client.map(|c| routers::LlmAccess {
             llm: Arc::new(llm::CachedLlm::new(c, store.clone(), "route-eval/1"))
@@ -273,7 +397,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         let config = serde_json::json!({
             "routers": cands.iter().map(|c| serde_json::json!({
                 "name": c.name,
-                "family": format!("{:?}", c.family),
+                "family": c.family.as_str(),
                 "sweep": c.sweep,
             })).collect::<Vec<_>>(),
             "external": a.external,
@@ -284,11 +408,35 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             "n_features": set.schema.n_features(),
             "rows": set.rows.len(),
             "failed_tuples": data.failed_tuples,
+            "cost_unit": data.cost_unit,
+            "inputs": if proto.paper_inputs { "paper" } else { "harness" },
+            "random": if proto.random_all { "all-classes" } else { "paradigms" },
+            "fallback": proto.fallback.name(),
         });
         let t = Instant::now();
         let set_for_eval = set.clone();
-        let (ev, folds) = tokio::task::spawn_blocking(move || {
-            evaluate(&set_for_eval, &cands, &folds, &ctx).map(|ev| (ev, folds))
+        let eval_opts = EvalOptions {
+            fallback: proto.fallback,
+        };
+        let paper_inputs = proto.paper_inputs;
+        let seed = a.seed;
+        let (ev, tests, folds) = tokio::task::spawn_blocking(move || -> bench_core::Result<_> {
+            let (ml, rest): (Vec<Candidate>, Vec<Candidate>) = cands
+                .into_iter()
+                .partition(|c| paper_inputs && c.family == Family::Ml);
+            let mut ev = evaluate_with(&set_for_eval, &rest, &folds, &ctx, &eval_opts)?;
+            if !ml.is_empty() {
+                let narrow = paper_ml_inputs(&set_for_eval);
+                merge(&mut ev, evaluate_with(&narrow, &ml, &folds, &ctx, &eval_opts)?);
+            }
+            let tests = routers::significance::compare_to(
+                &ev.predictions,
+                "best-single",
+                routers::significance::RESAMPLES,
+                seed,
+            )
+            .unwrap_or_default();
+            Ok((ev, tests, folds))
         })
         .await??;
         let took = t.elapsed();
@@ -302,25 +450,64 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             runs: data.runs.clone(),
             config,
         };
-        let id = store.put_route_eval(&spec, &ev.rows).await?;
+        let id = store
+            .put_route_eval_full(&spec, &ev.rows, &ev.predictions, &tests)
+            .await?;
         let family = |name: &str| {
             families
                 .iter()
                 .find(|(n, _)| n == name)
                 .map_or(Family::External, |(_, f)| *f)
         };
-        print!("{}", routers::table::render(&summarize(&ev.rows), &family));
-        for (r, why) in &ev.skipped {
-            println!("skipped {r}: {why}");
+        let summaries = summarize(&ev.rows);
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&routers::table::to_json(
+                    id,
+                    &spec,
+                    &data.cost_unit,
+                    &summaries,
+                    &tests,
+                    &ev.skipped,
+                    &ev.failed,
+                    &family
+                ))?
+            );
+        } else {
+            print!("{}", routers::table::render(&summaries, &family));
+            print!(
+                "{}",
+                routers::table::render_tests(&summaries, &tests, &data.cost_unit, &family)
+            );
+            for (r, why) in &ev.skipped {
+                println!("skipped {r}: {why}");
+            }
+            for (r, why) in &ev.failed {
+                println!("failed {r}: {why}");
+            }
+            println!(
+                "R.A routing accuracy, F1 macro F1, MRR mean reciprocal rank, C.R correct rate (cannot-answer plays the {} fallback); percent, mean over folds; cost in {}",
+                proto.fallback.name(),
+                data.cost_unit
+            );
+            println!(
+                "evaluation {id} stored in {} ({:.1} s)",
+                a.db.display(),
+                took.as_secs_f64()
+            );
         }
-        println!(
-            "R.A routing accuracy, F1 macro F1, MRR mean reciprocal rank, C.R correct rate (cannot-answer falls back to the training folds' most frequent optimal paradigm); percent, mean over folds"
-        );
-        println!(
-            "evaluation {id} stored in {} ({:.1} s)",
-            a.db.display(),
-            took.as_secs_f64()
-        );
+        if !ev.failed.is_empty() {
+            return Err(anyhow::anyhow!(
+                "{} router(s) failed: {}",
+                ev.failed.len(),
+                ev.failed
+                    .iter()
+                    .map(|(r, _)| r.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         Ok(())
     })
 }

@@ -24,6 +24,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Neural,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[],
         sweep: &[],
         make,
     }

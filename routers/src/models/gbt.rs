@@ -26,6 +26,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Ml,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[],
         sweep: &[],
         make,
     }

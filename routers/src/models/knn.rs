@@ -23,6 +23,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Ml,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[],
         sweep: &[],
         make,
     }
@@ -34,9 +35,17 @@ fn make(_: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
 }
 
 /// The standardised training rows and their labels.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Neighbours {
+    /// Neighbours that vote (default [`K`]).
+    pub k: usize,
     fitted: Option<Fitted>,
+}
+
+impl Default for Neighbours {
+    fn default() -> Self {
+        Neighbours { k: K, fitted: None }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -65,7 +74,7 @@ impl Model for Neighbours {
         let f = self.fitted.as_ref().expect("ModelRouter fits first");
         let q = f.st.matrix(rows);
         let n_train = f.x.nrows();
-        let k = K.min(n_train);
+        let k = self.k.clamp(1, n_train.max(1)).min(n_train);
         let mut out = Vec::with_capacity(rows.len());
         let mut cand: Vec<(f32, usize)> = Vec::with_capacity(n_train);
         for start in (0..rows.len()).step_by(BLOCK) {

@@ -60,6 +60,7 @@ pub fn entry() -> RouterEntry {
         family: Family::CostAware,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[],
         sweep: SWEEP,
         make: |_ctx: &RouterContext, param| {
             let lambda = param.unwrap_or(0.0);
@@ -263,7 +264,7 @@ fn cholesky_solve(l: &Array2<f64>, b: &Array1<f64>) -> Array1<f64> {
 }
 
 /// A fingerprint of everything a fit reads.
-fn fingerprint(train: &RoutingSet) -> u64 {
+pub(crate) fn fingerprint(train: &RoutingSet) -> u64 {
     let mut h = hash_str(RIDGE.to_bits(), &train.schema.classes.join("\u{1f}"));
     h = mix64(h ^ hash_str(0, &train.schema.feature_names.join("\u{1f}")));
     for r in &train.rows {

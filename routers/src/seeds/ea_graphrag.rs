@@ -46,6 +46,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Seed,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[("dense", super::PASSAGE), ("graph", super::GRAPH), ("fusion", FUSION)],
         sweep: &[],
         make: |_ctx: &RouterContext, _param| Ok(Box::new(EaGraphRag::default())),
     }

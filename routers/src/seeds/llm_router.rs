@@ -37,6 +37,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Seed,
         needs_llm: true,
         sees_outcomes: false,
+        lanes: &[("passage", super::PASSAGE), ("graph", super::GRAPH)],
         sweep: &[],
         make: |ctx: &RouterContext, _param| {
             let access = ctx.llm.clone().ok_or_else(|| {

@@ -23,6 +23,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Seed,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[("passage", super::PASSAGE), ("graph", super::GRAPH)],
         sweep: &[],
         make: |_ctx: &RouterContext, _param| Ok(Box::new(NerRouter)),
     }

@@ -82,6 +82,7 @@ pub fn entry() -> RouterEntry {
         family: Family::Seed,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[("passage", super::PASSAGE), ("graph", super::GRAPH)],
         sweep: &[],
         make: |ctx: &RouterContext, _param| Ok(Box::new(R2Adapter::new(ctx))),
     }

@@ -46,6 +46,13 @@ pub fn entry() -> RouterEntry {
         family: Family::Seed,
         needs_llm: false,
         sees_outcomes: false,
+        lanes: &[
+            ("direct", &[P::LlmOnly, P::Naive]),
+            ("vector", &[P::Naive, P::Iterative, P::Hybrid, P::Fusion]),
+            ("local", &[P::Graph, P::IterativeGraph, P::Hybrid, P::Fusion]),
+            ("dual", &[P::Hybrid, P::Fusion, P::Graph]),
+            ("topology", &[P::IterativeGraph, P::Iterative, P::Graph]),
+        ],
         sweep: &[],
         make: |_ctx: &RouterContext, _param| Ok(Box::new(RapRagPlanner)),
     }

@@ -1,0 +1,173 @@
+//! Router evaluations in the store: the evaluation, its per-fold rows, every per-question
+//! prediction and the paired tests against the baseline, written in one transaction.
+
+use sqlx::Row;
+
+use crate::error::{BenchError, Result};
+use crate::routing::{RouteEvalRow, RouteEvalSpec, RouteEvalTest, RoutePrediction};
+use crate::store::{json, Store};
+
+fn param_key(p: Option<f64>) -> String {
+    p.map(|p| format!("{p}")).unwrap_or_default()
+}
+
+impl Store {
+    /// Stores an evaluation with its rows, predictions and tests, all or nothing; returns its id.
+    pub async fn put_route_eval_full(
+        &self,
+        spec: &RouteEvalSpec,
+        rows: &[RouteEvalRow],
+        predictions: &[RoutePrediction],
+        tests: &[RouteEvalTest],
+    ) -> Result<i64> {
+        let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
+        let id = sqlx::query(
+            "INSERT INTO route_evals (split, folds, seed, features, policy, mode, runs_json, config_json, crate_version)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&spec.split)
+        .bind(spec.folds as i64)
+        .bind(spec.seed as i64)
+        .bind(&spec.features)
+        .bind(&spec.policy)
+        .bind(&spec.mode)
+        .bind(json(&spec.runs))
+        .bind(spec.config.to_string())
+        .bind(env!("CARGO_PKG_VERSION"))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.err(e))?
+        .last_insert_rowid();
+        for r in rows {
+            sqlx::query(
+                "INSERT INTO route_eval_results (eval_id, router, param, corpus, fold, n, accuracy, macro_f1,
+                    mrr, correct_rate, mean_tokens, regret_correct, regret_tokens, latency_ms, fit_ms)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(&r.router)
+            .bind(param_key(r.param))
+            .bind(&r.corpus)
+            .bind(r.fold as i64)
+            .bind(r.n as i64)
+            .bind(r.accuracy)
+            .bind(r.macro_f1)
+            .bind(r.mrr)
+            .bind(r.correct_rate)
+            .bind(r.mean_tokens)
+            .bind(r.regret_correct)
+            .bind(r.regret_tokens)
+            .bind(r.latency_ms)
+            .bind(r.fit_ms)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        for p in predictions {
+            sqlx::query(
+                "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(&p.router)
+            .bind(param_key(p.param))
+            .bind(p.fold as i64)
+            .bind(&p.corpus)
+            .bind(&p.query_id)
+            .bind(&p.chosen)
+            .bind(p.played.as_deref().unwrap_or(""))
+            .bind(p.correct)
+            .bind(p.cost)
+            .bind(json(&p.scores))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        for t in tests {
+            sqlx::query(
+                "INSERT INTO route_eval_tests (eval_id, router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(&t.router)
+            .bind(param_key(t.param))
+            .bind(&t.baseline)
+            .bind(t.n as i64)
+            .bind(t.diff)
+            .bind(t.ci_low)
+            .bind(t.ci_high)
+            .bind(t.wins as i64)
+            .bind(t.losses as i64)
+            .bind(t.p_mcnemar)
+            .bind(t.resamples as i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    /// The paired tests of an evaluation, in (router, param) order.
+    pub async fn route_eval_tests(&self, eval_id: i64) -> Result<Vec<RouteEvalTest>> {
+        let rows = sqlx::query(
+            "SELECT router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples
+             FROM route_eval_tests WHERE eval_id = ? ORDER BY router, param",
+        )
+        .bind(eval_id)
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| RouteEvalTest {
+                router: r.get(0),
+                param: r.get::<String, _>(1).parse().ok(),
+                baseline: r.get(2),
+                n: r.get::<i64, _>(3) as u32,
+                diff: r.get(4),
+                ci_low: r.get(5),
+                ci_high: r.get(6),
+                wins: r.get::<i64, _>(7) as u32,
+                losses: r.get::<i64, _>(8) as u32,
+                p_mcnemar: r.get(9),
+                resamples: r.get::<i64, _>(10) as u32,
+            })
+            .collect())
+    }
+
+    /// The per-question predictions of an evaluation, in (router, param, corpus, query) order.
+    pub async fn route_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
+        let rows = sqlx::query(
+            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json
+             FROM route_predictions WHERE eval_id = ? ORDER BY router, param, corpus, query_id",
+        )
+        .bind(eval_id)
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|r| {
+                let played: String = r.get(6);
+                let scores: String = r.get(9);
+                Ok(RoutePrediction {
+                    router: r.get(0),
+                    param: r.get::<String, _>(1).parse().ok(),
+                    fold: r.get::<i64, _>(2) as u32,
+                    corpus: r.get(3),
+                    query_id: r.get(4),
+                    chosen: r.get(5),
+                    played: (!played.is_empty()).then_some(played),
+                    correct: r.get(7),
+                    cost: r.get(8),
+                    scores: serde_json::from_str(&scores).map_err(|e| {
+                        BenchError::Invalid(format!(
+                            "results store {}: route_predictions scores_json: {e}",
+                            self.path()
+                        ))
+                    })?,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,682 @@
+//! Utility routers: per paradigm a calibrated estimate of P(correct | features), then the
+//! paradigm of highest utility `P(correct) − λ · E[cost | paradigm, corpus] / T` (T: the mean
+//! cost of every training tuple, as the cost-aware router scales it). λ = 0 is the accuracy
+//! point; the registry's sweep draws the cost curve.
+//!
+//! They optimise what the correct rate measures, unlike the label classifiers, which learn the
+//! single optimal label and must fall back on `cannot-answer`. Per paradigm class, a binary
+//! learner (logistic regression, boosted trees, kNN or an MLP: the `models` of this crate on a
+//! two-class relabelling, correct vs not) is cross-fitted on three stratified parts of the
+//! training rows that have the paradigm's tuple and Platt-calibrated on the part it did not see
+//! ([`calibrate`]); the estimate is the mean of the three calibrated learners. The features are
+//! the data set's columns plus a one-hot of the row's corpus among the training corpora (a
+//! routing decision is per (query, corpus); an unseen corpus, as under leave-one-corpus-out,
+//! gets all zeros). `cannot-answer` is never chosen. The λ-independent fit is shared by the
+//! routers of one sweep fitted on the same rows, as in the cost-aware router.
+
+pub mod calibrate;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bench_core::{
+    BenchError, FeatureKind, ParadigmId, Result, Router, RoutingRow, RoutingSchema, RoutingSet,
+};
+
+use self::calibrate::{stratified_parts, Platt};
+use crate::models::gbt::Boosted;
+use crate::models::knn::Neighbours;
+use crate::models::lr::Logistic;
+use crate::models::mlp::MlpModel;
+use crate::models::{seed_for, ModelRouter};
+use crate::registry::{Family, RouterContext, RouterEntry};
+use crate::rng::{hash_str, mix64};
+use crate::seeds::cost_aware::fingerprint;
+use crate::seeds::outcome_of_class;
+
+/// λ values of the utility routers' sweep.
+pub const SWEEP: &[f64] = &[0.0, 0.03, 0.1, 0.3, 1.0];
+/// Parts of the cross-fitted calibration.
+pub const PARTS: usize = 3;
+/// Below this many rows with a paradigm's tuple (or with one outcome only) the estimate is the
+/// paradigm's smoothed training rate.
+const MIN_ROWS: usize = 30;
+
+/// A fresh binary learner (scores: class 0 = correct) from a seed and a grid point.
+pub type MakeLearner = fn(u64, usize) -> Box<dyn Router + Sync>;
+
+/// A learner family: its factory and how many grid points it offers.
+#[derive(Debug, Clone, Copy)]
+pub struct Learner {
+    pub make: MakeLearner,
+    /// Grid points `0..grid`; the fit keeps the one of lowest held-out log loss per paradigm.
+    pub grid: usize,
+}
+
+/// L2 weights of the logistic learner. The features are standardised per column, so a
+/// 384-dim sentence embedding weighs about 20 times its raw scale and needs a strong penalty.
+pub const LR_ALPHAS: [f32; 3] = [300.0, 1000.0, 3000.0];
+/// Neighbourhood sizes of the kNN learner.
+pub const KNN_KS: [usize; 3] = [25, 50, 100];
+
+fn lr_make(_seed: u64, g: usize) -> Box<dyn Router + Sync> {
+    let mut m = Logistic::default();
+    m.alpha = LR_ALPHAS[g];
+    m.max_iterations = 50;
+    Box::new(ModelRouter::new("util-lr", m))
+}
+
+fn gbt_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
+    let mut m = Boosted::new(seed);
+    m.rounds = 30;
+    m.max_depth = 3;
+    m.eta = 0.1;
+    Box::new(ModelRouter::new("util-gbt", m))
+}
+
+fn knn_make(_seed: u64, g: usize) -> Box<dyn Router + Sync> {
+    let mut m = Neighbours::default();
+    m.k = KNN_KS[g];
+    Box::new(ModelRouter::new("util-knn", m))
+}
+
+fn mlp_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
+    let mut m = MlpModel::new(seed);
+    m.train.min_steps = 150;
+    Box::new(ModelRouter::new("util-mlp", m))
+}
+
+const LR: Learner = Learner {
+    make: lr_make,
+    grid: LR_ALPHAS.len(),
+};
+const GBT: Learner = Learner {
+    make: gbt_make,
+    grid: 1,
+};
+const KNN: Learner = Learner {
+    make: knn_make,
+    grid: KNN_KS.len(),
+};
+const MLP: Learner = Learner {
+    make: mlp_make,
+    grid: 1,
+};
+
+macro_rules! utility_entry {
+    ($fn_name:ident, $name:literal, $about:literal, $learner:ident) => {
+        /// The registry entry.
+        pub fn $fn_name() -> RouterEntry {
+            RouterEntry {
+                name: $name,
+                about: $about,
+                family: Family::Utility,
+                needs_llm: false,
+                sees_outcomes: false,
+                lanes: &[],
+                sweep: SWEEP,
+                make: |ctx: &RouterContext, param| {
+                    Ok(Box::new(UtilityRouter::new(
+                        $name, $learner, ctx.seed, param,
+                    )?))
+                },
+            }
+        }
+    };
+}
+
+utility_entry!(
+    lr_entry,
+    "util-lr",
+    "argmax calibrated P(correct) per paradigm (logistic regression, L2 300/1000/3000) − λ·cost; λ swept 0 → 1",
+    LR
+);
+utility_entry!(
+    gbt_entry,
+    "util-gbt",
+    "argmax calibrated P(correct) per paradigm (boosted trees, 30 x depth 3) − λ·cost; λ swept 0 → 1",
+    GBT
+);
+utility_entry!(
+    knn_entry,
+    "util-knn",
+    "argmax calibrated P(correct) per paradigm (25/50/100 nearest neighbours) − λ·cost; λ swept 0 → 1",
+    KNN
+);
+utility_entry!(
+    mlp_entry,
+    "util-mlp",
+    "argmax calibrated P(correct) per paradigm (MLP 64-32) − λ·cost; λ swept 0 → 1",
+    MLP
+);
+
+/// The estimate behind the evaluation's utility fallback: `util-lr` at λ = 0.
+pub fn fallback_router(seed: u64) -> UtilityRouter {
+    UtilityRouter {
+        name: "util-lr",
+        learner: LR,
+        seed,
+        lambda: 0.0,
+        fitted: None,
+    }
+}
+
+/// Pseudo-count pulling a corpus's rate toward the paradigm's overall rate.
+const PRIOR_WEIGHT: f64 = 10.0;
+
+/// A paradigm's training rate per corpus, smoothed toward its overall rate.
+#[derive(Debug, Clone)]
+struct Prior {
+    global: f64,
+    by_corpus: BTreeMap<String, f64>,
+}
+
+impl Prior {
+    fn fit<'a>(rows: impl Iterator<Item = (&'a str, bool)>) -> Prior {
+        let mut counts: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        let (mut pos, mut n) = (0.0, 0.0);
+        for (c, y) in rows {
+            let e = counts.entry(c.to_string()).or_default();
+            e.0 += f64::from(u8::from(y));
+            e.1 += 1.0;
+            pos += f64::from(u8::from(y));
+            n += 1.0;
+        }
+        let global = (pos + 1.0) / (n + 2.0);
+        Prior {
+            global,
+            by_corpus: counts
+                .into_iter()
+                .map(|(c, (p, n))| (c, (p + PRIOR_WEIGHT * global) / (n + PRIOR_WEIGHT)))
+                .collect(),
+        }
+    }
+
+    fn get(&self, corpus: &str) -> f64 {
+        self.by_corpus.get(corpus).copied().unwrap_or(self.global)
+    }
+}
+
+/// Mean log loss of estimates `p` for outcomes `y` (estimates clipped to [1e-4, 1 - 1e-4]).
+fn log_loss(p: &[f64], y: &[bool]) -> f64 {
+    let n = y.len().max(1) as f64;
+    p.iter()
+        .zip(y)
+        .map(|(&p, &y)| {
+            let p = p.clamp(1e-4, 1.0 - 1e-4);
+            -(if y { p.ln() } else { (1.0 - p).ln() })
+        })
+        .sum::<f64>()
+        / n
+}
+
+/// One paradigm class's estimate.
+enum ClassModel {
+    /// Too few rows or one outcome only: the smoothed training rate.
+    Constant(f64),
+    /// The per-corpus training rate won the held-out comparison.
+    Prior(Prior),
+    /// Cross-fitted learners and their calibrations.
+    Learners(Vec<(Box<dyn Router + Sync>, Platt)>),
+}
+
+impl fmt::Debug for ClassModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClassModel::Constant(p) => write!(f, "Constant({p})"),
+            ClassModel::Prior(p) => write!(f, "{p:?}"),
+            ClassModel::Learners(v) => f.debug_list().entries(v.iter().map(|(_, c)| c)).finish(),
+        }
+    }
+}
+
+/// What a fit learns, independent of λ.
+#[derive(Debug)]
+pub struct Fitted {
+    corpora: Vec<String>,
+    schema: Arc<RoutingSchema>,
+    n_features: usize,
+    /// Per paradigm class; `None` without training tuples.
+    classes: Vec<Option<ClassModel>>,
+    /// Per paradigm class: mean cost over its training tuples.
+    cost: Vec<Option<f64>>,
+    corpus_cost: BTreeMap<(String, usize), f64>,
+    /// The cost scale T.
+    pub scale: f64,
+}
+
+/// The binary relabelling's schema: the data set's blocks plus the corpus one-hot.
+fn binary_schema(schema: &RoutingSchema, corpora: &[String]) -> RoutingSchema {
+    let mut blocks: Vec<(FeatureKind, Vec<String>)> = schema
+        .blocks
+        .iter()
+        .map(|b| (b.kind, schema.feature_names[b.range()].to_vec()))
+        .collect();
+    blocks.push((
+        FeatureKind::CorpusId,
+        corpora.iter().map(|c| format!("corpus={c}")).collect(),
+    ));
+    RoutingSchema::new(&[ParadigmId::Naive], blocks)
+}
+
+fn augment(row: &RoutingRow, corpora: &[String], correct: bool) -> RoutingRow {
+    let mut features = row.features.clone();
+    features.extend(
+        corpora
+            .iter()
+            .map(|c| f64::from(u8::from(*c == row.corpus))),
+    );
+    RoutingRow {
+        features,
+        label: usize::from(!correct),
+        outcomes: vec![None],
+        ..row.clone()
+    }
+}
+
+/// A learner's P(correct) from its class scores (class 0 = correct), in [0, 1].
+fn raw_p(scores: &[f64]) -> f64 {
+    let (a, b) = (
+        scores[0].max(0.0),
+        scores.get(1).copied().unwrap_or(0.0).max(0.0),
+    );
+    if a + b > 0.0 {
+        (a / (a + b)).clamp(0.0, 1.0)
+    } else {
+        0.5
+    }
+}
+
+impl Fitted {
+    fn fit(train: &RoutingSet, learner: Learner, seed: u64) -> Result<Fitted> {
+        if train.rows.is_empty() {
+            return Err(BenchError::Invalid(
+                "utility router: no training rows".into(),
+            ));
+        }
+        let mut corpora: Vec<String> = train.rows.iter().map(|r| r.corpus.clone()).collect();
+        corpora.sort_unstable();
+        corpora.dedup();
+        let schema = Arc::new(binary_schema(&train.schema, &corpora));
+        let k = train.schema.n_classes() - 1;
+        let mut classes = Vec::with_capacity(k);
+        let mut cost = vec![None; k];
+        let mut sums: BTreeMap<(String, usize), (f64, usize)> = BTreeMap::new();
+        let (mut all_sum, mut all_n) = (0.0, 0usize);
+        for c in 0..k {
+            let have: Vec<(&RoutingRow, bool, f64)> = train
+                .rows
+                .iter()
+                .filter_map(|r| outcome_of_class(r, c).map(|o| (r, o.correct, o.tokens)))
+                .collect();
+            if have.is_empty() {
+                classes.push(None);
+                continue;
+            }
+            for (r, _, t) in &have {
+                let e = sums.entry((r.corpus.clone(), c)).or_default();
+                e.0 += t;
+                e.1 += 1;
+            }
+            let tsum: f64 = have.iter().map(|h| h.2).sum();
+            all_sum += tsum;
+            all_n += have.len();
+            cost[c] = Some(tsum / have.len() as f64);
+            let labels: Vec<bool> = have.iter().map(|h| h.1).collect();
+            let pos = labels.iter().filter(|&&v| v).count();
+            if have.len() < MIN_ROWS || pos < PARTS || pos + PARTS > have.len() {
+                let rate = (pos as f64 + 1.0) / (have.len() as f64 + 2.0);
+                classes.push(Some(ClassModel::Constant(rate)));
+                continue;
+            }
+            let rows: Vec<RoutingRow> = have
+                .iter()
+                .map(|(r, ok, _)| augment(r, &corpora, *ok))
+                .collect();
+            let parts = stratified_parts(&labels, PARTS, mix64(seed ^ (c as u64 + 1)));
+            // Held-out estimates of the per-corpus prior and of every grid point; the lowest
+            // log loss wins (the prior guards against a learner that only adds noise).
+            let mut prior_oof = vec![0.0; rows.len()];
+            let mut best: Option<(f64, Vec<(Box<dyn Router + Sync>, Platt)>)> = None;
+            for g in 0..=learner.grid {
+                let mut oof = vec![0.0; rows.len()];
+                let mut models = Vec::with_capacity(PARTS);
+                for (pi, held) in parts.iter().enumerate() {
+                    let mut in_held = vec![false; rows.len()];
+                    held.iter().for_each(|&i| in_held[i] = true);
+                    let fit_idx: Vec<usize> = (0..rows.len()).filter(|&i| !in_held[i]).collect();
+                    if g == learner.grid {
+                        let prior = Prior::fit(
+                            fit_idx
+                                .iter()
+                                .map(|&i| (rows[i].corpus.as_str(), labels[i])),
+                        );
+                        for &i in held {
+                            prior_oof[i] = prior.get(&rows[i].corpus);
+                        }
+                        continue;
+                    }
+                    let held_rows: Vec<RoutingRow> =
+                        held.iter().map(|&i| rows[i].clone()).collect();
+                    let mut m =
+                        (learner.make)(mix64(seed ^ hash_str(c as u64, "part") ^ pi as u64), g);
+                    m.fit(&RoutingSet {
+                        schema: Arc::clone(&schema),
+                        rows: fit_idx.iter().map(|&i| rows[i].clone()).collect(),
+                    })?;
+                    let p: Vec<f64> = m
+                        .scores_batch(&schema, &held_rows)?
+                        .iter()
+                        .map(|s| raw_p(s))
+                        .collect();
+                    let y: Vec<bool> = held.iter().map(|&i| labels[i]).collect();
+                    let platt = Platt::fit(&p, &y);
+                    for (&i, &pv) in held.iter().zip(&p) {
+                        oof[i] = platt.apply(pv);
+                    }
+                    models.push((m, platt));
+                }
+                if g < learner.grid {
+                    let loss = log_loss(&oof, &labels);
+                    if best.as_ref().is_none_or(|(l, _)| loss < *l) {
+                        best = Some((loss, models));
+                    }
+                }
+            }
+            let prior_loss = log_loss(&prior_oof, &labels);
+            let learners = match best {
+                Some((loss, models)) if loss < prior_loss => models,
+                _ => {
+                    let prior = Prior::fit(
+                        rows.iter()
+                            .zip(&labels)
+                            .map(|(r, &y)| (r.corpus.as_str(), y)),
+                    );
+                    classes.push(Some(ClassModel::Prior(prior)));
+                    continue;
+                }
+            };
+            classes.push(Some(ClassModel::Learners(learners)));
+        }
+        if all_n == 0 {
+            return Err(BenchError::Invalid(
+                "utility router: no training row has any paradigm outcome".into(),
+            ));
+        }
+        let mean = all_sum / all_n as f64;
+        Ok(Fitted {
+            corpora,
+            schema,
+            n_features: train.schema.n_features(),
+            classes,
+            cost,
+            corpus_cost: sums
+                .into_iter()
+                .map(|(key, (s, n))| (key, s / n as f64))
+                .collect(),
+            scale: if mean > 0.0 { mean } else { 1.0 },
+        })
+    }
+
+    /// Calibrated P(correct) per paradigm class for each row (`None`: no training tuple).
+    pub fn p_correct(&self, rows: &[RoutingRow]) -> Result<Vec<Vec<Option<f64>>>> {
+        let aug: Vec<RoutingRow> = rows
+            .iter()
+            .map(|r| augment(r, &self.corpora, true))
+            .collect();
+        let mut out = vec![Vec::with_capacity(self.classes.len()); rows.len()];
+        for class in &self.classes {
+            match class {
+                None => out.iter_mut().for_each(|o| o.push(None)),
+                Some(ClassModel::Constant(p)) => out.iter_mut().for_each(|o| o.push(Some(*p))),
+                Some(ClassModel::Prior(prior)) => out
+                    .iter_mut()
+                    .zip(rows)
+                    .for_each(|(o, r)| o.push(Some(prior.get(&r.corpus)))),
+                Some(ClassModel::Learners(ls)) => {
+                    let mut sum = vec![0.0; rows.len()];
+                    for (m, platt) in ls {
+                        for (s, sc) in sum.iter_mut().zip(m.scores_batch(&self.schema, &aug)?) {
+                            *s += platt.apply(raw_p(&sc));
+                        }
+                    }
+                    for (o, s) in out.iter_mut().zip(sum) {
+                        o.push(Some(s / ls.len() as f64));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// E[cost] per paradigm class for a row's corpus.
+    pub fn expected_cost(&self, row: &RoutingRow) -> Vec<Option<f64>> {
+        (0..self.cost.len())
+            .map(|c| {
+                self.corpus_cost
+                    .get(&(row.corpus.clone(), c))
+                    .copied()
+                    .or(self.cost[c])
+            })
+            .collect()
+    }
+}
+
+/// Fits shared by the routers of a sweep (keyed by learner and training rows); the last few.
+/// A fit in progress is a cell the other routers of the sweep wait on, so it runs once.
+type Cell = Arc<OnceLock<std::result::Result<Arc<Fitted>, String>>>;
+static FITS: Mutex<Vec<(u64, Cell)>> = Mutex::new(Vec::new());
+const FITS_KEPT: usize = 32;
+
+fn shared_fit(name: &str, train: &RoutingSet, learner: Learner, seed: u64) -> Result<Arc<Fitted>> {
+    let key = mix64(hash_str(seed, name) ^ fingerprint(train));
+    let cell: Cell = {
+        let mut fits = FITS.lock().unwrap();
+        match fits.iter().find(|(k, _)| *k == key) {
+            Some((_, c)) => Arc::clone(c),
+            None => {
+                if fits.len() >= FITS_KEPT {
+                    fits.remove(0);
+                }
+                let c: Cell = Arc::new(OnceLock::new());
+                fits.push((key, Arc::clone(&c)));
+                c
+            }
+        }
+    };
+    cell.get_or_init(|| {
+        Fitted::fit(train, learner, seed_for(seed, name))
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(BenchError::Invalid)
+}
+
+/// A utility router at one λ.
+pub struct UtilityRouter {
+    name: &'static str,
+    learner: Learner,
+    seed: u64,
+    pub lambda: f64,
+    fitted: Option<Arc<Fitted>>,
+}
+
+impl fmt::Debug for UtilityRouter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UtilityRouter")
+            .field("name", &self.name)
+            .field("lambda", &self.lambda)
+            .field("fitted", &self.fitted.is_some())
+            .finish()
+    }
+}
+
+impl UtilityRouter {
+    pub fn new(
+        name: &'static str,
+        learner: Learner,
+        seed: u64,
+        param: Option<f64>,
+    ) -> Result<Self> {
+        let lambda = param.unwrap_or(0.0);
+        if !(lambda.is_finite() && lambda >= 0.0) {
+            return Err(BenchError::Invalid(format!(
+                "router {name}: λ must be a finite number >= 0, got {lambda}"
+            )));
+        }
+        Ok(UtilityRouter {
+            name,
+            learner,
+            seed,
+            lambda,
+            fitted: None,
+        })
+    }
+
+    /// The fitted, λ-independent part (`None` before `fit`).
+    pub fn fitted(&self) -> Option<&Fitted> {
+        self.fitted.as_deref()
+    }
+}
+
+impl Router for UtilityRouter {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn fit(&mut self, train: &RoutingSet) -> Result<()> {
+        self.fitted = Some(shared_fit(self.name, train, self.learner, self.seed)?);
+        Ok(())
+    }
+
+    fn scores(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<Vec<f64>> {
+        let mut v = self.scores_batch(schema, std::slice::from_ref(row))?;
+        Ok(v.pop().unwrap_or_default())
+    }
+
+    fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
+        let f = self.fitted.as_ref().ok_or_else(|| {
+            BenchError::Invalid(format!("router {}: scores asked before fit", self.name))
+        })?;
+        if f.classes.len() + 1 != schema.n_classes() {
+            return Err(BenchError::Invalid(format!(
+                "router {}: fitted on {} paradigm classes, asked to score {}",
+                self.name,
+                f.classes.len(),
+                schema.n_classes() - 1
+            )));
+        }
+        if let Some(r) = rows.iter().find(|r| r.features.len() != f.n_features) {
+            return Err(BenchError::Invalid(format!(
+                "router {}: row {} has {} features, the training rows had {}",
+                self.name,
+                r.query_id,
+                r.features.len(),
+                f.n_features
+            )));
+        }
+        let p = f.p_correct(rows)?;
+        Ok(rows
+            .iter()
+            .zip(p)
+            .map(|(row, p)| {
+                let u: Vec<Option<f64>> = p
+                    .into_iter()
+                    .zip(f.expected_cost(row))
+                    .map(|(p, c)| Some(p? - self.lambda * c? / f.scale))
+                    .collect();
+                let floor = u.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+                let floor = if floor.is_finite() { floor } else { 0.0 };
+                let mut s: Vec<f64> = u.iter().map(|v| v.unwrap_or(floor - 2.0)).collect();
+                s.push(floor - 1.0);
+                s
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baselines::BestSingle;
+    use crate::synthetic::synthetic_set;
+    use bench_core::routing::argmax;
+
+    /// Correct rate of a router's choices on `test` (a cannot-answer choice is not correct).
+    fn correct_rate(r: &dyn Router, test: &RoutingSet) -> f64 {
+        let s = r.scores_batch(&test.schema, &test.rows).unwrap();
+        s.iter()
+            .zip(&test.rows)
+            .filter(|(s, row)| outcome_of_class(row, argmax(s)).is_some_and(|o| o.correct))
+            .count() as f64
+            / test.rows.len() as f64
+    }
+
+    fn split(n: usize, seed: u64) -> (RoutingSet, RoutingSet) {
+        let set = synthetic_set(n, seed);
+        let cut = n * 3 / 4;
+        (
+            set.subset(&(0..cut).collect::<Vec<_>>()),
+            set.subset(&(cut..n).collect::<Vec<_>>()),
+        )
+    }
+
+    #[test]
+    fn every_estimator_beats_the_best_single_paradigm_on_the_synthetic_rule() {
+        let (train, test) = split(1200, 11);
+        let mut best = BestSingle::default();
+        best.fit(&train).unwrap();
+        let floor = correct_rate(&best, &test);
+        for entry in [lr_entry(), gbt_entry(), knn_entry(), mlp_entry()] {
+            let ctx = RouterContext { seed: 3, llm: None };
+            let mut r = (entry.make)(&ctx, Some(0.0)).unwrap();
+            r.fit(&train).unwrap();
+            let cr = correct_rate(r.as_ref(), &test);
+            assert!(
+                cr > floor + 0.2,
+                "{}: {cr} vs best-single {floor}",
+                entry.name
+            );
+        }
+    }
+
+    #[test]
+    fn probabilities_are_calibrated_and_lambda_trades_cost() {
+        let (train, test) = split(1200, 12);
+        let ctx = RouterContext { seed: 4, llm: None };
+        let mut r = (lr_entry().make)(&ctx, Some(0.0)).unwrap();
+        r.fit(&train).unwrap();
+        let u = UtilityRouter::new("util-lr", LR, 4, Some(0.0)).unwrap();
+        let mut u = u;
+        u.fit(&train).unwrap();
+        // Mean predicted P(correct) of each paradigm on held-out rows is close to its rate.
+        let p = u.fitted().unwrap().p_correct(&test.rows).unwrap();
+        for c in 0..7 {
+            let mean_p: f64 = p.iter().map(|v| v[c].unwrap()).sum::<f64>() / p.len() as f64;
+            let rate = test
+                .rows
+                .iter()
+                .filter(|row| outcome_of_class(row, c).is_some_and(|o| o.correct))
+                .count() as f64
+                / test.rows.len() as f64;
+            assert!(
+                (mean_p - rate).abs() < 0.08,
+                "class {c}: {mean_p} vs {rate}"
+            );
+        }
+        // A huge λ makes the cheapest paradigm (llm-only, class 0) win everywhere.
+        let mut cheap = UtilityRouter::new("util-lr", LR, 4, Some(1e6)).unwrap();
+        cheap.fit(&train).unwrap();
+        for s in cheap.scores_batch(&test.schema, &test.rows).unwrap() {
+            assert_eq!(argmax(&s), 0);
+        }
+        // The same rows and seed share one fit across λ (the sweep's cache).
+        assert!(Arc::ptr_eq(
+            u.fitted.as_ref().unwrap(),
+            cheap.fitted.as_ref().unwrap()
+        ));
+        assert!(UtilityRouter::new("util-lr", LR, 4, Some(-1.0)).is_err());
+    }
+}

@@ -50,6 +50,8 @@ pub(crate) struct AttemptError {
     retry_after: Option<Duration>,
     /// Retrying the same request cannot help (a reply cut at `max_tokens` is cut again).
     no_retry: bool,
+    /// The full content of a reply the caller could not read.
+    unreadable: Option<String>,
 }
 
 impl AttemptError {
@@ -59,6 +61,7 @@ impl AttemptError {
             message: message.into(),
             retry_after: None,
             no_retry: false,
+            unreadable: None,
         }
     }
 }
@@ -265,6 +268,7 @@ impl OpenAiLlm {
         parse: &(dyn Fn(&[u8]) -> Result<T, AttemptError> + Sync),
     ) -> bench_core::Result<T> {
         let mut attempt = 0u32;
+        let mut last_unreadable: Option<String> = None;
         loop {
             if let Some(b) = &self.rpm {
                 b.acquire(1.0).await;
@@ -272,14 +276,22 @@ impl OpenAiLlm {
             if let Some(b) = &self.tpm {
                 b.acquire(tpm_cost).await;
             }
-            let err = match self.attempt(path, body, parse).await {
+            let mut err = match self.attempt(path, body, parse).await {
                 Ok(resp) => return Ok(resp),
                 Err(e) => e,
             };
-            let message = self.redact(&err.message);
+            // The same unreadable reply twice: the server answers this request deterministically
+            // (temperature 0), so further retries would only repeat it.
+            let repeated = err.unreadable.is_some() && err.unreadable == last_unreadable;
+            last_unreadable = err.unreadable.take();
+            let mut message = self.redact(&err.message);
+            if repeated {
+                message.push_str(" (the same reply twice: not retried further)");
+            }
             let too_long = err.retry_after.is_some_and(|d| d > MAX_RETRY_AFTER);
             if err.kind == LlmErrorKind::Fatal
                 || err.no_retry
+                || repeated
                 || attempt >= self.cfg.max_retries
                 || too_long
             {
@@ -340,10 +352,12 @@ impl Llm for OpenAiLlm {
             if readable(&response.content) {
                 Ok(response)
             } else {
-                Err(AttemptError::new(
+                let mut err = AttemptError::new(
                     LlmErrorKind::Unparseable,
                     bench_core::traits::unreadable_message(&response.content),
-                ))
+                );
+                err.unreadable = Some(response.content);
+                Err(err)
             }
         })
         .await

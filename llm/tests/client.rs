@@ -169,27 +169,70 @@ async fn retry_after_is_honoured() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_mode_asks_for_json_and_extracts_or_retries() {
+async fn json_mode_asks_for_json_and_extracts_it() {
     let mock = MockServer::start(|seen| {
         assert!(seen.json_mode, "response_format json_object was not sent");
-        match seen.index {
-            0 => MockReply::text("I am sorry, I cannot produce that."),
-            _ => MockReply::text("Here you go:\n```json\n{\"answer\": \"Paris\"}\n```"),
-        }
+        MockReply::text("Here you go:\n```json\n{\"answer\": \"Paris\"}\n```")
     });
     let client = client_for(endpoint(&mock));
     let mut req = request("Capital of France, as JSON?");
     req.json = true;
     let r = client.chat(&req).await.unwrap();
     assert_eq!(r.content, "{\"answer\": \"Paris\"}");
-    assert_eq!(mock.chat_requests(), 2);
+    assert_eq!(mock.chat_requests(), 1);
+}
 
-    let mock = MockServer::start(|_| MockReply::text("never JSON"));
+/// Issue #20 item 8: a server without JSON mode replies in prose; the reply reaches the caller
+/// (whose parser may well read it) at the first attempt instead of failing seven times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_mode_hands_prose_to_the_caller_without_retrying() {
+    let mock = MockServer::start(|_| MockReply::text("Correct"));
+    let client = client_for(endpoint(&mock));
+    let mut req = request("Grade this, as JSON");
+    req.json = true;
+    let r = client.chat(&req).await.unwrap();
+    assert_eq!(r.content, "Correct");
+    assert_eq!(mock.chat_requests(), 1);
+    assert_eq!(client.stats.retries.load(Ordering::Relaxed), 0);
+}
+
+/// An unreadable reply is retried, but the same one twice (a deterministic server) ends the
+/// retries: seen with llama.cpp, whose self-evaluation replies repeated byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_unreadable_reply_twice_stops_the_retries() {
+    let mock = MockServer::start(|seen| match seen.index {
+        0 => MockReply::text("{\"id\": 1}"),
+        1 | 2 => MockReply::text("{\"id\": 2}"),
+        _ => MockReply::text("{\"sufficient\": true}"),
+    });
     let mut cfg = endpoint(&mock);
-    cfg.max_retries = 1;
-    let e = client_for(cfg).chat(&req).await.unwrap_err();
+    cfg.max_retries = 5;
+    let client = client_for(cfg);
+    let mut req = request("Is it sufficient?");
+    req.json = true;
+    let readable = |c: &str| c.contains("sufficient");
+    let e = client.chat_readable(&req, &readable).await.unwrap_err();
     assert_eq!(kind_of(&e), LlmErrorKind::Unparseable, "{e}");
-    assert_eq!(mock.chat_requests(), 2);
+    assert!(e.to_string().contains("after 3 attempts"), "{e}");
+    assert!(e.to_string().contains("the same reply twice"), "{e}");
+    assert_eq!(mock.chat_requests(), 3);
+}
+
+/// JSON cut at `max_tokens` (seen from llama.cpp's grammar-constrained JSON mode with a small
+/// model): an unparseable error at once, since the same request is cut the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_cut_at_the_token_limit_is_unparseable_and_not_retried() {
+    let mock = MockServer::start(|_| {
+        MockReply::CutAtLimit("{\"label\": \"Correct\", \"reason\": \"the response na".into())
+    });
+    let client = client_for(endpoint(&mock));
+    let mut req = request("Grade this, as JSON");
+    req.json = true;
+    let e = client.chat(&req).await.unwrap_err();
+    assert_eq!(kind_of(&e), LlmErrorKind::Unparseable, "{e}");
+    assert!(e.to_string().contains("cut at max_tokens"), "{e}");
+    assert!(e.to_string().contains("after 1 attempt:"), "{e}");
+    assert_eq!(mock.chat_requests(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

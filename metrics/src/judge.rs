@@ -173,7 +173,12 @@ impl Judge for LlmJudge {
             });
         }
         let request = judge_request(&query.text, &query.gold, response);
-        let reply = self.llm.chat(&request).await?;
+        // Only a reply with one clear label is taken (and cached); another is retried by the
+        // client, then recorded as a failed judgement.
+        let reply = self
+            .llm
+            .chat_readable(&request, &|c| parse_judge_reply(c).is_some())
+            .await?;
         let (tokens_in, tokens_out, _) = reply.token_bill(&request);
         let label = parse_judge_reply(&reply.content).ok_or_else(|| BenchError::Llm {
             kind: LlmErrorKind::Unparseable,

@@ -202,7 +202,12 @@ impl Evaluator for LlmEvaluator {
             max_tokens: 300,
             json: true,
         };
-        let response = self.llm.chat(&request).await?;
+        // Only a reply that states `sufficient` is taken (and cached); another is retried.
+        let readable = |c: &str| {
+            extract_json_object(c)
+                .is_some_and(|v| v.get("sufficient").is_some_and(|s| s.is_boolean()))
+        };
+        let response = self.llm.chat_readable(&request, &readable).await?;
         let (tokens_in, tokens_out, _) = response.token_bill(&request);
         let unparseable = || bench_core::BenchError::Llm {
             kind: bench_core::LlmErrorKind::Unparseable,

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod error;
 pub mod extractions;
+pub mod input;
 pub mod llm_cache;
 pub mod record;
 pub mod routing;

@@ -69,7 +69,8 @@ pub struct RouteEvalArgs {
     /// Directory for cached vectors (question embeddings).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
-    /// Directory of the encoder's weights.
+    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
+    /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
     /// Model of the OpenAI-compatible endpoint for routers that call an LLM (`llm-router`);
@@ -131,7 +132,7 @@ fn list() -> String {
         out.push_str(&format!(
             "{:<18} {:<11} {:<5} {:<18} {}\n",
             e.name,
-            format!("{:?}", e.family),
+            family_name(e.family),
             if e.needs_llm { "yes" } else { "no" },
             if sweep.is_empty() {
                 "-".to_string()
@@ -145,6 +146,18 @@ fn list() -> String {
         "\nexternal routers: --external NAME='PROGRAM ARGS...' (protocol: docs/router-protocol.md)\n",
     );
     out
+}
+
+/// The family as `route list` prints it: lower-case and hyphenated like router names.
+fn family_name(f: Family) -> &'static str {
+    match f {
+        Family::Baseline => "baseline",
+        Family::Ml => "ml",
+        Family::Neural => "neural",
+        Family::Seed => "seed",
+        Family::CostAware => "cost-aware",
+        Family::External => "external",
+    }
 }
 
 /// The routers named on the command line, checked before anything is loaded.
@@ -212,7 +225,8 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store = Store::open(&a.db).await?;
+        // Reading only: an empty or foreign file is refused, never given a schema.
+        let store = Store::open_existing(&a.db).await?;
         let sel = RunSelection {
             run_ids: a.runs.clone(),
             corpora: a.corpora.clone(),
@@ -321,8 +335,25 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             a.db.display(),
             took.as_secs_f64()
         );
-        Ok(())
+        failed_routers(&ev.skipped, id)
     })
+}
+
+/// A router that failed (not one skipped for want of an LLM) fails the command: its absence
+/// from the table must not pass for success. The others' rows are stored all the same.
+fn failed_routers(skipped: &[(String, String)], eval_id: i64) -> Result<()> {
+    let failed: Vec<&str> = skipped
+        .iter()
+        .filter(|(_, why)| why.starts_with("failed"))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "router(s) {} failed (reason above) and are left out of evaluation {eval_id}; the other routers' results are stored",
+        failed.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -335,5 +366,8 @@ mod tests {
         for e in registry() {
             assert!(l.contains(e.name));
         }
+        // Families in the command-line spelling, not Rust's.
+        assert!(l.contains(" ml ") && l.contains(" cost-aware "), "{l}");
+        assert!(!l.contains("CostAware") && !l.contains(" Ml "), "{l}");
     }
 }

@@ -119,9 +119,9 @@ mod tests {
     #[test]
     fn router_styles_are_unique_up_to_24() {
         let styles: Vec<_> = (0..24).map(router_style).collect();
-        for i in 0..24 {
-            for j in 0..i {
-                assert_ne!(styles[i], styles[j], "routers {j} and {i} share a style");
+        for (i, a) in styles.iter().enumerate() {
+            for (j, b) in styles[..i].iter().enumerate() {
+                assert_ne!(a, b, "routers {j} and {i} share a style");
             }
         }
     }

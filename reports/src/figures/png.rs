@@ -246,8 +246,8 @@ mod tests {
         let want = font_starts(s, 40.0);
         let got = render(true, s);
         assert_eq!(got.len(), 4, "{got:?}");
-        for i in 1..4 {
-            let (g, w) = (got[i] - got[0], want[i] - want[0]);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate().skip(1) {
+            let (g, w) = (g - got[0], w - want[0]);
             assert!(
                 (g as f32 - w).abs() <= 1.5,
                 "glyph {i}: {g} px after the first, font says {w:.1}: {got:?}"

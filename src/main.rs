@@ -21,6 +21,8 @@ fn main() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only on a terminal: piped or redirected logs stay plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
         Command::Bench(args) => bench::run(args),
@@ -34,9 +36,26 @@ fn main() {
         Command::Import(args) => commands::import::run(&args),
     };
     if let Err(err) = result {
-        eprintln!("error: {err:#}");
+        eprintln!("error: {}", message(&err));
         std::process::exit(exit_code(&err));
     }
+}
+
+/// The error chain joined by ": ", each cause once: error types that print their source in
+/// their own message (`"{context}: {source}"`) would otherwise repeat the OS error.
+fn message(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let m = cause.to_string();
+        if m.is_empty() || out.ends_with(&m) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&m);
+    }
+    out
 }
 
 fn exit_code(err: &anyhow::Error) -> i32 {
@@ -46,7 +65,9 @@ fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<CorpusError>() {
             if matches!(
                 e,
-                CorpusError::Malformed { .. } | CorpusError::UnknownCorpus { .. }
+                CorpusError::Malformed { .. }
+                    | CorpusError::UnknownCorpus { .. }
+                    | CorpusError::Core(BenchError::Invalid(_))
             ) {
                 return EXIT_BAD_INPUT;
             }
@@ -56,6 +77,20 @@ fn exit_code(err: &anyhow::Error) -> i32 {
         }
         if cause.downcast_ref::<bench::BadInput>().is_some() {
             return EXIT_BAD_INPUT;
+        }
+        if let Some(e) = cause.downcast_ref::<metrics::corpus::MetricsError>() {
+            use metrics::corpus::MetricsError as M;
+            if matches!(e, M::BadLine { .. } | M::BadBytes { .. } | M::Invalid(_)) {
+                return EXIT_BAD_INPUT;
+            }
+        }
+        // A named input path that does not exist, is a directory, or is not text: the user's
+        // input, not a failure while running.
+        if let Some(e) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            if matches!(e.kind(), K::NotFound | K::IsADirectory | K::InvalidData) {
+                return EXIT_BAD_INPUT;
+            }
         }
     }
     1

@@ -229,8 +229,7 @@ impl Default for BenchConfig {
 impl BenchConfig {
     /// Reads a TOML configuration; unknown keys are errors naming the file.
     pub fn from_toml_file(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| BenchError::io(format!("reading config {}", path.display()), e))?;
+        let text = crate::input::read_text(path, "config")?;
         let cfg: BenchConfig = toml_from_str(&text)
             .map_err(|e| BenchError::Invalid(format!("config {}: {e}", path.display())))?;
         cfg.validate()

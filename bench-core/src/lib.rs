@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod extractions;
 pub mod imports;
+pub mod input;
 pub mod llm_cache;
 pub mod outcomes;
 pub mod record;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::str::FromStr;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{Row, SqlitePool};
 
 use crate::config::{hash_parts, BenchConfig};
@@ -15,6 +15,9 @@ use crate::error::{BenchError, Result};
 use crate::record::ResultRecord;
 use crate::routing::{RouteEvalRow, RouteEvalSpec};
 use crate::types::{Corpus, ParadigmId, QueryType};
+
+#[path = "store_open.rs"]
+mod open;
 
 /// Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
 const MIGRATIONS: &[&str] = &[
@@ -314,22 +317,18 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date. A
+    /// file that is not a ragrouter store, or of a newer schema, is refused untouched
+    /// (`store_open`).
     pub async fn open(path: &Path) -> Result<Store> {
         let shown = path.display().to_string();
+        open::inspect(path).await?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 BenchError::io(format!("creating the directory of database {shown}"), e)
             })?;
         }
-        let opts = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(std::time::Duration::from_secs(30));
-        Self::connect(opts, shown).await
+        Self::connect_writable(path).await
     }
 
     /// A private in-memory database (tests).
@@ -361,29 +360,7 @@ impl Store {
     }
 
     async fn migrate(&self) -> Result<()> {
-        let version: i64 = sqlx::query_scalar("PRAGMA user_version")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| self.err(e))?;
-        if version > SCHEMA_VERSION {
-            return Err(BenchError::Invalid(format!(
-                "results store {}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter",
-                self.path
-            )));
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-            sqlx::raw_sql(sql)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            sqlx::raw_sql(&format!("PRAGMA user_version = {}", i + 1))
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            tx.commit().await.map_err(|e| self.err(e))?;
-        }
-        Ok(())
+        self.migrate_locked().await
     }
 
     pub(crate) fn err(&self, e: sqlx::Error) -> BenchError {
@@ -439,12 +416,8 @@ impl Store {
                     .fetch_one(&self.pool)
                     .await
                     .map_err(|e| self.err(e))?;
+            // A resume keeps `finished_at`: it is when the run first finished.
             if let Some(id) = existing {
-                sqlx::query("UPDATE runs SET finished_at = NULL WHERE id = ?")
-                    .bind(id)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(|e| self.err(e))?;
                 return Ok(RunHandle { id, resumed: true });
             }
         }
@@ -611,9 +584,11 @@ impl Store {
             .collect())
     }
 
+    /// Marks the run finished; the first finish is kept (a resume that retries failed tuples
+    /// does not move it; the rows' `created_at` say when each tuple was written).
     pub async fn finish_run(&self, run_id: i64) -> Result<()> {
         sqlx::query(
-            "UPDATE runs SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?",
+            "UPDATE runs SET finished_at = coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ','now')) WHERE id = ?",
         )
         .bind(run_id)
         .execute(&self.pool)

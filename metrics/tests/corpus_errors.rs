@@ -82,6 +82,22 @@ fn embedding_file_errors_name_the_byte_offset() {
 }
 
 #[test]
+fn a_dimension_larger_than_the_file_is_an_error_not_an_overflow() {
+    // 4 * 2^62 overflows usize; before the check this panicked (then divided by zero).
+    let bytes = f32_bytes(&[1.0, 0.0, 0.0, 1.0]);
+    for dim in [4_611_686_018_427_387_904usize, usize::MAX, 5] {
+        let err = parse_f32_le(&bytes, dim, "e.f32").unwrap_err();
+        assert!(matches!(err, MetricsError::Invalid(_)), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("e.f32") && msg.contains(&format!("dimension {dim}")),
+            "{msg}"
+        );
+    }
+    assert_eq!(parse_f32_le(&bytes, 4, "e.f32").unwrap().len(), 4);
+}
+
+#[test]
 fn twonn_closed_forms() {
     // mu = e for every point: ln mu = 1, so the paper's estimate is exactly 1.
     let r1 = vec![1.0; 10];

@@ -16,7 +16,7 @@ pub struct Selection {
     pub corpora: Vec<String>,
     /// These runs (empty: the latest run with tuples of each corpus).
     pub runs: Vec<i64>,
-    /// These router evaluations (empty: the latest one of each feature set).
+    /// These router evaluations (empty: the latest one of each feature set and split).
     pub evals: Vec<i64>,
 }
 
@@ -167,11 +167,14 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
 
     let all_evals = store.route_evals().await?; // newest first
     let chosen: Vec<(i64, bench_core::RouteEvalSpec)> = if sel.evals.is_empty() {
-        let mut seen = Vec::new();
+        // The newest of each (feature set, split): a leave-one-corpus-out run does not hide
+        // the k-fold evaluation of the same features.
+        let mut seen: Vec<(String, String)> = Vec::new();
         let mut out = Vec::new();
         for (id, spec) in all_evals {
-            if !seen.contains(&spec.features) {
-                seen.push(spec.features.clone());
+            let key = (spec.features.clone(), spec.split.clone());
+            if !seen.contains(&key) {
+                seen.push(key);
                 out.push((id, spec));
             }
         }

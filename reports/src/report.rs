@@ -28,13 +28,13 @@ pub struct Written {
 }
 
 /// The evaluation whose routers appear in Figure 7 and Table 3: the newest with joint features
-/// (`q+c`, the paper's setting), else the newest of any kind.
+/// (`q+c`, the paper's setting), k-fold before other splits, else the newest of any kind.
 pub fn main_eval(evals: &[RouteEval]) -> Option<&RouteEval> {
     evals
         .iter()
         .filter(|e| e.spec.features == "q+c")
-        .max_by_key(|e| e.id)
-        .or_else(|| evals.iter().max_by_key(|e| e.id))
+        .max_by_key(|e| (e.spec.split == "kfold", e.id))
+        .or_else(|| evals.iter().max_by_key(|e| (e.spec.split == "kfold", e.id)))
 }
 
 struct Staging {
@@ -210,6 +210,24 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
             st.table(&sig, &sig)?;
             blocks.push(Block::Table(sig));
         }
+    }
+    // The same features under another split (leave-one-corpus-out next to k-fold): a table of
+    // its own, so neither evaluation is dropped silently.
+    for other in data
+        .evals
+        .iter()
+        .filter(|o| eval.is_some_and(|e| o.id != e.id && o.spec.features == e.spec.features))
+    {
+        let (mut md, mut csv) = tables::table3(&other.rows, &corpora);
+        for t in [&mut md, &mut csv] {
+            t.name = format!("{}_{}", t.name, other.spec.split);
+            t.title = format!(
+                "{} ({} split, evaluation {})",
+                t.title, other.spec.split, other.id
+            );
+        }
+        st.table(&md, &csv)?;
+        blocks.push(Block::Table(md));
     }
     match FeaturesFigure::from_evals(&data.evals, &corpora) {
         Some(f) => {
@@ -410,7 +428,10 @@ fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
     for e in &data.evals {
         let spec = serde_json::to_string_pretty(&e.spec).unwrap_or_default();
         blocks.push(Block::Details {
-            summary: format!("Router evaluation {} (features {})", e.id, e.spec.features),
+            summary: format!(
+                "Router evaluation {} (features {}, {} split)",
+                e.id, e.spec.features, e.spec.split
+            ),
             body: spec,
         });
     }

@@ -439,3 +439,49 @@ async fn a_failed_report_leaves_no_page_and_no_staging() {
         .collect();
     assert_eq!(names, vec!["figures"]);
 }
+
+#[tokio::test]
+async fn a_loco_evaluation_does_not_hide_the_kfold_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fixture_store(&dir.path().join("r.sqlite"), true).await;
+    let runs = store.route_evals().await.unwrap()[0].1.runs.clone();
+    // A newer evaluation of the same features, leave-one-corpus-out.
+    let mut spec = eval_spec("q+c", runs);
+    spec.split = "loco".into();
+    let rows: Vec<RouteEvalRow> = ["alpha", "beta", "*"]
+        .iter()
+        .flat_map(|key| {
+            [
+                eval_row("random", None, key, 0, 0.3, 0.4, 3000.0),
+                eval_row("lr", None, key, 0, 0.25, 0.35, 2100.0),
+            ]
+        })
+        .collect();
+    let loco = store.put_route_eval(&spec, &rows).await.unwrap();
+    let data = load(&store, &Selection::default()).await.unwrap();
+    let mut kinds: Vec<(String, String)> = data
+        .evals
+        .iter()
+        .map(|e| (e.spec.features.clone(), e.spec.split.clone()))
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [("q", "kfold"), ("q+c", "kfold"), ("q+c", "loco")]
+            .map(|(f, s)| (f.to_string(), s.to_string()))
+    );
+    // Table 3 and Figure 7 stay on the k-fold evaluation; the loco one gets its own table.
+    let main = reports::report::main_eval(&data.evals).unwrap();
+    assert_eq!(
+        (main.spec.split.as_str(), main.spec.features.as_str()),
+        ("kfold", "q+c")
+    );
+    let out = dir.path().join("report");
+    write_report(&data, &out).unwrap();
+    let loco_table = std::fs::read_to_string(out.join("tables/table3_loco.md")).unwrap();
+    assert!(
+        loco_table.contains(&format!("evaluation {loco}")),
+        "{loco_table}"
+    );
+    assert!(out.join("tables/table3.md").exists());
+}

@@ -3,12 +3,13 @@
 //!
 //! The program is started without a shell (`std::process::Command` on an argv list), once per
 //! fitted router, and lives until the router is dropped. Every request waits at most the
-//! configured timeout; on a timeout, a malformed reply or an early exit the child is killed and
-//! the error carries the tail of its stderr.
+//! configured timeout, writing included (requests go through a writer thread, so a program that
+//! never reads cannot block the harness on a full pipe); on a timeout, a malformed reply or an
+//! early exit the child is killed and reaped, and the error carries the tail of its stderr.
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -101,7 +102,8 @@ impl ExternalSpec {
 /// A running child process.
 struct Child_ {
     child: Child,
-    stdin: ChildStdin,
+    /// Request lines for the writer thread, which owns the child's stdin; dropping this closes it.
+    stdin: mpsc::Sender<Vec<u8>>,
     lines: Receiver<std::io::Result<String>>,
     stderr: Arc<Mutex<String>>,
 }
@@ -147,9 +149,23 @@ impl ExternalRouter {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| self.err(format!("cannot start: {e}")))?;
-        let stdin = child.stdin.take().ok_or_else(|| self.err("no stdin"))?;
+        let mut stdin_pipe = child.stdin.take().ok_or_else(|| self.err("no stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| self.err("no stdout"))?;
         let mut stderr_pipe = child.stderr.take().ok_or_else(|| self.err("no stderr"))?;
+        // The writer on its own thread: a request larger than the pipe's buffer blocks until the
+        // program reads it, and a program that never reads must still meet the timeout.
+        let (stdin, requests) = mpsc::channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            for line in requests {
+                if stdin_pipe
+                    .write_all(&line)
+                    .and_then(|()| stdin_pipe.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
         let (tx, lines) = mpsc::channel();
         // Readers on their own threads, so a request can time out while the child is silent.
         std::thread::spawn(move || {
@@ -194,9 +210,8 @@ impl ExternalRouter {
             let mut line = msg.to_string();
             line.push('\n');
             c.stdin
-                .write_all(line.as_bytes())
-                .and_then(|()| c.stdin.flush())
-                .map_err(|e| format!("writing the request: {e}"))?;
+                .send(line.into_bytes())
+                .map_err(|_| "writing the request: the program closed its input".to_string())?;
             let reply = match c.lines.recv_timeout(self.spec.timeout) {
                 Ok(Ok(l)) => l,
                 Ok(Err(e)) => return Err(format!("reading the reply: {e}")),

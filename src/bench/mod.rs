@@ -33,6 +33,7 @@ use tokio::task::JoinSet;
 mod dry_run;
 mod engines;
 mod execute;
+mod finish;
 
 use dry_run::*;
 use engines::*;
@@ -76,6 +77,8 @@ pub(crate) struct Shared {
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
+    // A --db that is a directory or another application's file is refused before any work.
+    finish::check_db(&args.db)?;
     let llm_settings = resolve_llm(&args, &config)?;
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
@@ -298,6 +301,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
             );
         }
         let answer_secs = t_answer.elapsed().as_secs_f64();
+        let outcome = finish::outcome(&store, run.id).await?;
+        if let Some(err) = finish::all_failed(&outcome, run.id, &args.db) {
+            print!("{}", table::render(&store.summary(run.id).await?));
+            return Err(err);
+        }
         store.finish_run(run.id).await?;
         let rows = store.summary(run.id).await?;
         println!(
@@ -313,6 +321,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
             eprintln!("{line}");
         }
         print!("{}", table::render(&rows));
+        let graph_used = parts
+            .graph
+            .as_ref()
+            .map(|(g, _)| (g.as_ref(), engines.graph_extractor.identity()));
+        finish::ensure_corpus_metrics(&store, &corpus, graph_used, &cache, embedder.as_ref())
+            .await?;
         if let Some((configuration, metrics)) =
             store.corpus_metrics(&corpus.name, &corpus.content_hash).await?
         {

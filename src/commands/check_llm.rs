@@ -30,8 +30,7 @@ pub struct CheckLlmArgs {
 
 /// The run configuration of `path` with its `[llm]` tables set aside (they are `llm`'s).
 fn bench_config(path: &std::path::Path) -> Result<BenchConfig> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading config {}", path.display()))?;
+    let text = bench_core::input::read_text(path, "config")?;
     let mut table: toml::Table = text
         .parse()
         .map_err(|e| BenchError::Invalid(format!("config {}: {e}", path.display())))?;

@@ -25,7 +25,8 @@ pub struct GraphArgs {
     /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// Directory of the encoder's weights.
+    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
+    /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
     /// Build from the first N chunks only.

@@ -36,7 +36,8 @@ pub struct MetricsArgs {
     /// Directory holding the data sets (corpus mode).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// Directory of the encoder's weights (corpus mode).
+    /// Directory of the encoder's weights (corpus mode) [default:
+    /// ~/.cache/ragrouter/models/all-MiniLM-L6-v2, under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
 }
@@ -118,29 +119,11 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
         )
         .await
         .context("building the knowledge graph")?;
-        let g = &build.graph;
-        let mut list = metrics::corpus::EdgeList::new();
-        for name in &g.nodes {
-            list.add_node(name);
-        }
-        for t in &g.triplets {
-            list.push(
-                &g.nodes[t.u as usize],
-                &g.relations[t.relation as usize],
-                &g.nodes[t.v as usize],
-            );
-        }
         let metrics = CorpusMetrics {
-            graph: Some(graph_metrics(&list)),
+            graph: Some(knowledge_graph_metrics(&build.graph)),
             embeddings: Some(embedding_metrics(&vectors.data, vectors.dim)?),
         };
-        let configuration = format!(
-            "extractor={}:{}:{}; encoder={}",
-            id.extractor,
-            id.model,
-            id.prompt_hash,
-            embedder.name()
-        );
+        let configuration = configuration(Some(&id), embedder.name());
         let flat = Value::Object(metrics.flat_map());
         store
             .put_corpus_metrics(&corpus.name, &corpus.content_hash, &configuration, &flat)
@@ -159,6 +142,35 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// The structure metrics of a built knowledge graph.
+pub fn knowledge_graph_metrics(
+    g: &corpora::graph::KnowledgeGraph,
+) -> metrics::corpus::GraphMetrics {
+    let mut list = metrics::corpus::EdgeList::new();
+    for name in &g.nodes {
+        list.add_node(name);
+    }
+    for t in &g.triplets {
+        list.push(
+            &g.nodes[t.u as usize],
+            &g.relations[t.relation as usize],
+            &g.nodes[t.v as usize],
+        );
+    }
+    graph_metrics(&list)
+}
+
+/// The key corpus metrics are stored under: the graph extractor's and the encoder's identities.
+pub fn configuration(extractor: Option<&corpora::graph::ExtractorId>, encoder: &str) -> String {
+    match extractor {
+        Some(id) => format!(
+            "extractor={}:{}:{}; encoder={encoder}",
+            id.extractor, id.model, id.prompt_hash
+        ),
+        None => format!("extractor=none; encoder={encoder}"),
+    }
 }
 
 /// Computes the metrics of the raw files named in `args`; either input may be absent, not both.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use bench_core::{BenchError, Store};
+use bench_core::Store;
 
 /// Arguments of `ragrouter report`.
 #[derive(clap::Args, Debug)]
@@ -27,19 +27,12 @@ pub struct ReportArgs {
 
 /// Loads the selection and writes the report; prints what was written and what is missing.
 pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
-    if !args.db.is_file() {
-        // Opening would create an empty database: say what is wrong instead.
-        return Err(BenchError::Invalid(format!(
-            "results database {} does not exist (run `ragrouter bench <corpus>` first, or pass --db)",
-            args.db.display()
-        ))
-        .into());
-    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let data = runtime.block_on(async {
-        let store = Store::open(&args.db).await?;
+        // Reading only: a missing, empty or foreign file is refused, never given a schema.
+        let store = Store::open_existing(&args.db).await?;
         reports::load(
             &store,
             &reports::Selection {

@@ -91,7 +91,8 @@ pub struct RouteEvalArgs {
     /// Directory for cached vectors (question embeddings).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
-    /// Directory of the encoder's weights.
+    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
+    /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
     /// Model of the OpenAI-compatible endpoint for routers that call an LLM (`llm-router`);
@@ -168,6 +169,7 @@ fn list() -> String {
     );
     out
 }
+
 
 /// The routers named on the command line, checked before anything is loaded.
 fn candidates(a: &RouteEvalArgs) -> Result<Vec<Candidate>, BenchError> {
@@ -312,7 +314,8 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store = Store::open(&a.db).await?;
+        // Reading only: an empty or foreign file is refused, never given a schema.
+        let store = Store::open_existing(&a.db).await?;
         let sel = RunSelection {
             run_ids: a.runs.clone(),
             corpora: a.corpora.clone(),
@@ -512,6 +515,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
     })
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,5 +526,8 @@ mod tests {
         for e in registry() {
             assert!(l.contains(e.name));
         }
+        // Families in the command-line spelling, not Rust's.
+        assert!(l.contains(" ml ") && l.contains(" cost-aware "), "{l}");
+        assert!(!l.contains("CostAware") && !l.contains(" Ml "), "{l}");
     }
 }

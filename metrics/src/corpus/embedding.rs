@@ -27,7 +27,15 @@ pub fn parse_f32_le(bytes: &[u8], dim: usize, file: &str) -> Result<Vec<f32>, Me
     if bytes.is_empty() {
         return Err(bad(0, "empty file: no embedding rows".to_owned()));
     }
-    let row_bytes = 4 * dim;
+    // A dimension this large cannot be a row of any file: say so instead of overflowing.
+    let Some(row_bytes) = dim.checked_mul(4).filter(|&b| b <= bytes.len()) else {
+        return Err(MetricsError::Invalid(format!(
+            "{file}: dimension {dim} is larger than the file ({} bytes hold {} float32 values): \
+             no whole row (wrong --dim?)",
+            bytes.len(),
+            bytes.len() / 4
+        )));
+    };
     if bytes.len() % row_bytes != 0 {
         let whole = bytes.len() - bytes.len() % row_bytes;
         return Err(bad(

@@ -1,5 +1,6 @@
 //! Figure 7: cost–accuracy scatter per corpus (and pooled) with the Pareto frontier, every
-//! paradigm and router labelled, and the λ-sweep of each cost-aware router.
+//! paradigm and router in a style of its own (`placement`), paradigms labelled where a label
+//! fits without covering anything, and the λ-sweep of each cost-aware router.
 
 use bench_core::{ParadigmId, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
@@ -7,19 +8,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
+use super::placement::{draw_marker, place_labels, router_style, Marker};
 use super::{colour, draw_err, fmt_tokens, label, text, Figure};
 use crate::pareto::{Kind, Panel};
 
 const PANEL: (u32, u32) = (560, 430);
 const LEGEND: u32 = 270;
-
-/// How a strategy is drawn: colour and marker.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Marker {
-    Circle,
-    Triangle,
-    Square,
-}
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -45,11 +39,12 @@ impl CostFigure {
         (n.div_ceil(cols), cols)
     }
 
-    /// Every strategy's style, in first-seen order: paradigms by their fixed colour, routers
-    /// in palette order with triangles, sweeps with squares.
+    /// Every strategy's style, in first-seen order: paradigms by their fixed colour with
+    /// circles, routers through the palette with triangles, then diamonds, then inverted
+    /// triangles (unique up to 24 routers), sweeps with squares.
     fn legend(&self) -> Vec<Entry> {
         let mut out: Vec<Entry> = Vec::new();
-        let mut routers = 0usize;
+        let (mut routers, mut sweeps) = (0usize, 0usize);
         for p in &self.panels {
             for pt in &p.points {
                 if out.iter().any(|e| e.label == pt.label) {
@@ -67,11 +62,12 @@ impl CostFigure {
                         }
                     }
                     Kind::Router => {
+                        let (colour, marker) = router_style(routers);
                         routers += 1;
                         Entry {
                             label: pt.label.clone(),
-                            colour: colour(routers - 1),
-                            marker: Marker::Triangle,
+                            colour,
+                            marker,
                         }
                     }
                 };
@@ -80,10 +76,10 @@ impl CostFigure {
             for c in &p.curves {
                 let l = format!("{} λ-sweep", c.router);
                 if !out.iter().any(|e| e.label == l) {
-                    routers += 1;
+                    sweeps += 1;
                     out.push(Entry {
                         label: l,
-                        colour: colour(routers - 1),
+                        colour: colour(sweeps - 1),
                         marker: Marker::Square,
                     });
                 }
@@ -100,7 +96,9 @@ impl Figure for CostFigure {
 
     fn size(&self) -> (u32, u32) {
         let (rows, cols) = self.grid();
-        (cols * PANEL.0 + LEGEND, rows * PANEL.1 + 40)
+        // Tall enough for the legend too: up to 24 routers plus paradigms and sweeps.
+        let legend = 40 + 48 + 22 * self.legend().len() as u32 + 30;
+        (cols * PANEL.0 + LEGEND, (rows * PANEL.1 + 40).max(legend))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
@@ -257,80 +255,55 @@ where
             }))
             .map_err(draw_err)?;
     }
+    // Markers in pixel coordinates of the panel (the same shapes as the legend's).
+    let base = area.get_base_pixel();
+    let to_px = |(x, y): (i32, i32)| (x - base.0, y - base.1);
     let mut labels: Vec<((i32, i32), &str)> = Vec::new();
     let mut markers: Vec<(i32, i32)> = Vec::new();
     for pt in &p.points {
         let Some(e) = style_of(legend, &pt.label) else {
             continue;
         };
-        let xy = (pt.cost, 100.0 * pt.quality);
-        let colour = e.colour;
-        markers.push(chart.backend_coord(&xy));
-        match e.marker {
-            Marker::Circle => {
-                chart
-                    .draw_series(std::iter::once(Circle::new(xy, 6, colour.filled())))
-                    .map_err(draw_err)?;
-                labels.push((chart.backend_coord(&xy), &pt.label));
-            }
-            _ => {
-                chart
-                    .draw_series(std::iter::once(TriangleMarker::new(xy, 7, colour.filled())))
-                    .map_err(draw_err)?;
-            }
+        let at = to_px(chart.backend_coord(&(pt.cost, 100.0 * pt.quality)));
+        markers.push(at);
+        draw_marker(area, at, e.marker, e.colour)?;
+        if e.marker == Marker::Circle {
+            labels.push((at, &pt.label));
         }
     }
     for c in &p.curves {
         markers.extend(
             c.points
                 .iter()
-                .map(|(_, q)| chart.backend_coord(&(q.cost, 100.0 * q.quality))),
+                .map(|(_, q)| to_px(chart.backend_coord(&(q.cost, 100.0 * q.quality)))),
         );
     }
-    // Paradigm names next to their points: the first free place right or left of the point,
-    // then further down or up, so that neither markers nor other names are covered.
+    // Paradigm names next to their own points where they cover nothing; the legend names the
+    // rest (every series has a style of its own).
     labels.sort_by_key(|((x, y), _)| (*y, *x));
-    let base = area.get_base_pixel();
-    let (w, h) = area.dim_in_pixel();
-    let mut boxes: Vec<(i32, i32, i32, i32)> = markers
+    let style = text(12.0);
+    let sized: Vec<((i32, i32), (i32, i32))> = labels
         .iter()
-        .map(|&(x, y)| {
-            (
-                x - base.0 - 9,
-                y - base.1 - 9,
-                x - base.0 + 9,
-                y - base.1 + 9,
-            )
+        .map(|&(at, s)| {
+            let (w, h) = area
+                .estimate_text_size(s, &style)
+                .unwrap_or((7 * s.len() as u32, 12));
+            (at, (w as i32 + 2, h as i32 + 2))
         })
         .collect();
-    let overlaps = |a: (i32, i32, i32, i32), b: &(i32, i32, i32, i32)| {
-        a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
-    };
-    for ((px, py), s) in labels {
-        let width = 7 * s.chars().count() as i32;
-        let (px, py) = (px - base.0, py - base.1);
-        let mut best = None;
-        'search: for k in 0..12 {
-            let dy = 14 * if k % 2 == 0 { k / 2 } else { -(k / 2 + 1) };
-            for x0 in [px + 12, px - 12 - width] {
-                let b = (x0, py + dy - 6, x0 + width, py + dy + 6);
-                let inside = b.0 >= 2 && b.2 <= w as i32 - 2 && b.1 >= 2 && b.3 <= h as i32 - 2;
-                if inside && !boxes.iter().any(|o| overlaps(b, o)) {
-                    best = Some(b);
-                    break 'search;
-                }
-            }
+    let (w, h) = area.dim_in_pixel();
+    let placed = place_labels(&sized, &markers, (w as i32, h as i32));
+    for ((_, s), b) in labels.iter().zip(placed) {
+        if let Some(b) = b {
+            label(
+                area,
+                s,
+                (b.0 + 1, (b.1 + b.3) / 2),
+                &style,
+                HPos::Left,
+                VPos::Center,
+            )?;
         }
-        let b = best.unwrap_or((px + 10, py - 6, px + 10 + width, py + 6));
-        boxes.push(b);
-        label(
-            area,
-            s,
-            (b.0, b.1 + 6),
-            &text(12.0),
-            HPos::Left,
-            VPos::Center,
-        )?;
     }
     Ok(())
 }
@@ -346,13 +319,7 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &[Entr
     )?;
     for (i, e) in legend.iter().enumerate() {
         let y = 48 + 22 * i as i32;
-        let c = e.colour;
-        match e.marker {
-            Marker::Circle => area.draw(&Circle::new((22, y), 6, c.filled())),
-            Marker::Triangle => area.draw(&TriangleMarker::new((22, y), 7, c.filled())),
-            Marker::Square => area.draw(&Rectangle::new([(16, y - 5), (28, y + 5)], c.filled())),
-        }
-        .map_err(draw_err)?;
+        draw_marker(area, (22, y), e.marker, e.colour)?;
         label(
             area,
             &e.label,
@@ -364,10 +331,107 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &[Entr
     }
     label(
         area,
-        "● paradigm  ▲ router  ■ λ-sweep",
+        "● paradigm  ▲ ◆ ▼ router  ■ λ-sweep",
         (12, 48 + 22 * legend.len() as i32 + 8),
         &text(11.0),
         HPos::Left,
         VPos::Top,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pareto::{Point, SweepCurve};
+
+    fn point(label: &str, kind: Kind, i: usize) -> Point {
+        Point {
+            label: label.into(),
+            kind,
+            cost: 1000.0 + 10.0 * i as f64,
+            quality: 0.1 + 0.001 * i as f64,
+            n: 20,
+        }
+    }
+
+    /// Every built-in paradigm and router (the registry's names), plus the λ-sweep.
+    fn everything(extra_routers: usize) -> CostFigure {
+        let mut points: Vec<Point> = ParadigmId::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, p)| point(p.as_str(), Kind::Paradigm, i))
+            .collect();
+        let routers = [
+            "random",
+            "best-fixed",
+            "oracle",
+            "lr",
+            "svm",
+            "rf",
+            "gbt",
+            "knn",
+            "mlp",
+            "dnn",
+            "two-tower",
+            "r2adapter",
+            "ea-graphrag",
+            "rap-rag",
+            "ner",
+            "llm-router",
+            "cost-aware",
+        ];
+        let mut names: Vec<String> = routers.iter().map(|s| s.to_string()).collect();
+        names.extend((0..extra_routers).map(|i| format!("external-{i}")));
+        points.extend(
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, r)| point(r, Kind::Router, 10 + i)),
+        );
+        let curve = SweepCurve {
+            router: "cost-aware".into(),
+            corpus: "*".into(),
+            points: vec![(0.0, point("cost-aware", Kind::Router, 40))],
+        };
+        CostFigure {
+            panels: vec![Panel {
+                corpus: "*".into(),
+                points,
+                frontier: vec![],
+                curves: vec![curve],
+                range: None,
+                aiq_paradigms: None,
+                aiq_all: None,
+                aiq_curves: vec![],
+            }],
+            mode: "offline".into(),
+            axis: "tokens".into(),
+        }
+    }
+
+    #[test]
+    fn no_two_series_share_colour_and_marker() {
+        // 17 built-in routers, then up to 24 routers with externals.
+        for extra in [0, 7] {
+            let legend = everything(extra).legend();
+            assert_eq!(legend.len(), 7 + 17 + extra + 1);
+            for (i, a) in legend.iter().enumerate() {
+                for b in &legend[..i] {
+                    assert!(
+                        (a.colour, a.marker) != (b.colour, b.marker),
+                        "{} and {} look the same",
+                        a.label,
+                        b.label
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_canvas_holds_the_whole_legend() {
+        let fig = everything(7);
+        let (_, h) = fig.size();
+        assert!(h >= 40 + 48 + 22 * fig.legend().len() as u32, "{h}");
+    }
 }

@@ -50,14 +50,14 @@ fn mean(v: &[f64]) -> Option<f64> {
 impl FeaturesFigure {
     /// `None` when no evaluation has one of the three feature sets.
     pub fn from_evals(evals: &[RouteEval], corpora: &[String]) -> Option<Self> {
-        // The newest evaluation of each feature set.
+        // The newest evaluation of each feature set, k-fold before other splits.
         let chosen: Vec<(&str, &RouteEval)> = SETS
             .iter()
             .filter_map(|(label, key)| {
                 evals
                     .iter()
                     .filter(|e| e.spec.features == *key)
-                    .max_by_key(|e| e.id)
+                    .max_by_key(|e| (e.spec.split == "kfold", e.id))
                     .map(|e| (*label, e))
             })
             .collect();

@@ -4,6 +4,8 @@
 pub mod cost;
 pub mod features;
 pub mod heatmap;
+pub mod placement;
+pub mod png;
 pub mod profiles;
 
 use std::path::Path;
@@ -77,7 +79,7 @@ pub fn render<F: Figure>(fig: &F, png: &Path) -> Result<String> {
         root.present().map_err(draw_err)?;
     }
     {
-        let root = BitMapBackend::new(png, fig.size()).into_drawing_area();
+        let root = png::KernedBitmap::new(BitMapBackend::new(png, fig.size())).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         fig.draw(&root)?;
         root.present().map_err(draw_err)?;

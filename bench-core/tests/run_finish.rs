@@ -1,0 +1,61 @@
+//! `runs.finished_at` is when a run first finished: a resume does not clear or move it.
+
+use bench_core::{BenchConfig, Chunk, Corpus, Document, RunSpec, Store};
+
+fn corpus() -> Corpus {
+    Corpus {
+        name: "t".into(),
+        documents: vec![Document {
+            id: "d".into(),
+            title: String::new(),
+            text: "text".into(),
+        }],
+        chunks: vec![Chunk {
+            id: "d#0".into(),
+            index: 0,
+            document: "d".into(),
+            text: "text".into(),
+            tokens: 1,
+        }],
+        queries: vec![],
+        content_hash: "h1".into(),
+        source: "test".into(),
+    }
+}
+
+async fn finished_at(store: &Store, id: i64) -> Option<String> {
+    sqlx::query_scalar("SELECT finished_at FROM runs WHERE id = ?")
+        .bind(id)
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_resume_keeps_the_first_finish() {
+    let store = Store::open_in_memory().await.unwrap();
+    let (c, cfg) = (corpus(), BenchConfig::default());
+    store.upsert_corpus(&c).await.unwrap();
+    let spec = RunSpec {
+        corpus: &c,
+        config: &cfg,
+        mode: "offline".into(),
+        reader: "r".into(),
+        judge: "j".into(),
+        embedder: "e".into(),
+        extractor: String::new(),
+        crate_version: "0".into(),
+    };
+    let run = store.start_run(&spec, false).await.unwrap();
+    assert_eq!(finished_at(&store, run.id).await, None);
+    store.finish_run(run.id).await.unwrap();
+    let first = finished_at(&store, run.id).await.expect("finished");
+
+    // Timestamps have millisecond resolution: make sure a later finish would differ.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let again = store.start_run(&spec, false).await.unwrap();
+    assert!(again.resumed && again.id == run.id);
+    assert_eq!(finished_at(&store, run.id).await.as_ref(), Some(&first));
+    store.finish_run(run.id).await.unwrap();
+    assert_eq!(finished_at(&store, run.id).await, Some(first));
+}

@@ -1,0 +1,56 @@
+//! An external router that never reads its input: the fit request (larger than a pipe's
+//! buffer) must not block the harness past the timeout, and the program must not outlive it.
+
+use std::time::Duration;
+
+use routers::external::ExternalSpec;
+use routers::synthetic::widen_embedding;
+use routers::{synthetic_set_with, RouterContext};
+
+/// Processes whose command line is exactly `argv` (Linux /proc).
+fn running(argv: &[&str]) -> Vec<u32> {
+    let want = argv.join("\0") + "\0";
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| {
+                let e = e.ok()?;
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                // A zombie has an empty command line: it is gone.
+                (cmd == want.as_bytes()).then_some(pid)
+            })
+            .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_program_that_never_reads_times_out_and_is_killed() {
+    // 2,000 rows of 384-dim embeddings: megabytes of JSON, far more than a 64 KiB pipe holds.
+    let set = widen_embedding(&synthetic_set_with(2000, 2, 5), 384, 5);
+    assert!(serde_json::to_string(&set.rows).unwrap().len() > 1 << 20);
+    // An unusual duration so no other process matches.
+    let argv = ["sleep", "987.654"];
+    let spec = ExternalSpec {
+        name: "deaf".into(),
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        timeout: Duration::from_millis(500),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let ctx = RouterContext { seed: 0, llm: None };
+        let mut r = (spec.candidate().make)(&ctx, None).unwrap();
+        let _ = tx.send(r.fit(&set).map_err(|e| e.to_string()));
+    });
+    // Before the writer thread, fit blocked in write() forever; a minute is only a guard so a
+    // regression fails instead of hanging the suite.
+    let outcome = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("fit did not return: blocked writing to a program that never reads");
+    let err = outcome.unwrap_err();
+    assert!(err.contains("deaf") && err.contains("timeout"), "{err}");
+    assert!(
+        running(&argv).is_empty(),
+        "the external program outlived its timeout"
+    );
+}

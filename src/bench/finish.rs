@@ -1,0 +1,130 @@
+//! The ends of a bench run: the results database is checked before anything starts; a run
+//! whose every tuple failed is not called finished; and the corpus indicators are computed and
+//! stored when none are, so `route eval` works right after the first run.
+
+use anyhow::Result;
+use bench_core::{Corpus, Embedder, Store};
+use corpora::embed::VectorCache;
+use corpora::graph::{ExtractorId, KnowledgeGraph};
+use metrics::corpus::{embedding_metrics, CorpusMetrics};
+use serde_json::Value;
+
+use crate::commands::metrics::{configuration, knowledge_graph_metrics};
+
+/// Refuses, before the corpus is loaded, a `--db` that `Store::open` would refuse later
+/// (a directory, a file that is not a ragrouter store, a newer schema); writes nothing.
+pub(crate) fn check_db(db: &std::path::Path) -> Result<()> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(Store::check(db))?;
+    Ok(())
+}
+
+/// A run's stored tuples: how many, how many without an error, and the first error.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Outcome {
+    pub(crate) tuples: i64,
+    pub(crate) ok: i64,
+    pub(crate) first_error: Option<String>,
+}
+
+pub(crate) async fn outcome(store: &Store, run_id: i64) -> Result<Outcome> {
+    let (tuples, ok): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), coalesce(sum(error IS NULL), 0) FROM results WHERE run_id = ?",
+    )
+    .bind(run_id)
+    .fetch_one(store.pool())
+    .await?;
+    let first_error: Option<String> = sqlx::query_scalar(
+        "SELECT error FROM results WHERE run_id = ? AND error IS NOT NULL
+         ORDER BY query_id, paradigm LIMIT 1",
+    )
+    .bind(run_id)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(Outcome {
+        tuples,
+        ok,
+        first_error,
+    })
+}
+
+/// An error when tuples ran and every one of them failed: such a run measured nothing, so it
+/// is left unfinished and the command exits non-zero (the same command retries the tuples).
+pub(crate) fn all_failed(o: &Outcome, run_id: i64, db: &std::path::Path) -> Option<anyhow::Error> {
+    (o.tuples > 0 && o.ok == 0).then(|| {
+        anyhow::anyhow!(
+            "every one of run {run_id}'s {} tuples failed, so the run is not marked finished; \
+             first error: {}; the rows are in {} (column `error`); fix the cause and run the same \
+             command again to retry them",
+            o.tuples,
+            o.first_error.as_deref().unwrap_or("(none recorded)"),
+            db.display()
+        )
+    })
+}
+
+/// Computes and stores the corpus indicators when none are stored for this content: the graph
+/// metrics when the run built the graph, the embedding metrics from the (cached) chunk vectors.
+/// What cannot be computed is left out with a note; nothing here fails the run.
+pub(crate) async fn ensure_corpus_metrics(
+    store: &Store,
+    corpus: &Corpus,
+    graph: Option<(&KnowledgeGraph, ExtractorId)>,
+    cache: &VectorCache,
+    embedder: &dyn Embedder,
+) -> Result<()> {
+    if store
+        .corpus_metrics(&corpus.name, &corpus.content_hash)
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let texts: Vec<&str> = corpus.chunks.iter().map(|c| c.text.as_str()).collect();
+    // The run embedded these already: a cache hit, no encoder pass.
+    let embeddings = cache
+        .get_or_embed(
+            &format!("{}:chunks", corpus.name),
+            &texts,
+            embedder,
+            &|_, _| {},
+        )
+        .map_err(anyhow::Error::from)
+        .and_then(|v| Ok(embedding_metrics(&v.data, v.dim)?));
+    let embeddings = match embeddings {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!(
+                "note: embedding indicators of {} not computed: {e:#}",
+                corpus.name
+            );
+            None
+        }
+    };
+    let metrics = CorpusMetrics {
+        graph: graph.as_ref().map(|(g, _)| knowledge_graph_metrics(g)),
+        embeddings,
+    };
+    if metrics.graph.is_none() {
+        eprintln!(
+            "note: this run built no knowledge graph, so the graph indicators of {} are not stored; \
+             `ragrouter metrics {}` computes all six",
+            corpus.name, corpus.name
+        );
+    }
+    if metrics.graph.is_none() && metrics.embeddings.is_none() {
+        return Ok(());
+    }
+    let configuration = configuration(graph.as_ref().map(|(_, id)| id), embedder.name());
+    store
+        .put_corpus_metrics(
+            &corpus.name,
+            &corpus.content_hash,
+            &configuration,
+            &Value::Object(metrics.flat_map()),
+        )
+        .await?;
+    Ok(())
+}

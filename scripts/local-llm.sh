@@ -132,7 +132,8 @@ start() {
     echo "$pid" >"$STATE/pid"
     echo "$port" >"$STATE/port"
     local t0=$SECONDS
-    until curl -fsS "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; do
+    until "$VENV/bin/python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)' \
+        "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; do
         if ! kill -0 "$pid" 2>/dev/null; then
             rm -f "$STATE/pid"
             tail -20 "$STATE/server.log" >&2

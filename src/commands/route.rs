@@ -54,9 +54,12 @@ pub struct RouteEvalArgs {
     /// Seeds the folds and every router.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Label policy: judge-then-semantic-f1 (the paper's) or cheapest-correct.
-    #[arg(long, default_value = "judge-then-semantic-f1")]
-    pub policy: String,
+    /// Label policy: judge-then-semantic-f1 (the paper's) or cheapest-correct. Default: for
+    /// offline runs cheapest-correct (the paradigm with the fewest context tokens whose
+    /// delivered context holds the answer; decisions.md, "Labels for routing"), for LLM runs
+    /// judge-then-semantic-f1.
+    #[arg(long)]
+    pub policy: Option<String>,
     /// Restrict to these corpora (comma-separated; default every corpus with results).
     #[arg(long, value_delimiter = ',')]
     pub corpora: Vec<String>,
@@ -193,7 +196,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
     // Every flag is checked before the store or the encoder is touched.
     let features: FeatureSet = a.features.parse()?;
     let split = Split::parse(&a.split, a.folds)?;
-    let policy: LabelPolicy = a.policy.parse()?;
+    let policy: Option<LabelPolicy> = a.policy.as_deref().map(str::parse).transpose()?;
     let cands = candidates(a)?;
     let endpoint = llm_settings(a)?;
     let client = endpoint
@@ -229,6 +232,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
                 .join(", "),
             runs.first().map_or("", |r| r.mode.as_str())
         );
+        let policy = policy.unwrap_or(default_policy(runs.first().map(|r| r.mode.as_str())));
         let encoder: Arc<MiniLm> = Arc::new(
             MiniLm::from_dir(a.model_dir.as_deref()).context("loading the sentence encoder")?,
         );
@@ -325,9 +329,31 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
     })
 }
 
+/// The label policy when `--policy` is not given: offline runs label the cheapest paradigm (by
+/// context tokens) whose context delivered the answer; LLM runs use the paper's policy.
+pub fn default_policy(mode: Option<&str>) -> LabelPolicy {
+    match mode {
+        Some("offline") => LabelPolicy::CheapestCorrect,
+        _ => LabelPolicy::JudgeThenSemanticF1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offline_runs_default_to_the_cheapest_delivering_paradigm() {
+        assert_eq!(
+            default_policy(Some("offline")),
+            LabelPolicy::CheapestCorrect
+        );
+        assert_eq!(
+            default_policy(Some("llm:m@http://x")),
+            LabelPolicy::JudgeThenSemanticF1
+        );
+        assert_eq!(default_policy(None), LabelPolicy::JudgeThenSemanticF1);
+    }
 
     #[test]
     fn list_names_every_router() {

@@ -59,7 +59,12 @@ perf:
     # Graph build from cached triplets (the second build reads every chunk from the store).
     cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache
     cargo run --release -- graph 2wiki --db target/perf/perf.sqlite --cache-dir target/perf/cache
-    # Every paradigm over the 1,000 2Wiki questions; prints the wall time split by stage.
+    # Every paradigm over the 1,000 2Wiki questions: first the paradigms alone (retrieval and the
+    # reader, nothing judged or stored), then the whole run, which prints its wall time by stage.
+    # Other work on the machine shows in the load average printed before each.
+    uptime
+    cargo run --release -- bench 2wiki --retrieval-only --db target/perf/perf.sqlite --cache-dir target/perf/cache
+    uptime
     cargo run --release -- bench 2wiki --fresh --db target/perf/perf.sqlite --cache-dir target/perf/cache
 
 # (Needs apt-get install -y cmake libopenblas-dev; builds FAISS from source, ~5 min.)

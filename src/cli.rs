@@ -127,6 +127,17 @@ pub struct BenchArgs {
     /// calling anything or writing the database.
     #[arg(long)]
     pub dry_run: bool,
+    /// Compute every tuple on its own: no retrieval shared between the paradigms of a question,
+    /// no batched encoding of answers for semantic F1 and coverage (slower; the tuples are the
+    /// same, which is what this switch is for).
+    #[arg(long)]
+    pub share_nothing: bool,
+    /// Time the paradigms alone: run every paradigm over every question (retrieval, and the
+    /// offline reader IterativeRAG needs between rounds) with no judging, scoring or storing,
+    /// print the wall time and exit. No run or tuple is stored (`just perf` prints it beside the
+    /// full run).
+    #[arg(long)]
+    pub retrieval_only: bool,
     #[command(flatten)]
     pub data: DataArgs,
     /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,

@@ -6,9 +6,17 @@ fn pct(x: f64) -> String {
     format!("{:.1}", 100.0 * x)
 }
 
+/// What "correct" means in an offline table (decisions.md, "Offline default").
+pub const OFFLINE_CORRECT: &str =
+    "offline: correct % = the delivered context holds a gold answer or alias \
+(whole SQuAD tokens; yes/no golds: all gold evidence chunks), not an answer a model gave; \
+reader % = the extractive reader's sentence holds it (recall >= 0.8)";
+
 /// Renders rows as an aligned text table: per paradigm its query types, then its overall row.
+/// Offline rows (those with a reader verdict) get a `reader %` column after `correct %`.
 pub fn render(rows: &[SummaryRow]) -> String {
-    let header = [
+    let offline = rows.iter().any(|r| r.reader_correct.is_some());
+    let mut header = vec![
         "paradigm",
         "type",
         "n",
@@ -20,9 +28,12 @@ pub fn render(rows: &[SummaryRow]) -> String {
         "latency ms",
         "errors",
     ];
+    if offline {
+        header.insert(4, "reader %");
+    }
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for r in rows {
-        cells.push(vec![
+        let mut row = vec![
             r.paradigm.to_string(),
             r.qtype.map_or_else(|| "all".to_owned(), |t| t.to_string()),
             r.n.to_string(),
@@ -34,7 +45,11 @@ pub fn render(rows: &[SummaryRow]) -> String {
             format!("{:.0}", r.total_tokens),
             format!("{:.1}", r.latency_ms),
             r.errors.to_string(),
-        ]);
+        ];
+        if offline {
+            row.insert(4, r.reader_correct.map_or_else(|| "-".to_owned(), pct));
+        }
+        cells.push(row);
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|c| cells.iter().map(|row| row[c].len()).max().unwrap_or(0))

@@ -128,8 +128,13 @@ pub struct QualityMetrics {
     pub em: f64,
     /// SQuAD token F1, best over the gold answer and its aliases.
     pub f1: f64,
-    /// Share of the best gold answer's tokens found in the response (the offline judge's evidence).
+    /// Share of the best gold answer's tokens found in the response (the sentence judge's evidence).
     pub answer_recall: f64,
+    /// Offline only: the sentence judge's verdict on the reader's answer ("reader correct":
+    /// some gold answer or alias has answer recall >= the configured threshold). The offline
+    /// judge label itself is "answer delivered" (decisions.md); `None` in LLM mode.
+    #[serde(default)]
+    pub reader_correct: Option<bool>,
     /// Share of the gold chunks inside the context; `None` when the query has no gold chunks.
     pub evidence_recall: Option<f64>,
     /// BERTScore-style F1 over contextual token embeddings of the run's encoder (paper eq. 10-12;

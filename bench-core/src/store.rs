@@ -205,7 +205,12 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (eval_id, router, param, corpus, fold)
     );
     "#,
-    // 8: imported outcomes (a run's split tag and cost unit; a tuple's imported score and cost),
+    // 8: offline "reader correct": the sentence judge's verdict (0/1), kept beside the
+    // answer-delivered judge label; NULL in LLM mode and in rows written before it existed.
+    r#"
+    ALTER TABLE results ADD COLUMN reader_correct INTEGER;
+    "#,
+    // 9: imported outcomes (a run's split tag and cost unit; a tuple's imported score and cost),
     // per-question router predictions and paired significance tests of an evaluation.
     r#"
     ALTER TABLE runs ADD COLUMN split TEXT;
@@ -302,6 +307,9 @@ pub struct SummaryRow {
     pub errors: i64,
     pub correct: f64,
     pub no_answer: f64,
+    /// Offline: share whose reader's sentence the sentence judge found correct; `None` when no
+    /// row recorded it (LLM mode).
+    pub reader_correct: Option<f64>,
     /// Mean over queries with gold chunks; `None` when none had.
     pub evidence_recall: Option<f64>,
     pub context_tokens: f64,
@@ -471,8 +479,9 @@ impl Store {
                 tokens_generation_in, tokens_generation_out, token_source,
                 latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
                 judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
-                semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft,
+                reader_correct)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(run_id)
         .bind(&r.query_id)
@@ -505,6 +514,7 @@ impl Store {
         .bind(r.judge_tokens_out as i64)
         .bind(r.quality.faithfulness_hard)
         .bind(r.quality.faithfulness_soft)
+        .bind(r.quality.reader_correct)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
@@ -696,6 +706,7 @@ impl Store {
                     sum(r.error IS NOT NULL) AS errors,
                     avg(r.judge_label = 'correct') AS correct,
                     avg(r.judge_label = 'no-answer') AS no_answer,
+                    avg(r.reader_correct) AS reader_correct,
                     avg(r.evidence_recall) AS evidence_recall,
                     avg(r.context_tokens) AS context_tokens,
                     avg(r.latency_retrieval_ms + r.latency_generation_ms) AS latency_ms,
@@ -722,6 +733,7 @@ impl Store {
                     errors: r.get("errors"),
                     correct: r.get::<Option<f64>, _>("correct").unwrap_or(0.0),
                     no_answer: r.get::<Option<f64>, _>("no_answer").unwrap_or(0.0),
+                    reader_correct: r.get("reader_correct"),
                     evidence_recall: r.get("evidence_recall"),
                     context_tokens: r.get::<Option<f64>, _>("context_tokens").unwrap_or(0.0),
                     latency_ms: r.get::<Option<f64>, _>("latency_ms").unwrap_or(0.0),

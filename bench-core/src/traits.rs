@@ -124,6 +124,18 @@ pub struct Verdict {
 pub trait Judge: Send + Sync {
     fn identity(&self) -> String;
     async fn judge(&self, query: &Query, response: &str) -> Result<Verdict>;
+
+    /// Labels a response given the context the paradigm delivered (its chunks in context order,
+    /// after the budget cut). Judges of the response alone ignore the context (the default); the
+    /// offline "answer delivered" judge looks only at the context.
+    async fn judge_in_context(
+        &self,
+        query: &Query,
+        response: &str,
+        _context: &[ContextChunk<'_>],
+    ) -> Result<Verdict> {
+        self.judge(query, response).await
+    }
 }
 
 /// A RAG paradigm: runs one query end to end (retrieve, read), never judging itself.

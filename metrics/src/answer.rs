@@ -116,10 +116,12 @@ pub fn answer_quality(pred: &str, gold: &GoldAnswer) -> QualityMetrics {
         coverage: None,
         faithfulness_hard: None,
         faithfulness_soft: None,
+        reader_correct: None,
     }
 }
 
-/// The offline judge of decisions.md, as a pure function of the response and the gold answers.
+/// The sentence judge (decisions.md, "reader correct"), as a pure function of the response and
+/// the gold answers: the offline judge before "answer delivered" replaced it.
 pub fn offline_label(pred: &str, gold: &GoldAnswer, correct_recall: f64) -> JudgeLabel {
     if pred.trim().is_empty() {
         return JudgeLabel::NoAnswer;
@@ -134,7 +136,8 @@ pub fn offline_label(pred: &str, gold: &GoldAnswer, correct_recall: f64) -> Judg
     }
 }
 
-/// The offline judge behind the `Judge` trait: deterministic, free, no LLM.
+/// The sentence judge behind the `Judge` trait: deterministic, free, no LLM. Offline runs judge
+/// with [`crate::delivered::DeliveredJudge`] and store this verdict as `reader_correct`.
 #[derive(Debug, Clone)]
 pub struct OfflineJudge {
     pub correct_recall: f64,

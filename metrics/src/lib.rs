@@ -2,6 +2,7 @@
 
 pub mod answer;
 pub mod corpus;
+pub mod delivered;
 pub mod generation;
 pub mod judge;
 pub mod labels;

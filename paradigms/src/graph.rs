@@ -244,10 +244,11 @@ impl GraphRetriever {
 
     /// Seeds from entity vectors (row i = entity i): links above the threshold, max-pooled per
     /// node, the best `seed_k` by similarity (ties: lower node id).
+    /// The entity index is searched with the blocked gemm top-k of the chunk index.
     pub fn link_seeds(&self, vectors: &Embeddings) -> Vec<(u32, f32)> {
         let mut best: HashMap<u32, f32> = HashMap::new();
-        for v in vectors.rows() {
-            for hit in self.entity_index.search(v, self.params.link_k) {
+        for hits in self.entity_index.search_batch(vectors, self.params.link_k) {
+            for hit in hits {
                 if hit.score > self.params.min_similarity {
                     let e = best.entry(hit.row).or_insert(hit.score);
                     *e = e.max(hit.score);

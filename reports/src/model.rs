@@ -204,6 +204,20 @@ impl CostBasis {
         ) as f64
     }
 
+    /// What "correct" means for the offline tuples (decisions.md, "Offline default"); `None`
+    /// when every run called an LLM (then the LLM judge decided).
+    pub fn offline_correct(self) -> Option<&'static str> {
+        match self {
+            CostBasis::LlmTokens => None,
+            CostBasis::ContextTokens | CostBasis::Mixed => Some(
+                "Offline runs judge retrieval, not an answer: a tuple is correct when the context \
+                 the paradigm delivered (within the budget) holds a gold answer or alias as whole \
+                 SQuAD-normalised tokens (for yes/no golds: all gold evidence chunks); LLM-only, \
+                 with no context, is no-answer.",
+            ),
+        }
+    }
+
     /// The cost axis's description, with its unit.
     pub fn axis(self) -> &'static str {
         match self {

@@ -143,6 +143,9 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
         missing.push(m);
     }
     let basis = data.cost_basis();
+    if let Some(meaning) = basis.offline_correct() {
+        blocks.push(Block::Note(meaning.to_owned()));
+    }
     let router_rows = eval.map_or(&[][..], |e| &e.rows[..]);
 
     // Figure 7 with the frontier and AIQ tables.

@@ -129,7 +129,12 @@ pub fn table2(data: &ReportData) -> Table {
     Table {
         name: "table2".into(),
         title: format!(
-            "Table 2: correct rate (%) by query type; Tok.: {}",
+            "Table 2: correct rate (%) by query type{}; Tok.: {}",
+            if basis.offline_correct().is_some() {
+                " (offline: answer delivered in the context)"
+            } else {
+                ""
+            },
             basis.axis()
         ),
         headers,

@@ -16,10 +16,45 @@ pub(crate) struct Parts<'a> {
     pub(crate) entities: Arc<dyn QueryEntities>,
     /// The LLM self-evaluator of IterativeRAG; `None` offline.
     pub(crate) llm_evaluator: Option<Arc<dyn Evaluator>>,
+    /// One dense and one graph retriever for every paradigm, their results memoised per query;
+    /// `None` builds a retriever per paradigm that shares nothing (`--share-nothing`).
+    pub(crate) shared: Option<SharedRetrievers>,
 }
+
+/// The memoised retrievers all paradigms of a run use, made on first use.
+#[derive(Default)]
+pub(crate) struct SharedRetrievers {
+    dense: std::sync::OnceLock<Arc<dyn Retriever>>,
+    graph: std::sync::OnceLock<Arc<dyn Retriever>>,
+}
+
+/// Queries whose retrievals are kept: far more than the questions in flight (a few units, each
+/// one question and its iterative sub-questions).
+const MEMO_QUERIES: usize = 1024;
 
 impl Parts<'_> {
     fn dense(&self) -> Arc<dyn Retriever> {
+        match &self.shared {
+            None => self.new_dense(),
+            Some(s) => s
+                .dense
+                .get_or_init(|| Arc::new(MemoRetriever::new(self.new_dense(), MEMO_QUERIES)))
+                .clone(),
+        }
+    }
+
+    fn graph(&self) -> Result<Arc<dyn Retriever>> {
+        let Some(s) = &self.shared else {
+            return self.new_graph();
+        };
+        if let Some(g) = s.graph.get() {
+            return Ok(g.clone());
+        }
+        let g: Arc<dyn Retriever> = Arc::new(MemoRetriever::new(self.new_graph()?, MEMO_QUERIES));
+        Ok(s.graph.get_or_init(|| g).clone())
+    }
+
+    fn new_dense(&self) -> Arc<dyn Retriever> {
         Arc::new(DenseRetriever {
             index: self.index.clone(),
             chunks: self.chunks.clone(),
@@ -29,7 +64,7 @@ impl Parts<'_> {
         })
     }
 
-    fn graph(&self) -> Result<Arc<dyn Retriever>> {
+    fn new_graph(&self) -> Result<Arc<dyn Retriever>> {
         let (graph, entity_index) = self
             .graph
             .clone()
@@ -327,16 +362,13 @@ pub(crate) struct Engines {
 
 impl Engines {
     pub(crate) fn offline(
-        config: &BenchConfig,
         offline_reader: Arc<OfflineReader>,
         extractor: Arc<OfflineExtractor>,
     ) -> Self {
         let e = extractor.clone();
         Engines {
             reader: offline_reader,
-            judge: Arc::new(OfflineJudge {
-                correct_recall: config.judge.correct_recall,
-            }),
+            judge: Arc::new(DeliveredJudge::new()),
             graph_extractor: extractor,
             entities: Arc::new(FnEntities::new("offline-rules", move |q: &str| {
                 e.entities(q)

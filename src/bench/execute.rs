@@ -1,9 +1,47 @@
 //! The run loop: pending tuples answered, judged, scored and written as they finish, within the budget.
+//!
+//! Work is handed out in units. Offline (with sharing on) a unit is one question's pending
+//! paradigms, run one after another on a blocking thread (the work is CPU-bound), so the
+//! paradigms share their retrieval through the memoised retrievers and the question's answers are
+//! encoded for semantic F1 and coverage in one batch; `concurrency` units run at once, at most one
+//! per core. In LLM mode, or with `--share-nothing`, a unit is one tuple. Each tuple is still
+//! written in its own statement as soon as its unit has scored it.
 
+use super::judging::{generation_quality, generation_quality_batch};
 use super::*;
 
-/// Runs every pending (query, paradigm) pair, at most `concurrency` at once, writing each
-/// tuple as it finishes. Returns whether Ctrl-C stopped it early.
+/// Microseconds of the work this invocation did, by stage (summed over tuples).
+#[derive(Debug, Default)]
+pub(crate) struct StageClock {
+    pub(crate) retrieval: AtomicU64,
+    pub(crate) reading: AtomicU64,
+    pub(crate) judging: AtomicU64,
+    pub(crate) storing: AtomicU64,
+    /// Tuples written.
+    pub(crate) tuples: AtomicU64,
+}
+
+impl StageClock {
+    fn add(&self, r: &ResultRecord) {
+        let us = |ms: f64| (ms * 1e3).round() as u64;
+        let l = &r.output.latency;
+        self.retrieval
+            .fetch_add(us(l.retrieval_ms), Ordering::Relaxed);
+        self.reading
+            .fetch_add(us(l.generation_ms), Ordering::Relaxed);
+        self.judging.fetch_add(us(l.judge_ms), Ordering::Relaxed);
+        self.tuples.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Seconds of (retrieval, reading, judging, storing).
+    pub(crate) fn seconds(&self) -> [f64; 4] {
+        [&self.retrieval, &self.reading, &self.judging, &self.storing]
+            .map(|a| a.load(Ordering::Relaxed) as f64 / 1e6)
+    }
+}
+
+/// Runs every pending (query, paradigm) pair, at most `concurrency` units at once, writing each
+/// tuple as it finishes. Returns how the loop ended.
 pub(crate) async fn execute(
     shared: &Arc<Shared>,
     paradigms: &[Arc<dyn Paradigm>],
@@ -13,16 +51,36 @@ pub(crate) async fn execute(
     concurrency: usize,
     budget: Budget,
 ) -> Result<Stop> {
-    let mut pending = Vec::new();
+    let per_question = shared.blocking && shared.share;
+    let mut units: Vec<(usize, Vec<Arc<dyn Paradigm>>)> = Vec::new();
+    let mut pending = 0usize;
     for (i, q) in queries.iter().enumerate() {
-        for p in paradigms {
-            if !done.contains(&(q.id.clone(), p.id())) {
-                pending.push((i, p.clone()));
+        let todo: Vec<Arc<dyn Paradigm>> = paradigms
+            .iter()
+            .filter(|p| !done.contains(&(q.id.clone(), p.id())))
+            .cloned()
+            .collect();
+        pending += todo.len();
+        if per_question {
+            if !todo.is_empty() {
+                units.push((i, todo));
             }
+        } else {
+            units.extend(todo.into_iter().map(|p| (i, vec![p])));
         }
     }
+    let concurrency = if shared.blocking {
+        // CPU-bound units: more at once than cores only adds contention.
+        concurrency.min(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        )
+    } else {
+        concurrency
+    };
     let total = queries.len() * paradigms.len();
-    let bar = ProgressBar::new(total as u64).with_position((total - pending.len()) as u64);
+    let bar = ProgressBar::new(total as u64).with_position((total - pending) as u64);
     bar.set_style(
         ProgressStyle::with_template(
             "{msg:>20} {bar:40} {pos}/{len} tuples [{elapsed_precise}, eta {eta}]",
@@ -30,10 +88,10 @@ pub(crate) async fn execute(
         .expect("valid template"),
     );
     bar.set_message("answering");
-    if pending.len() < total {
+    if pending < total {
         eprintln!(
             "resuming: {} of {} tuples already stored",
-            total - pending.len(),
+            total - pending,
             total
         );
     }
@@ -41,53 +99,51 @@ pub(crate) async fn execute(
     let queries: Arc<Vec<Query>> = Arc::new(queries.to_vec());
     let vectors = Arc::new(vectors.clone());
     let mut tasks = JoinSet::new();
-    let mut next = pending.into_iter();
+    let mut next = units.into_iter();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let mut interrupted = false;
     let mut budget_hit = false;
     let (mut spent, mut finished) = (budget.spent_before, 0u64);
+    let mut in_flight = 0u64;
     loop {
         while !interrupted && !budget_hit && tasks.len() < concurrency {
+            let Some((qi, unit)) = next.next() else {
+                break;
+            };
             if let Some(max) = budget.max_tokens {
                 // The next tuple is expected to cost what finished ones did on average; the
                 // tuples in flight are counted at that rate too.
                 let per_tuple = (spent - budget.spent_before)
                     .checked_div(finished)
                     .unwrap_or(0);
-                if spent + per_tuple * (tasks.len() as u64 + 1) > max {
+                if spent + per_tuple * (in_flight + unit.len() as u64) > max {
                     budget_hit = true;
                     break;
                 }
             }
-            let Some((qi, paradigm)) = next.next() else {
-                break;
-            };
+            in_flight += unit.len() as u64;
             let (shared, queries, vectors) = (shared.clone(), queries.clone(), vectors.clone());
-            tasks.spawn(async move {
-                let record =
-                    answer_one(&shared, paradigm.as_ref(), &queries[qi], vectors.row(qi)).await;
-                if let Some(delay) = shared.fault_delay {
-                    // Fault-injection knob: widens the window in which a kill lands mid-run.
-                    tokio::time::sleep(delay).await;
-                }
-                let t = Instant::now();
-                let written = shared.store.write_result(shared.run_id, &record).await;
-                shared
-                    .store_micros
-                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
-                written.map(|()| {
-                    record.output.tokens.total() + record.judge_tokens_in + record.judge_tokens_out
-                })
-            });
+            if shared.blocking {
+                let handle = tokio::runtime::Handle::current();
+                tasks.spawn_blocking(move || {
+                    handle.block_on(run_unit(&shared, &unit, &queries[qi], vectors.row(qi)))
+                });
+            } else {
+                tasks.spawn(async move {
+                    run_unit(&shared, &unit, &queries[qi], vectors.row(qi)).await
+                });
+            }
         }
         tokio::select! {
             joined = tasks.join_next() => match joined {
                 None => break,
                 Some(res) => {
-                    spent += res.context("a query task panicked")??;
-                    finished += 1;
-                    bar.inc(1);
+                    let (n, tokens) = res.context("a query task panicked")??;
+                    spent += tokens;
+                    finished += n;
+                    in_flight -= n;
+                    bar.inc(n);
                 }
             },
             _ = &mut ctrl_c, if !interrupted => {
@@ -106,6 +162,82 @@ pub(crate) async fn execute(
     })
 }
 
+/// Answers, judges, scores and writes the tuples of one unit (one question's paradigms); returns
+/// how many tuples it wrote and the LLM tokens they spent.
+async fn run_unit(
+    shared: &Shared,
+    unit: &[Arc<dyn Paradigm>],
+    query: &Query,
+    vector: &[f32],
+) -> Result<(u64, u64)> {
+    let mut records = Vec::with_capacity(unit.len());
+    for p in unit {
+        records.push(answer_one(shared, p.as_ref(), query, vector).await);
+    }
+    score_semantics(shared, &mut records, query);
+    let mut tokens = 0;
+    for record in &records {
+        if let Some(delay) = shared.fault_delay {
+            // Fault-injection knob: widens the window in which a kill lands mid-run.
+            tokio::time::sleep(delay).await;
+        }
+        let t = Instant::now();
+        shared.store.write_result(shared.run_id, record).await?;
+        shared
+            .clock
+            .storing
+            .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+        shared.clock.add(record);
+        tokens += record.output.tokens.total() + record.judge_tokens_in + record.judge_tokens_out;
+    }
+    Ok((records.len() as u64, tokens))
+}
+
+/// Semantic F1 and coverage of the unit's answered tuples: one batched forward when sharing,
+/// else one per tuple. The batch's time is split evenly over its tuples' judging time.
+fn score_semantics(shared: &Shared, records: &mut [ResultRecord], query: &Query) {
+    let gold = query.gold.answer.as_str();
+    let ok: Vec<usize> = (0..records.len())
+        .filter(|&i| records[i].error.is_none())
+        .collect();
+    if ok.is_empty() {
+        return;
+    }
+    let t = Instant::now();
+    let scores: Vec<std::result::Result<(f64, f64), String>> = if shared.share {
+        let pairs: Vec<(&str, &str)> = ok
+            .iter()
+            .map(|&i| (records[i].output.answer.as_str(), gold))
+            .collect();
+        match generation_quality_batch(&shared.encoder, &pairs) {
+            Ok(v) => v.into_iter().map(Ok).collect(),
+            Err(e) => vec![Err(e.to_string()); ok.len()],
+        }
+    } else {
+        ok.iter()
+            .map(|&i| {
+                generation_quality(&shared.encoder, &records[i].output.answer, gold)
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    };
+    let share_ms = t.elapsed().as_secs_f64() * 1e3 / ok.len() as f64;
+    for (&i, score) in ok.iter().zip(scores) {
+        let r = &mut records[i];
+        match score {
+            Ok((f1, coverage)) => {
+                r.quality.semantic_f1 = Some(f1);
+                r.quality.coverage = Some(coverage);
+            }
+            Err(e) => {
+                r.error = Some(format!("semantic metrics: {e}"));
+                r.judge = None;
+            }
+        }
+        r.output.latency.judge_ms += share_ms;
+    }
+}
+
 /// The token budget of `--max-tokens`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Budget {
@@ -122,7 +254,8 @@ pub(crate) enum Stop {
     Budget { spent: u64 },
 }
 
-/// Runs, judges and scores one (query, paradigm) pair; a failure becomes a recorded error.
+/// Runs and judges one (query, paradigm) pair (semantic F1 and coverage come after, per unit);
+/// a failure becomes a recorded error.
 pub(crate) async fn answer_one(
     shared: &Shared,
     paradigm: &dyn Paradigm,
@@ -145,13 +278,6 @@ pub(crate) async fn answer_one(
             output.context.iter().map(|c| c.chunk_id.as_str()),
         );
         let t = Instant::now();
-        match generation_quality(&shared.encoder, &output.answer, &query.gold.answer) {
-            Ok((semantic_f1, coverage)) => {
-                quality.semantic_f1 = Some(semantic_f1);
-                quality.coverage = Some(coverage);
-            }
-            Err(e) => error = Some(format!("semantic metrics: {e}")),
-        }
         if let Some(cache) = shared
             .faithfulness
             .as_ref()
@@ -165,7 +291,19 @@ pub(crate) async fn answer_one(
                 Err(e) => error = Some(format!("faithfulness: {e}")),
             }
         }
-        match shared.judge.judge(query, &output.answer).await {
+        quality.reader_correct = shared
+            .reader_recall
+            .map(|r| offline_label(&output.answer, &query.gold, r) == JudgeLabel::Correct);
+        let judged = match paradigms::chunks::context_chunks(&output.context, &shared.chunks) {
+            Ok(ctx) => {
+                shared
+                    .judge
+                    .judge_in_context(query, &output.answer, &ctx)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        match judged {
             Ok(v) => {
                 judge = Some(v.label);
                 judge_tokens = (v.tokens_in, v.tokens_out);
@@ -188,91 +326,43 @@ pub(crate) async fn answer_one(
     }
 }
 
-/// Semantic F1 (eq. 10-12, token embeddings of the local encoder) and soft coverage (eq. 13,
-/// its sentence vectors) of a response against the gold answer; both 0 for an empty response.
-pub(crate) fn generation_quality(
-    encoder: &MiniLm,
-    response: &str,
-    gold: &str,
-) -> Result<(f64, f64)> {
-    use metrics::generation::{semantic_f1, soft_coverage, split_sentences};
-    if response.trim().is_empty() || gold.trim().is_empty() {
-        return Ok((0.0, 0.0));
-    }
-    let tokens = encoder.token_embeddings_many(&[response, gold])?;
-    let f1 = semantic_f1(&tokens[0].vectors, &tokens[1].vectors).f1;
-    let (pred, gt) = (split_sentences(response), split_sentences(gold));
-    let mut texts: Vec<&str> = gt.clone();
-    texts.extend(&pred);
-    let v = encoder.embed(&texts)?;
-    let dim = v.dim;
-    let gt_rows = bench_core::Embeddings::new(dim, v.data[..gt.len() * dim].to_vec());
-    let pred_rows = bench_core::Embeddings::new(dim, v.data[gt.len() * dim..].to_vec());
-    Ok((f1, soft_coverage(&gt_rows, &pred_rows)))
-}
-
-/// Sentence vectors of context chunks, computed once per chunk and kept for the run, so that
-/// faithfulness (eq. 14-15) costs the answer's sentences after the first use of a chunk.
-pub(crate) struct FaithfulnessCache {
-    chunks: Arc<ChunkTable>,
-    vectors: std::sync::Mutex<std::collections::HashMap<String, Arc<bench_core::Embeddings>>>,
-}
-
-impl FaithfulnessCache {
-    pub(crate) fn new(chunks: Arc<ChunkTable>) -> Self {
-        FaithfulnessCache {
-            chunks,
-            vectors: std::sync::Mutex::new(std::collections::HashMap::new()),
+/// `--retrieval-only`: every paradigm over every question, one question per unit on blocking
+/// threads (one per core), with no judging, scoring or storing. Returns the wall seconds and the
+/// tuples run.
+pub(crate) async fn run_paradigms_only(
+    paradigms: &[Arc<dyn Paradigm>],
+    queries: &[Query],
+    vectors: &bench_core::Embeddings,
+) -> Result<(f64, usize)> {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let queries: Arc<Vec<Query>> = Arc::new(queries.to_vec());
+    let vectors = Arc::new(vectors.clone());
+    let paradigms: Arc<Vec<Arc<dyn Paradigm>>> = Arc::new(paradigms.to_vec());
+    let t = Instant::now();
+    let mut tasks = JoinSet::new();
+    let mut next = 0..queries.len();
+    let mut tuples = 0;
+    loop {
+        while tasks.len() < cores {
+            let Some(qi) = next.next() else { break };
+            let (queries, vectors, paradigms) =
+                (queries.clone(), vectors.clone(), paradigms.clone());
+            let handle = tokio::runtime::Handle::current();
+            tasks.spawn_blocking(move || {
+                handle.block_on(async {
+                    for p in paradigms.iter() {
+                        p.run(&queries[qi], vectors.row(qi)).await?;
+                    }
+                    Ok::<usize, bench_core::BenchError>(paradigms.len())
+                })
+            });
+        }
+        match tasks.join_next().await {
+            None => break,
+            Some(res) => tuples += res.context("a query task panicked")??,
         }
     }
-
-    fn chunk_sentences(
-        &self,
-        encoder: &MiniLm,
-        chunk_id: &str,
-    ) -> Result<Arc<bench_core::Embeddings>> {
-        if let Some(v) = self.vectors.lock().expect("not poisoned").get(chunk_id) {
-            return Ok(v.clone());
-        }
-        let text = &self.chunks.get(chunk_id)?.text;
-        let sentences = metrics::generation::split_sentences(text);
-        let v = Arc::new(if sentences.is_empty() {
-            bench_core::Embeddings::default()
-        } else {
-            encoder.embed(&sentences)?
-        });
-        self.vectors
-            .lock()
-            .expect("not poisoned")
-            .insert(chunk_id.to_owned(), v.clone());
-        Ok(v)
-    }
-
-    /// Faithfulness of `answer` to the sentences of the context chunks, tau = 0.7.
-    pub(crate) fn faithfulness(
-        &self,
-        encoder: &MiniLm,
-        answer: &str,
-        context: &[bench_core::RetrievedChunk],
-    ) -> Result<metrics::generation::Faithfulness> {
-        let answer_sentences = metrics::generation::split_sentences(answer);
-        if answer_sentences.is_empty() || context.is_empty() {
-            return Ok(metrics::generation::Faithfulness::default());
-        }
-        let mut data = Vec::new();
-        let mut dim = 0;
-        for c in context {
-            let v = self.chunk_sentences(encoder, &c.chunk_id)?;
-            if !v.is_empty() {
-                dim = v.dim;
-                data.extend_from_slice(&v.data);
-            }
-        }
-        if data.is_empty() {
-            return Ok(metrics::generation::Faithfulness::default());
-        }
-        let ctx = bench_core::Embeddings::new(dim, data);
-        let ans = encoder.embed(&answer_sentences)?;
-        Ok(metrics::generation::faithfulness(&ans, &ctx, 0.7))
-    }
+    Ok((t.elapsed().as_secs_f64(), tuples))
 }

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use bench_core::{
-    BenchConfig, Embedder, Judge, Mode, Paradigm, ParadigmId, QualityMetrics, Query, Reader,
-    ResultRecord, Retriever, RunSpec, Store,
+    BenchConfig, Embedder, Judge, JudgeLabel, Mode, Paradigm, ParadigmId, QualityMetrics, Query,
+    Reader, ResultRecord, Retriever, RunSpec, Store,
 };
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{
@@ -20,13 +20,15 @@ use corpora::index::FlatIndex;
 use corpora::load::{load_corpus, LoadOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use llm::{CachedLlm, LlmSettings, OpenAiLlm};
-use metrics::answer::{answer_quality, evidence_recall, OfflineJudge};
+use metrics::answer::{answer_quality, evidence_recall, offline_label};
+use metrics::delivered::DeliveredJudge;
 use metrics::judge::LlmJudge;
 use metrics::query::complexity_score;
 use paradigms::{
     ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, FusedRetriever,
     FusionMethod, GraphParams, GraphRetriever, Iterative, LlmEvaluator, LlmOnly, LlmReader,
-    OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead, Weighting,
+    MemoRetriever, OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead,
+    Weighting,
 };
 use tokio::task::JoinSet;
 
@@ -34,10 +36,12 @@ mod dry_run;
 mod engines;
 mod execute;
 mod finish;
+mod judging;
 
 use dry_run::*;
 use engines::*;
 use execute::*;
+use judging::FaithfulnessCache;
 
 use crate::cli::BenchArgs;
 use crate::table;
@@ -66,12 +70,20 @@ pub(crate) struct Shared {
     pub(crate) config_hash: String,
     /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
     pub(crate) fault_delay: Option<std::time::Duration>,
-    /// Time spent writing tuples, for the stage breakdown.
-    pub(crate) store_micros: AtomicU64,
+    /// This invocation's time by stage, for the stage breakdown.
+    pub(crate) clock: StageClock,
+    /// Share work between the paradigms of a question (off with `--share-nothing`).
+    pub(crate) share: bool,
+    /// Run tuples on blocking threads, one unit per core (offline: the work is CPU-bound).
+    pub(crate) blocking: bool,
     /// The local encoder: semantic F1 (token embeddings) and soft coverage (sentence vectors).
     pub(crate) encoder: Arc<MiniLm>,
     /// Sentence vectors of context chunks for faithfulness; `None` offline (not computed).
     pub(crate) faithfulness: Option<FaithfulnessCache>,
+    /// The corpus's chunks: the judge sees the delivered context's texts.
+    pub(crate) chunks: Arc<ChunkTable>,
+    /// Offline: the sentence judge's recall threshold for "reader correct"; `None` in LLM mode.
+    pub(crate) reader_recall: Option<f64>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -189,7 +201,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         let store = Store::open(&args.db).await?;
         store.upsert_corpus(&corpus).await?;
         let engines = match llm_clients {
-            None => Engines::offline(&config, offline_reader.clone(), extractor.clone()),
+            None => Engines::offline(offline_reader.clone(), extractor.clone()),
             Some(clients) => Engines::llm(&config, clients, &store),
         };
         let reader = engines.reader.clone();
@@ -223,12 +235,23 @@ pub fn run(args: BenchArgs) -> Result<()> {
             extractor: extractor.clone(),
             entities: engines.entities.clone(),
             llm_evaluator: engines.evaluator.clone(),
+            shared: (!args.share_nothing).then(SharedRetrievers::default),
         };
         let paradigms = paradigm_ids
             .iter()
             .map(|&id| parts.build(id))
             .collect::<Result<Vec<_>>>()?;
 
+        if args.retrieval_only {
+            let (secs, tuples) = run_paradigms_only(&paradigms, &queries, &query_vectors).await?;
+            eprintln!(
+                "retrieval only: {tuples} tuples ({} questions x {} paradigms, no judging or storing) in {secs:.1}s \
+                 (embedding {embed_secs:.1}s, graph {graph_secs:.1}s before)",
+                queries.len(),
+                paradigms.len()
+            );
+            return Ok(());
+        }
         let spec = RunSpec {
             corpus: &corpus,
             config: &config,
@@ -260,11 +283,17 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .map(std::time::Duration::from_millis),
-            store_micros: AtomicU64::new(0),
+            clock: StageClock::default(),
+            share: !args.share_nothing,
+            blocking: llm_settings.is_none(),
             encoder: encoder.clone(),
             faithfulness: llm_settings
                 .is_some()
                 .then(|| FaithfulnessCache::new(chunks.clone())),
+            chunks: chunks.clone(),
+            reader_recall: llm_settings
+                .is_none()
+                .then_some(config.judge.correct_recall),
         });
         let t_answer = Instant::now();
         let budget = Budget {
@@ -316,7 +345,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
             store.count_results(run.id).await?,
             args.db.display()
         );
-        println!("mode: {}\n", mode.label());
+        println!("mode: {}", mode.label());
+        if llm_settings.is_none() {
+            println!("{}", table::OFFLINE_CORRECT);
+        }
+        println!();
         if let Some(line) = engines.cache_line() {
             eprintln!("{line}");
         }
@@ -333,14 +366,13 @@ pub fn run(args: BenchArgs) -> Result<()> {
             println!("\ncorpus indicators ({configuration}):");
             print!("{}", crate::commands::metrics::render_indicators(&metrics));
         }
-        let stage = store.stage_totals(run.id).await?;
+        // This invocation's work only: a resumed run does not count the tuples stored before.
+        let [retrieval, reading, judging, storing] = shared.clock.seconds();
         eprintln!(
             "\nwall time by stage: embedding {embed_secs:.1}s, graph {graph_secs:.1}s, answering {answer_secs:.1}s \
-             (summed over tuples: retrieval {:.1}s, reading {:.1}s, judging {:.1}s, storing {:.1}s)",
-            stage.0 / 1e3,
-            stage.1 / 1e3,
-            stage.2 / 1e3,
-            shared.store_micros.load(Ordering::Relaxed) as f64 / 1e6,
+             (summed over the {} tuples answered now: retrieval {retrieval:.1}s, reading {reading:.1}s, \
+             judging {judging:.1}s, storing {storing:.1}s)",
+            shared.clock.tuples.load(Ordering::Relaxed),
         );
         Ok(())
     })

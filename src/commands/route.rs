@@ -76,9 +76,12 @@ pub struct RouteEvalArgs {
     /// Seeds the folds and every router.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Label policy: judge-then-semantic-f1 (the paper's) or cheapest-correct.
-    #[arg(long, default_value = "judge-then-semantic-f1")]
-    pub policy: String,
+    /// Label policy: judge-then-semantic-f1 (the paper's) or cheapest-correct. Default: for
+    /// offline runs cheapest-correct (the paradigm with the fewest context tokens whose
+    /// delivered context holds the answer; decisions.md, "Labels for routing"), for LLM runs
+    /// judge-then-semantic-f1.
+    #[arg(long)]
+    pub policy: Option<String>,
     /// Restrict to these corpora (comma-separated; default every corpus with results).
     #[arg(long, value_delimiter = ',')]
     pub corpora: Vec<String>,
@@ -217,7 +220,8 @@ fn candidates(a: &RouteEvalArgs) -> Result<Vec<Candidate>, BenchError> {
 struct Protocol {
     features: FeatureSet,
     split: Split,
-    policy: LabelPolicy,
+    /// `None`: the mode's default (`default_policy`).
+    policy: Option<LabelPolicy>,
     classes: Option<Vec<bench_core::ParadigmId>>,
     paper_inputs: bool,
     random_all: bool,
@@ -257,7 +261,7 @@ fn protocol(a: &RouteEvalArgs) -> Result<Protocol, BenchError> {
     Ok(Protocol {
         features: a.features.parse()?,
         split: Split::parse(&a.split, a.folds)?,
-        policy: a.policy.parse()?,
+        policy: a.policy.as_deref().map(str::parse).transpose()?,
         classes,
         paper_inputs,
         random_all,
@@ -286,7 +290,7 @@ fn merge(into: &mut Evaluation, other: Evaluation) {
 fn eval(a: &RouteEvalArgs) -> Result<()> {
     // Every flag is checked before the store or the encoder is touched.
     let proto = protocol(a)?;
-    let (features, split, policy) = (proto.features, proto.split, proto.policy);
+    let (features, split) = (proto.features, proto.split);
     let mut cands = candidates(a)?;
     if proto.random_all {
         for c in cands.iter_mut().filter(|c| c.name == "random") {
@@ -344,6 +348,9 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
                 runs.first().map_or("", |r| r.mode.as_str())
             );
         }
+        let policy = proto
+            .policy
+            .unwrap_or(default_policy(runs.first().map(|r| r.mode.as_str())));
         let encoder: Arc<MiniLm> = Arc::new(
             MiniLm::from_dir(a.model_dir.as_deref()).context("loading the sentence encoder")?,
         );
@@ -515,10 +522,31 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
     })
 }
 
+/// The label policy when `--policy` is not given: offline runs label the cheapest paradigm (by
+/// context tokens) whose context delivered the answer; LLM runs use the paper's policy.
+pub fn default_policy(mode: Option<&str>) -> LabelPolicy {
+    match mode {
+        Some("offline") => LabelPolicy::CheapestCorrect,
+        _ => LabelPolicy::JudgeThenSemanticF1,
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offline_runs_default_to_the_cheapest_delivering_paradigm() {
+        assert_eq!(
+            default_policy(Some("offline")),
+            LabelPolicy::CheapestCorrect
+        );
+        assert_eq!(
+            default_policy(Some("llm:m@http://x")),
+            LabelPolicy::JudgeThenSemanticF1
+        );
+        assert_eq!(default_policy(None), LabelPolicy::JudgeThenSemanticF1);
+    }
 
     #[test]
     fn list_names_every_router() {

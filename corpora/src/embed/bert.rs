@@ -175,19 +175,9 @@ impl Bert {
         assert_eq!(out.len(), seqs.len() * h, "output buffer size");
         let x = self.last_hidden_state(seqs, par)?;
 
-        // Mean over each text's tokens (all real: no padding), then L2 normalisation.
         let mut start = 0;
         for (s, o) in seqs.iter().zip(out.chunks_exact_mut(h)) {
-            o.fill(0.0);
-            for r in x[start * h..(start + s.len()) * h].chunks_exact(h) {
-                for (a, b) in o.iter_mut().zip(r) {
-                    *a += b;
-                }
-            }
-            let inv = 1.0 / s.len() as f32;
-            o.iter_mut().for_each(|v| *v *= inv);
-            let norm = o.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-            o.iter_mut().for_each(|v| *v /= norm);
+            pool_into(&x[start * h..(start + s.len()) * h], o);
             start += s.len();
         }
         Ok(())
@@ -335,6 +325,22 @@ fn add_rows(dst: &mut [f32], src: &[f32], bias: &[f32]) {
             d[j] = s[j] + bias[j];
         }
     }
+}
+
+/// The sentence vector of one text's last-layer `rows` (`len * out.len()`): their mean (all rows
+/// are real tokens, no padding), then L2 normalisation.
+pub(crate) fn pool_into(rows: &[f32], out: &mut [f32]) {
+    let h = out.len();
+    out.fill(0.0);
+    for r in rows.chunks_exact(h) {
+        for (a, b) in out.iter_mut().zip(r) {
+            *a += b;
+        }
+    }
+    let inv = 1.0 / (rows.len() / h) as f32;
+    out.iter_mut().for_each(|v| *v *= inv);
+    let norm = out.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    out.iter_mut().for_each(|v| *v /= norm);
 }
 
 fn layer_norm_rows(x: &mut [f32], h: usize, ln: &LayerNorm, eps: f32) {

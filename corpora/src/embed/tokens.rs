@@ -41,6 +41,16 @@ impl MiniLm {
 
     /// [`Self::token_embeddings`] of several texts in one forward (entry `i` for `texts[i]`).
     pub fn token_embeddings_many(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>> {
+        Ok(self
+            .tokens_and_sentences(texts)?
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect())
+    }
+
+    /// Token embeddings and the sentence vector (mean of every row, specials included, then L2
+    /// norm: the arithmetic of [`bench_core::Embedder::embed`]) of each text, from one forward.
+    pub fn tokens_and_sentences(&self, texts: &[&str]) -> Result<Vec<(TokenEmbeddings, Vec<f32>)>> {
         let (encodings, hidden) = self.forward_unpooled(texts)?;
         let mut out = Vec::with_capacity(encodings.len());
         let mut start = 0;
@@ -59,11 +69,19 @@ impl MiniLm {
                 tokens.push(self.tokenizer.id_to_token(id).unwrap_or_default());
                 data.extend_from_slice(&hidden[row * DIM..(row + 1) * DIM]);
             }
+            let mut pooled = vec![0.0f32; DIM];
+            super::bert::pool_into(
+                &hidden[start * DIM..(start + enc.get_ids().len()) * DIM],
+                &mut pooled,
+            );
             start += enc.get_ids().len();
-            out.push(TokenEmbeddings {
-                tokens,
-                vectors: Embeddings::new(DIM, data),
-            });
+            out.push((
+                TokenEmbeddings {
+                    tokens,
+                    vectors: Embeddings::new(DIM, data),
+                },
+                pooled,
+            ));
         }
         Ok(out)
     }

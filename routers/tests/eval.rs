@@ -238,11 +238,13 @@ fn a_router_failing_on_one_fold_is_left_out_whole_and_the_others_measured() {
     .unwrap();
     assert!(ev.rows.iter().all(|r| r.router == "oracle"));
     assert_eq!(pooled(&ev.rows, "oracle").len(), 4);
-    assert_eq!(ev.skipped.len(), 1);
-    assert_eq!(ev.skipped[0].0, "broken");
+    // A failure is reported apart from skips (which are not failures).
+    assert!(ev.skipped.is_empty());
+    assert_eq!(ev.failed.len(), 1);
+    assert_eq!(ev.failed[0].0, "broken");
     assert!(
-        ev.skipped[0].1.contains("no lane for this fold"),
+        ev.failed[0].1.contains("no lane for this fold"),
         "{:?}",
-        ev.skipped
+        ev.failed
     );
 }

@@ -104,29 +104,25 @@ impl Router for MbaRag {
             let row = &train.rows[i];
             let x = design(&st, row);
             // Pull the arm of highest UCB among those with a tuple for this row.
-            let mut best: Option<(f64, usize)> = None;
+            let mut best: Option<(f64, usize, Array1<f64>)> = None;
             for (c, arm) in arms.iter().enumerate() {
                 let (Some(arm), Some(_)) = (arm, outcome_of_class(row, c)) else {
                     continue;
                 };
                 let ax = arm.a_inv.dot(&x);
                 let ucb = ax.dot(&arm.b) + ALPHA * x.dot(&ax).max(0.0).sqrt();
-                if best.is_none_or(|(u, _)| ucb > u) {
-                    best = Some((ucb, c));
+                if best.as_ref().is_none_or(|(u, _, _)| ucb > *u) {
+                    best = Some((ucb, c, ax));
                 }
             }
-            let Some((_, c)) = best else { continue };
+            let Some((_, c, ax)) = best else { continue };
             let o = outcome_of_class(row, c).expect("chosen among present");
             let reward = f64::from(u8::from(o.correct)) - MU * o.tokens / scale;
             let arm = arms[c].as_mut().expect("present");
             // Sherman-Morrison: (A + x x^T)^-1 = A^-1 - (A^-1 x)(A^-1 x)^T / (1 + x^T A^-1 x).
-            let ax = arm.a_inv.dot(&x);
             let denom = 1.0 + x.dot(&ax);
-            for r in 0..d {
-                let f = ax[r] / denom;
-                for (cc, v) in arm.a_inv.row_mut(r).iter_mut().enumerate() {
-                    *v -= f * ax[cc];
-                }
+            for (r, mut row) in arm.a_inv.rows_mut().into_iter().enumerate() {
+                row.scaled_add(-ax[r] / denom, &ax);
             }
             arm.b.scaled_add(reward, &x);
             arm.pulls += 1;

@@ -173,7 +173,6 @@ fn list() -> String {
     out
 }
 
-
 /// The routers named on the command line, checked before anything is loaded.
 fn candidates(a: &RouteEvalArgs) -> Result<Vec<Candidate>, BenchError> {
     let mut out: Vec<Candidate> = Vec::new();

@@ -60,6 +60,9 @@ pub fn draw_marker<DB: DrawingBackend>(
 /// An axis-aligned pixel box: (left, top, right, bottom).
 pub type Rect = (i32, i32, i32, i32);
 
+/// A pixel position (x, y) or a size (width, height).
+pub type Px = (i32, i32);
+
 /// Whether two boxes share any area.
 pub fn overlaps(a: &Rect, b: &Rect) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
@@ -72,11 +75,7 @@ pub const MARKER_HALF: i32 = 9;
 /// one or two lines up or down, always within a line or two of its own point; never over a
 /// marker (`markers`), another placed label, or outside `bounds` (width, height). `None`: no
 /// such place, the legend names the point.
-pub fn place_labels(
-    labels: &[((i32, i32), (i32, i32))],
-    markers: &[(i32, i32)],
-    bounds: (i32, i32),
-) -> Vec<Option<Rect>> {
+pub fn place_labels(labels: &[(Px, Px)], markers: &[Px], bounds: Px) -> Vec<Option<Rect>> {
     let mut taken: Vec<Rect> = markers
         .iter()
         .map(|&(x, y)| {

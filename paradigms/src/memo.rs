@@ -18,11 +18,14 @@ use tokio::sync::OnceCell;
 /// The query text and the bits of its vector (when given): equal keys, equal retrievals.
 type Key = (String, Option<Vec<u32>>);
 
+/// One cell per key, and the keys oldest first (for eviction).
+type Cells = (HashMap<Key, Arc<OnceCell<Retrieval>>>, VecDeque<Key>);
+
 /// Memoises a retriever's results by query.
 pub struct MemoRetriever {
     inner: Arc<dyn Retriever>,
     capacity: usize,
-    cells: Mutex<(HashMap<Key, Arc<OnceCell<Retrieval>>>, VecDeque<Key>)>,
+    cells: Mutex<Cells>,
 }
 
 impl std::fmt::Debug for MemoRetriever {

@@ -235,7 +235,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             extractor: extractor.clone(),
             entities: engines.entities.clone(),
             llm_evaluator: engines.evaluator.clone(),
-            shared: (!args.share_nothing).then(SharedRetrievers::default),
+            // Offline only: LLM runs keep one retrieval per tuple (their retrieval bills
+            // entity-extraction calls per paradigm, which the tests' token ledger checks).
+            shared: (!args.share_nothing && llm_settings.is_none())
+                .then(SharedRetrievers::default),
         };
         let paradigms = paradigm_ids
             .iter()
@@ -284,7 +287,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .and_then(|v| v.parse().ok())
                 .map(std::time::Duration::from_millis),
             clock: StageClock::default(),
-            share: !args.share_nothing,
+            share: !args.share_nothing && llm_settings.is_none(),
             blocking: llm_settings.is_none(),
             encoder: encoder.clone(),
             faithfulness: llm_settings

@@ -159,10 +159,9 @@ pub fn compare_to(
     let mut results: BTreeMap<usize, (f64, f64, f64, u32, u32, f64)> =
         full.iter().copied().zip(shared).collect();
     for (j, v) in vectors.iter().enumerate() {
-        if !results.contains_key(&j) {
-            let r = paired_tests(std::slice::from_ref(&v.2), &v.3, resamples, seed);
-            results.insert(j, r[0]);
-        }
+        results
+            .entry(j)
+            .or_insert_with(|| paired_tests(std::slice::from_ref(&v.2), &v.3, resamples, seed)[0]);
     }
     for (j, (router, param, r, _)) in vectors.into_iter().enumerate() {
         let (diff, ci_low, ci_high, wins, losses, p) = results[&j];
@@ -228,8 +227,10 @@ mod tests {
         // 2,000 questions, router right and baseline wrong on 200, the reverse on 100:
         // diff = 0.05, sd of the mean of d = sqrt((300/2000 - 0.05^2) / 2000) = 0.008584.
         let n = 2000;
-        let base: Vec<bool> = (0..n).map(|i| i >= 200 && i < 300 || i >= 1000).collect();
-        let router: Vec<bool> = (0..n).map(|i| i < 200 || i >= 1000).collect();
+        let base: Vec<bool> = (0..n)
+            .map(|i| (200..300).contains(&i) || i >= 1000)
+            .collect();
+        let router: Vec<bool> = (0..n).map(|i| !(200..1000).contains(&i)).collect();
         let r = paired_tests(&[router], &base, 10_000, 42);
         let (diff, lo, hi, w, l, p) = r[0];
         assert_eq!((w, l), (200, 100));
@@ -241,7 +242,7 @@ mod tests {
         // Same seed, same interval.
         let base2 = base.clone();
         let again = paired_tests(
-            &[(0..n).map(|i| i < 200 || i >= 1000).collect()],
+            &[(0..n).map(|i| !(200..1000).contains(&i)).collect()],
             &base2,
             10_000,
             42,

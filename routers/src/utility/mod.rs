@@ -209,6 +209,9 @@ fn log_loss(p: &[f64], y: &[bool]) -> f64 {
         / n
 }
 
+/// A fitted learner and the calibration of its raw estimates.
+type Calibrated = (Box<dyn Router + Sync>, Platt);
+
 /// One paradigm class's estimate.
 enum ClassModel {
     /// Too few rows or one outcome only: the smoothed training rate.
@@ -216,7 +219,7 @@ enum ClassModel {
     /// The per-corpus training rate won the held-out comparison.
     Prior(Prior),
     /// Cross-fitted learners and their calibrations.
-    Learners(Vec<(Box<dyn Router + Sync>, Platt)>),
+    Learners(Vec<Calibrated>),
 }
 
 impl fmt::Debug for ClassModel {
@@ -302,6 +305,8 @@ impl Fitted {
         let mut cost = vec![None; k];
         let mut sums: BTreeMap<(String, usize), (f64, usize)> = BTreeMap::new();
         let (mut all_sum, mut all_n) = (0.0, 0usize);
+        #[allow(clippy::needless_range_loop)]
+        // c indexes the classes, the costs and the rows' outcomes
         for c in 0..k {
             let have: Vec<(&RoutingRow, bool, f64)> = train
                 .rows
@@ -336,7 +341,7 @@ impl Fitted {
             // Held-out estimates of the per-corpus prior and of every grid point; the lowest
             // log loss wins (the prior guards against a learner that only adds noise).
             let mut prior_oof = vec![0.0; rows.len()];
-            let mut best: Option<(f64, Vec<(Box<dyn Router + Sync>, Platt)>)> = None;
+            let mut best: Option<(f64, Vec<Calibrated>)> = None;
             for g in 0..=learner.grid {
                 let mut oof = vec![0.0; rows.len()];
                 let mut models = Vec::with_capacity(PARTS);

@@ -3,6 +3,7 @@
 //! Oracle. Routers see features and outcomes only; this crate never depends on `paradigms`.
 
 pub mod baselines;
+pub mod cost;
 pub mod dataset;
 pub mod eval;
 pub mod external;

@@ -13,7 +13,7 @@
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{Array1, Array2};
 
-use super::cost_scale;
+use crate::cost::CostModel;
 use crate::models::prep::Standardizer;
 use crate::models::{seed_for, ABSENT};
 use crate::registry::{Family, RouterContext, RouterEntry};
@@ -97,7 +97,7 @@ impl Router for MbaRag {
                 })
             })
             .collect();
-        let scale = cost_scale(train);
+        let scale = CostModel::fit(train).scale;
         let mut order: Vec<usize> = (0..train.rows.len()).collect();
         SplitMix64::new(self.seed).shuffle(&mut order);
         for i in order {

@@ -7,7 +7,7 @@ pub mod adaptive_rag;
 pub mod mba_rag;
 pub mod router_dc;
 
-use bench_core::{RoutingRow, RoutingSet};
+use bench_core::RoutingRow;
 
 use crate::seeds::outcome_of_class;
 
@@ -21,21 +21,4 @@ pub fn cheapest_correct(row: &RoutingRow) -> Option<usize> {
         })
         .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
         .map(|(c, _)| c)
-}
-
-/// The mean cost of every training tuple (1 when there is none or it is 0): the scale that
-/// makes a cost penalty unit-free.
-pub fn cost_scale(train: &RoutingSet) -> f64 {
-    let (mut s, mut n) = (0.0, 0usize);
-    for r in &train.rows {
-        for o in r.outcomes.iter().flatten() {
-            s += o.tokens;
-            n += 1;
-        }
-    }
-    if n > 0 && s > 0.0 {
-        s / n as f64
-    } else {
-        1.0
-    }
 }

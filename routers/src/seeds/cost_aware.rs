@@ -22,13 +22,13 @@
 //! share it: a small process-wide cache keyed by a fingerprint of the rows (features, outcomes,
 //! ids, schema) returns the fit made for an earlier λ. The first λ of a fold pays the fit time.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{Array1, Array2, Axis};
 
 use super::outcome_of_class;
+use crate::cost::CostModel;
 use crate::models::prep::Standardizer;
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::{hash_str, mix64};
@@ -80,10 +80,8 @@ pub struct Core {
     st: Standardizer,
     /// Per paradigm class: (weights, intercept), `None` without training tuples.
     models: Vec<Option<(Array1<f64>, f64)>>,
-    /// Per paradigm class: mean tokens over all training tuples.
-    tokens: Vec<Option<f64>>,
-    /// Per (corpus, paradigm class): mean tokens of that corpus's training tuples.
-    corpus_tokens: BTreeMap<(String, usize), f64>,
+    /// E[tokens | paradigm, corpus].
+    cost: CostModel,
     /// The token scale T.
     pub scale: f64,
 }
@@ -100,11 +98,10 @@ impl Core {
         let x: Array2<f64> = st.matrix(&train.rows).mapv(f64::from);
 
         let mut models = vec![None; k];
-        let mut tokens = vec![None; k];
-        let mut sums: BTreeMap<(String, usize), (f64, usize)> = BTreeMap::new();
-        let (mut all_sum, mut all_n) = (0.0, 0usize);
         // Classes with a tuple on every row share the full Gram matrix; others get their own.
         let mut full: Vec<(usize, Array1<f64>)> = Vec::new();
+        // c is a class: it indexes the rows' outcomes as well as `models`.
+        #[allow(clippy::needless_range_loop)]
         for c in 0..k {
             let have: Vec<usize> = (0..train.rows.len())
                 .filter(|&i| outcome_of_class(&train.rows[i], c).is_some())
@@ -112,17 +109,6 @@ impl Core {
             if have.is_empty() {
                 continue;
             }
-            let mut tsum = 0.0;
-            for &i in &have {
-                let o = outcome_of_class(&train.rows[i], c).expect("filtered above");
-                tsum += o.tokens;
-                let e = sums.entry((train.rows[i].corpus.clone(), c)).or_default();
-                e.0 += o.tokens;
-                e.1 += 1;
-            }
-            all_sum += tsum;
-            all_n += have.len();
-            tokens[c] = Some(tsum / have.len() as f64);
             let y: Array1<f64> = have
                 .iter()
                 .map(|&i| {
@@ -146,21 +132,17 @@ impl Core {
                 models[*c] = Some(m);
             }
         }
-        if all_n == 0 {
+        if models.iter().all(Option::is_none) {
             return Err(BenchError::Invalid(
                 "router cost-aware: no training row has any paradigm outcome".into(),
             ));
         }
-        let mean = all_sum / all_n as f64;
+        let cost = CostModel::fit(train);
         Ok(Core {
             st,
             models,
-            tokens,
-            corpus_tokens: sums
-                .into_iter()
-                .map(|(key, (s, n))| (key, s / n as f64))
-                .collect(),
-            scale: if mean > 0.0 { mean } else { 1.0 },
+            scale: cost.scale,
+            cost,
         })
     }
 
@@ -179,14 +161,7 @@ impl Core {
 
     /// E[tokens] per paradigm class for a row's corpus.
     pub fn expected_tokens(&self, row: &RoutingRow) -> Vec<Option<f64>> {
-        (0..self.tokens.len())
-            .map(|c| {
-                self.corpus_tokens
-                    .get(&(row.corpus.clone(), c))
-                    .copied()
-                    .or(self.tokens[c])
-            })
-            .collect()
+        self.cost.expected(row)
     }
 }
 

@@ -25,6 +25,7 @@ use bench_core::{
 };
 
 use self::calibrate::{stratified_parts, Platt};
+use crate::cost::CostModel;
 use crate::models::gbt::Boosted;
 use crate::models::knn::Neighbours;
 use crate::models::lr::Logistic;
@@ -240,11 +241,8 @@ pub struct Fitted {
     n_features: usize,
     /// Per paradigm class; `None` without training tuples.
     classes: Vec<Option<ClassModel>>,
-    /// Per paradigm class: mean cost over its training tuples.
-    cost: Vec<Option<f64>>,
-    corpus_cost: BTreeMap<(String, usize), f64>,
-    /// The cost scale T.
-    pub scale: f64,
+    /// E[cost | paradigm, corpus] and the cost scale T.
+    pub cost: CostModel,
 }
 
 /// The binary relabelling's schema: the data set's blocks plus the corpus one-hot.
@@ -302,30 +300,16 @@ impl Fitted {
         let schema = Arc::new(binary_schema(&train.schema, &corpora));
         let k = train.schema.n_classes() - 1;
         let mut classes = Vec::with_capacity(k);
-        let mut cost = vec![None; k];
-        let mut sums: BTreeMap<(String, usize), (f64, usize)> = BTreeMap::new();
-        let (mut all_sum, mut all_n) = (0.0, 0usize);
-        #[allow(clippy::needless_range_loop)]
-        // c indexes the classes, the costs and the rows' outcomes
         for c in 0..k {
-            let have: Vec<(&RoutingRow, bool, f64)> = train
+            let have: Vec<(&RoutingRow, bool)> = train
                 .rows
                 .iter()
-                .filter_map(|r| outcome_of_class(r, c).map(|o| (r, o.correct, o.tokens)))
+                .filter_map(|r| outcome_of_class(r, c).map(|o| (r, o.correct)))
                 .collect();
             if have.is_empty() {
                 classes.push(None);
                 continue;
             }
-            for (r, _, t) in &have {
-                let e = sums.entry((r.corpus.clone(), c)).or_default();
-                e.0 += t;
-                e.1 += 1;
-            }
-            let tsum: f64 = have.iter().map(|h| h.2).sum();
-            all_sum += tsum;
-            all_n += have.len();
-            cost[c] = Some(tsum / have.len() as f64);
             let labels: Vec<bool> = have.iter().map(|h| h.1).collect();
             let pos = labels.iter().filter(|&&v| v).count();
             if have.len() < MIN_ROWS || pos < PARTS || pos + PARTS > have.len() {
@@ -335,7 +319,7 @@ impl Fitted {
             }
             let rows: Vec<RoutingRow> = have
                 .iter()
-                .map(|(r, ok, _)| augment(r, &corpora, *ok))
+                .map(|(r, ok)| augment(r, &corpora, *ok))
                 .collect();
             let parts = stratified_parts(&labels, PARTS, mix64(seed ^ (c as u64 + 1)));
             // Held-out estimates of the per-corpus prior and of every grid point; the lowest
@@ -402,23 +386,17 @@ impl Fitted {
             };
             classes.push(Some(ClassModel::Learners(learners)));
         }
-        if all_n == 0 {
+        if classes.iter().all(Option::is_none) {
             return Err(BenchError::Invalid(
                 "utility router: no training row has any paradigm outcome".into(),
             ));
         }
-        let mean = all_sum / all_n as f64;
         Ok(Fitted {
             corpora,
             schema,
             n_features: train.schema.n_features(),
             classes,
-            cost,
-            corpus_cost: sums
-                .into_iter()
-                .map(|(key, (s, n))| (key, s / n as f64))
-                .collect(),
-            scale: if mean > 0.0 { mean } else { 1.0 },
+            cost: CostModel::fit(train),
         })
     }
 
@@ -451,18 +429,6 @@ impl Fitted {
             }
         }
         Ok(out)
-    }
-
-    /// E[cost] per paradigm class for a row's corpus.
-    pub fn expected_cost(&self, row: &RoutingRow) -> Vec<Option<f64>> {
-        (0..self.cost.len())
-            .map(|c| {
-                self.corpus_cost
-                    .get(&(row.corpus.clone(), c))
-                    .copied()
-                    .or(self.cost[c])
-            })
-            .collect()
     }
 }
 
@@ -587,8 +553,8 @@ impl Router for UtilityRouter {
             .map(|(row, p)| {
                 let u: Vec<Option<f64>> = p
                     .into_iter()
-                    .zip(f.expected_cost(row))
-                    .map(|(p, c)| Some(p? - self.lambda * c? / f.scale))
+                    .zip(f.cost.expected(row))
+                    .map(|(p, c)| Some(p? - self.lambda * c? / f.cost.scale))
                     .collect();
                 let floor = u.iter().flatten().copied().fold(f64::INFINITY, f64::min);
                 let floor = if floor.is_finite() { floor } else { 0.0 };

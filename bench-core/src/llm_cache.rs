@@ -47,9 +47,12 @@ impl Store {
         }))
     }
 
-    /// Stores a reply; an existing row under the same key is kept (same key, same content).
-    pub async fn llm_cache_put(&self, entry: &LlmCacheEntry<'_>) -> Result<()> {
-        sqlx::query(
+    /// Stores a reply unless a row under the same key exists, and says whether it did. The
+    /// first writer wins: a server need not give the same reply to the same request (batching
+    /// makes llama.cpp's temperature-0 replies vary), so a caller that lost the race must use
+    /// the stored reply, or a rerun answered from the cache would differ from this run.
+    pub async fn llm_cache_put(&self, entry: &LlmCacheEntry<'_>) -> Result<bool> {
+        let done = sqlx::query(
             "INSERT OR IGNORE INTO llm_cache \
              (key, identity, model, request_json, response, prompt_tokens, completion_tokens, usage_reported) \
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -65,7 +68,7 @@ impl Store {
         .execute(self.pool())
         .await
         .map_err(|e| self.cache_err(e))?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     /// Rows in the cache.
@@ -104,20 +107,20 @@ mod tests {
             content: "b".into(),
             usage: None,
         };
+        let entry = |key, response| LlmCacheEntry {
+            key,
+            identity: "m@http://x",
+            model: "m",
+            request_json: "{}",
+            response,
+            prompt_tokens: 3,
+            completion_tokens: 1,
+        };
         for (key, resp) in [("k1", &with), ("k2", &without)] {
-            store
-                .llm_cache_put(&LlmCacheEntry {
-                    key,
-                    identity: "m@http://x",
-                    model: "m",
-                    request_json: "{}",
-                    response: resp,
-                    prompt_tokens: 3,
-                    completion_tokens: 1,
-                })
-                .await
-                .unwrap();
+            assert!(store.llm_cache_put(&entry(key, resp)).await.unwrap());
         }
+        // A second reply under a stored key is refused and the first one stays.
+        assert!(!store.llm_cache_put(&entry("k1", &without)).await.unwrap());
         assert_eq!(
             store.llm_cache_get("k1").await.unwrap().as_ref(),
             Some(&with)

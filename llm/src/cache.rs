@@ -6,8 +6,14 @@
 //! (`Llm::chat_readable`), so a rerun makes no call for what it already has and retries what
 //! failed; a hit returns the stored usage, so the token
 //! bill of a rerun equals the first run's.
+//!
+//! Identical requests in flight at once are sent once (the others wait for the cached reply),
+//! and a reply that lost the race to another writer is replaced by the stored one: a server's
+//! replies to one request may differ, and the run must use what a rerun will read.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bench_core::llm_cache::LlmCacheEntry;
@@ -23,6 +29,8 @@ pub struct CachedLlm<L: Llm> {
     pub hits: AtomicU64,
     /// Calls passed to the inner LLM.
     pub misses: AtomicU64,
+    /// One lock per key being answered, so identical concurrent requests are sent once.
+    in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl<L: Llm> CachedLlm<L> {
@@ -33,6 +41,7 @@ impl<L: Llm> CachedLlm<L> {
             prompt_version: prompt_version.into(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            in_flight: Mutex::new(HashMap::new()),
         }
     }
 
@@ -87,7 +96,33 @@ impl<L: Llm> Llm for CachedLlm<L> {
         readable: &bench_core::traits::ReplyCheck,
     ) -> bench_core::Result<ChatResponse> {
         let key = self.key(request);
-        if let Some(hit) = self.store.llm_cache_get(&key).await? {
+        let lock = Arc::clone(
+            self.in_flight
+                .lock()
+                .expect("in-flight map")
+                .entry(key.clone())
+                .or_default(),
+        );
+        let guard = lock.lock().await;
+        let answer = self.answer(&key, request, readable).await;
+        drop(guard);
+        let mut map = self.in_flight.lock().expect("in-flight map");
+        // Two references left: the map's and ours, so no one else waits on this key.
+        if Arc::strong_count(&lock) == 2 {
+            map.remove(&key);
+        }
+        answer
+    }
+}
+
+impl<L: Llm> CachedLlm<L> {
+    async fn answer(
+        &self,
+        key: &str,
+        request: &ChatRequest,
+        readable: &bench_core::traits::ReplyCheck,
+    ) -> bench_core::Result<ChatResponse> {
+        if let Some(hit) = self.store.llm_cache_get(key).await? {
             // A stored reply this caller cannot read (stored by a plain `chat`) is asked again.
             if readable(&hit.content) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
@@ -101,9 +136,10 @@ impl<L: Llm> Llm for CachedLlm<L> {
         let identity = self.inner.identity();
         let (prompt_tokens, completion_tokens, _) = response.token_bill(request);
         let request_json = serde_json::to_string(request).expect("request serialises");
-        self.store
+        let stored = self
+            .store
             .llm_cache_put(&LlmCacheEntry {
-                key: &key,
+                key,
                 identity: &identity,
                 model: model_of(&identity),
                 request_json: &request_json,
@@ -112,6 +148,14 @@ impl<L: Llm> Llm for CachedLlm<L> {
                 completion_tokens,
             })
             .await?;
+        if !stored {
+            // Another writer (a worker process) stored its reply first: use that one.
+            if let Some(first) = self.store.llm_cache_get(key).await? {
+                if readable(&first.content) {
+                    return Ok(first);
+                }
+            }
+        }
         Ok(response)
     }
 }

@@ -167,3 +167,74 @@ async fn prose_the_caller_reads_is_taken_at_once_and_cached() {
     assert_eq!((cached.hits(), cached.misses()), (1, 1));
     assert_eq!(store.llm_cache_len().await.unwrap(), 1);
 }
+
+/// A server whose replies to one request differ (llama.cpp's batching does this at temperature
+/// 0): identical requests in flight together are sent once, so every caller, and a rerun from
+/// the cache, reads the same reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_concurrent_requests_are_sent_once_and_read_the_same_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let n = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&n);
+    let mock = MockServer::start(move |_| {
+        let i = counter.fetch_add(1, Ordering::SeqCst);
+        MockReply::with_usage(format!("reply {i}"), 5, 2)
+            .delayed(std::time::Duration::from_millis(50))
+    });
+    let cached = Arc::new(CachedLlm::new(
+        client(&mock),
+        Store::open(&db).await.unwrap(),
+        "v1",
+    ));
+    let calls: Vec<_> = (0..4)
+        .map(|_| {
+            let c = Arc::clone(&cached);
+            tokio::spawn(async move { c.chat(&request("same", 0.0)).await.unwrap().content })
+        })
+        .collect();
+    let mut replies = Vec::new();
+    for c in calls {
+        replies.push(c.await.unwrap());
+    }
+    assert_eq!(mock.chat_requests(), 1, "{replies:?}");
+    assert!(replies.iter().all(|r| r == "reply 0"), "{replies:?}");
+    assert_eq!((cached.hits(), cached.misses()), (3, 1));
+    let rerun = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
+    assert_eq!(
+        rerun.chat(&request("same", 0.0)).await.unwrap().content,
+        "reply 0"
+    );
+}
+
+/// Another process stored its reply first: this one's is dropped for the stored one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_lost_the_race_is_replaced_by_the_stored_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let n = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&n);
+    let mock = MockServer::start(move |_| {
+        let i = counter.fetch_add(1, Ordering::SeqCst);
+        // The first reply is slow, so the second process stores its reply first.
+        let delay = if i == 0 { 400 } else { 0 };
+        MockReply::with_usage(format!("reply {i}"), 5, 2)
+            .delayed(std::time::Duration::from_millis(delay))
+    });
+    let a = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
+    let b = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
+    let req = request("same", 0.0);
+    let slow = a.chat(&req);
+    let fast = async {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        b.chat(&req).await
+    };
+    let (slow, fast) = tokio::join!(slow, fast);
+    assert_eq!(mock.chat_requests(), 2);
+    assert_eq!(fast.unwrap().content, "reply 1");
+    assert_eq!(
+        slow.unwrap().content,
+        "reply 1",
+        "the later writer keeps its own reply"
+    );
+}

@@ -1,6 +1,10 @@
 //! IterativeRAG, the paper's Algorithm 3: answer directly, self-evaluate, then retrieve for a
 //! sub-question, answer the original question from the accumulated context, and repeat until
 //! the answer is sufficient, no sub-question comes, a sub-question repeats, or rounds run out.
+//! A self-evaluation whose reply cannot be read (after the client's retries) also ends the loop,
+//! keeping the answer so far: the loop's condition cannot be evaluated, and failing the tuple
+//! would drop the paradigm from routing data for a weakness of the evaluator alone. The stop
+//! reason `evaluation-unreadable` and the reply's error are in the trace, and `bench` counts them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -248,6 +252,34 @@ pub enum StopReason {
     NoSubQuestion,
     RepeatedSubQuestion,
     MaxRounds,
+    EvaluationUnreadable,
+}
+
+/// The evaluator's verdict, or for an unreadable reply a not-sufficient verdict whose reason is
+/// the error and `true` (the loop stops there). Other failures stay errors.
+async fn evaluate_or_stop(
+    evaluator: &dyn Evaluator,
+    question: &str,
+    answer: &str,
+    context: &[ContextChunk<'_>],
+) -> bench_core::Result<(Evaluation, bool)> {
+    match evaluator.evaluate(question, answer, context).await {
+        Ok(e) => Ok((e, false)),
+        Err(bench_core::BenchError::Llm {
+            kind: bench_core::LlmErrorKind::Unparseable,
+            message,
+        }) => Ok((
+            Evaluation {
+                sufficient: false,
+                reason: format!("unreadable self-evaluation: {message}"),
+                sub_question: None,
+                tokens_in: 0,
+                tokens_out: 0,
+            },
+            true,
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// One round of the trace.
@@ -323,7 +355,7 @@ impl Paradigm for Iterative {
         tokens.generation_out += a0.tokens_out;
         source = Some(source.map_or(a0.token_source, |s| s.merge(a0.token_source)));
         let t = Instant::now();
-        let e0 = self.evaluator.evaluate(q, &a0.text, &[]).await?;
+        let (e0, unreadable0) = evaluate_or_stop(self.evaluator.as_ref(), q, &a0.text, &[]).await?;
         latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
         tokens.retrieval_in += e0.tokens_in;
         tokens.retrieval_out += e0.tokens_out;
@@ -345,6 +377,8 @@ impl Paradigm for Iterative {
         });
         if sufficient0 {
             stop = StopReason::Sufficient;
+        } else if unreadable0 {
+            stop = StopReason::EvaluationUnreadable;
         } else {
             let mut history = vec![q.to_owned()];
             let mut accum: Vec<RetrievedChunk> = Vec::new();
@@ -375,7 +409,8 @@ impl Paradigm for Iterative {
                 source = Some(source.map_or(a.token_source, |s| s.merge(a.token_source)));
 
                 let t = Instant::now();
-                let e = self.evaluator.evaluate(q, &a.text, &ctx).await?;
+                let (e, unreadable) =
+                    evaluate_or_stop(self.evaluator.as_ref(), q, &a.text, &ctx).await?;
                 latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
                 tokens.retrieval_in += e.tokens_in;
                 tokens.retrieval_out += e.tokens_out;
@@ -397,6 +432,10 @@ impl Paradigm for Iterative {
                 });
                 if sufficient {
                     reason = StopReason::Sufficient;
+                    break;
+                }
+                if unreadable {
+                    reason = StopReason::EvaluationUnreadable;
                     break;
                 }
                 let Some(next) = next else {

@@ -177,9 +177,38 @@ async fn max_rounds_ends_with_the_last_answer_and_accumulated_context() {
     );
 }
 
+/// An unreadable self-evaluation ends the loop with the answer so far, never a guessed verdict;
+/// the reply's error is in the trace. A failed call (not a reply) is still an error.
 #[tokio::test]
-async fn an_unparseable_evaluation_is_an_error_not_a_guess() {
-    let (out, _) = check(vec![reply("?"), reply("I think it is fine")]).await;
+async fn an_unreadable_evaluation_stops_the_loop_with_the_answer_so_far() {
+    let (out, calls) = check(vec![reply("Ada"), reply("I think it is fine")]).await;
+    let out = out.unwrap();
+    assert_eq!((stop(&out), calls), ("evaluation-unreadable", 2));
+    assert_eq!(out.answer, "Ada");
+    assert!(out.context.is_empty());
+    let reason = out.trace["rounds"][0]["evaluation"]["reason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("I think it is fine"), "{reason}");
+
+    // In a retrieval round: the round's answer and context are kept.
+    let (out, calls) = check(vec![
+        reply("?"),
+        eval(false, None),
+        reply("Ada Brook"),
+        reply("{\"sufficient\": \"maybe\"}"),
+    ])
+    .await;
+    let out = out.unwrap();
+    assert_eq!((stop(&out), calls), ("evaluation-unreadable", 4));
+    assert_eq!(out.answer, "Ada Brook");
+    assert_eq!(out.context[0].chunk_id, "a#0");
+
+    let (out, _) = check(vec![
+        reply("?"),
+        Scripted::Fail(bench_core::LlmErrorKind::Retryable, "503".into()),
+    ])
+    .await;
     let err = out.unwrap_err().to_string();
-    assert!(err.contains("unparseable"), "{err}");
+    assert!(err.contains("503"), "{err}");
 }

@@ -6,6 +6,8 @@
 //! configured timeout, writing included (requests go through a writer thread, so a program that
 //! never reads cannot block the harness on a full pipe); on a timeout, a malformed reply or an
 //! early exit the child is killed and reaped, and the error carries the tail of its stderr.
+//! On Unix the program leads its own process group and the whole group is killed, so what it
+//! started (a shell's children, a worker pool) does not live on as orphans.
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -142,7 +144,10 @@ impl ExternalRouter {
     }
 
     fn start(&self) -> Result<Child_> {
-        let mut child = Command::new(&self.spec.argv[0])
+        let mut command = Command::new(&self.spec.argv[0]);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
             .args(&self.spec.argv[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -241,7 +246,7 @@ impl ExternalRouter {
         })();
         outcome.map_err(|m| {
             let mut c = p.take().expect("checked above");
-            let _ = c.child.kill();
+            kill_group(&mut c.child);
             let status = c.child.wait().ok();
             // Give the stderr reader a moment to drain what the child wrote before dying.
             std::thread::sleep(Duration::from_millis(50));
@@ -278,12 +283,16 @@ impl Drop for ExternalRouter {
             let deadline = std::time::Instant::now() + Duration::from_millis(500);
             loop {
                 match c.child.try_wait() {
-                    Ok(Some(_)) => break,
+                    Ok(Some(_)) => {
+                        // What the program started and left behind goes with it.
+                        kill_group(&mut c.child);
+                        break;
+                    }
                     Ok(None) if std::time::Instant::now() < deadline => {
                         std::thread::sleep(Duration::from_millis(10))
                     }
                     _ => {
-                        let _ = c.child.kill();
+                        kill_group(&mut c.child);
                         let _ = c.child.wait();
                         break;
                     }
@@ -291,6 +300,20 @@ impl Drop for ExternalRouter {
             }
         }
     }
+}
+
+/// Kills the program and, on Unix, every process of the group it leads.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
+        // addresses the process group the child leads (started with `process_group(0)`).
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
 }
 
 fn schema_json(schema: &RoutingSchema) -> Value {

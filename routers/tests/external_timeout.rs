@@ -1,5 +1,6 @@
 //! An external router that never reads its input: the fit request (larger than a pipe's
-//! buffer) must not block the harness past the timeout, and the program must not outlive it.
+//! buffer) must not block the harness past the timeout, and the program (and what it started)
+//! must not outlive it.
 
 use std::time::Duration;
 
@@ -24,13 +25,11 @@ fn running(argv: &[&str]) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-#[test]
-fn a_program_that_never_reads_times_out_and_is_killed() {
+/// Fits a router running `argv` (which never reads) and returns the error.
+fn check(argv: &[&str]) -> String {
     // 2,000 rows of 384-dim embeddings: megabytes of JSON, far more than a 64 KiB pipe holds.
     let set = widen_embedding(&synthetic_set_with(2000, 2, 5), 384, 5);
     assert!(serde_json::to_string(&set.rows).unwrap().len() > 1 << 20);
-    // An unusual duration so no other process matches.
-    let argv = ["sleep", "987.654"];
     let spec = ExternalSpec {
         name: "deaf".into(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
@@ -49,8 +48,27 @@ fn a_program_that_never_reads_times_out_and_is_killed() {
         .expect("fit did not return: blocked writing to a program that never reads");
     let err = outcome.unwrap_err();
     assert!(err.contains("deaf") && err.contains("timeout"), "{err}");
+    err
+}
+
+#[test]
+fn a_program_that_never_reads_times_out_and_is_killed() {
+    // An unusual duration so no other process matches.
+    let argv = ["sleep", "987.654"];
+    check(&argv);
     assert!(
         running(&argv).is_empty(),
         "the external program outlived its timeout"
+    );
+}
+
+#[test]
+fn what_the_program_started_is_killed_with_it() {
+    // The shell waits on a child of its own: killing the shell alone would orphan the sleep.
+    check(&["sh", "-c", "sleep 876.543 & wait"]);
+    // The kill is sent before fit returns; the orphan would be running still.
+    assert!(
+        running(&["sleep", "876.543"]).is_empty(),
+        "the program's child outlived it"
     );
 }

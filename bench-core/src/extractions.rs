@@ -64,6 +64,8 @@ pub struct GraphBuildRecord {
     pub failures: u64,
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// What the graph was built from (`corpora`'s `BuildStats::signature`).
+    pub signature: String,
 }
 
 impl Store {
@@ -141,8 +143,8 @@ impl Store {
     pub async fn record_graph_build(&self, b: &GraphBuildRecord) -> Result<()> {
         sqlx::query(
             "INSERT INTO graph_builds (corpus, corpus_hash, extractor, model, prompt_hash, chunks, nodes, edges,
-                relation_types, triplets, components, failures, tokens_in, tokens_out)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                relation_types, triplets, components, failures, tokens_in, tokens_out, signature)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&b.corpus)
         .bind(&b.corpus_hash)
@@ -158,6 +160,7 @@ impl Store {
         .bind(b.failures as i64)
         .bind(b.tokens_in as i64)
         .bind(b.tokens_out as i64)
+        .bind(&b.signature)
         .execute(self.pool())
         .await
         .map_err(|e| self.store_err(e))?;
@@ -301,6 +304,7 @@ mod tests {
             failures: 0,
             tokens_in: 10,
             tokens_out: 5,
+            signature: "s".into(),
         };
         store.record_graph_build(&b).await.unwrap();
         b.tokens_in = 12;

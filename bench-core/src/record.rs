@@ -214,6 +214,10 @@ pub struct ResultRecord {
     pub config_hash: String,
     /// Why the query failed, when it did; a failed query is a recorded result, not a crashed run.
     pub error: Option<String>,
+    /// The signature of the graph build the tuple was answered on; `None` for a paradigm that
+    /// does not read the graph.
+    #[serde(default)]
+    pub graph_build: Option<String>,
 }
 
 /// The cost measure of one tuple that routers and reports trade against correctness.

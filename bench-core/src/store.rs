@@ -250,6 +250,12 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (eval_id, router, param, baseline)
     );
     "#,
+    // 10: the graph build a tuple was answered on (NULL for paradigms without the graph and in
+    // rows written before it existed), and each build's signature.
+    r#"
+    ALTER TABLE graph_builds ADD COLUMN signature TEXT;
+    ALTER TABLE results ADD COLUMN graph_build TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -469,6 +475,32 @@ impl Store {
             .collect()
     }
 
+    /// Deletes the run's tuples of `paradigms` that were answered on a graph build other than
+    /// `signature` (a partial graph an earlier attempt had), so a resumed run answers them again
+    /// on this build; returns how many. Rows from before builds were recorded (NULL) are kept.
+    pub async fn drop_other_graph_builds(
+        &self,
+        run_id: i64,
+        paradigms: &[ParadigmId],
+        signature: &str,
+    ) -> Result<u64> {
+        let mut n = 0;
+        for p in paradigms {
+            n += sqlx::query(
+                "DELETE FROM results WHERE run_id = ? AND paradigm = ?
+                 AND graph_build IS NOT NULL AND graph_build <> ?",
+            )
+            .bind(run_id)
+            .bind(p.as_str())
+            .bind(signature)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?
+            .rows_affected();
+        }
+        Ok(n)
+    }
+
     /// Writes one finished tuple atomically; an earlier failed attempt of the same tuple is replaced.
     pub async fn write_result(&self, run_id: i64, r: &ResultRecord) -> Result<()> {
         let t = &r.output.tokens;
@@ -480,8 +512,8 @@ impl Store {
                 latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
                 judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
                 semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft,
-                reader_correct)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                reader_correct, graph_build)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(run_id)
         .bind(&r.query_id)
@@ -515,6 +547,7 @@ impl Store {
         .bind(r.quality.faithfulness_hard)
         .bind(r.quality.faithfulness_soft)
         .bind(r.quality.reader_correct)
+        .bind(&r.graph_build)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
@@ -689,6 +722,25 @@ impl Store {
             .fetch_one(&self.pool)
             .await
             .map_err(|e| self.err(e))
+    }
+
+    /// Per paradigm, how many of a run's answered tuples ended their loop for `stop` (the
+    /// `stop` field of an iterative paradigm's trace), and how many it answered.
+    pub async fn count_stops(&self, run_id: i64, stop: &str) -> Result<Vec<(String, i64, i64)>> {
+        let rows = sqlx::query(
+            "SELECT paradigm, sum(json_extract(trace_json, '$.stop') = ?) AS n, count(*) AS of
+             FROM results WHERE run_id = ? AND error IS NULL
+             GROUP BY paradigm HAVING n > 0 ORDER BY paradigm",
+        )
+        .bind(stop)
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect())
     }
 
     /// The end-of-run table: per paradigm and query type, and per paradigm over all types,

@@ -70,6 +70,7 @@ fn record(q: &str, p: ParadigmId, label: Option<JudgeLabel>, error: Option<&str>
         mode: "offline".into(),
         config_hash: "c".into(),
         error: error.map(str::to_owned),
+        graph_build: None,
     }
 }
 

@@ -44,6 +44,7 @@ fn record(q: &str, p: ParadigmId, label: JudgeLabel, gen_in: u64) -> ResultRecor
         mode: "offline".into(),
         config_hash: "c".into(),
         error: None,
+        graph_build: None,
     }
 }
 

@@ -650,6 +650,7 @@ mod tests {
             mode: "offline".into(),
             config_hash: "h".into(),
             error: None,
+            graph_build: None,
         }
     }
 

@@ -85,10 +85,10 @@ impl Parts<'_> {
                 top_nodes: g.top_nodes,
                 max_triplets: g.max_triplets,
                 // The configuration was validated: these are the only names.
-                engine: match g.ppr_engine.as_str() {
-                    "push" => PprEngine::push(),
-                    "exact" => PprEngine::exact(),
-                    _ => PprEngine::certified(),
+                engine: match g.ppr_engine {
+                    PprEngineName::Push => PprEngine::push(),
+                    PprEngineName::Exact => PprEngine::exact(),
+                    PprEngineName::Certified => PprEngine::certified(),
                 },
             },
         )?))
@@ -137,16 +137,13 @@ impl Parts<'_> {
             ParadigmId::Naive => self.retrieve_then_read(id, self.dense()),
             ParadigmId::Graph => self.retrieve_then_read(id, self.graph()?),
             ParadigmId::Hybrid => {
-                let method = match self.config.hybrid.fusion.as_str() {
-                    "interleave" => FusionMethod::Interleave,
-                    _ => FusionMethod::Rrf,
-                };
                 let fused = FusedRetriever::new(
                     self.dense(),
                     self.graph()?,
-                    Weighting::Equal(method),
+                    Weighting::Equal(self.config.hybrid.fusion),
                     complexity_score,
-                );
+                )
+                .with_rrf_k(self.config.hybrid.rrf_k);
                 self.retrieve_then_read(id, Arc::new(fused))
             }
             ParadigmId::Fusion => {
@@ -155,7 +152,8 @@ impl Parts<'_> {
                     self.graph()?,
                     Weighting::Complexity,
                     complexity_score,
-                );
+                )
+                .with_rrf_k(self.config.hybrid.rrf_k);
                 self.retrieve_then_read(id, Arc::new(fused))
             }
             ParadigmId::Iterative => self.iterative(id, self.dense()),
@@ -172,7 +170,7 @@ pub(crate) async fn build_graph_with_progress(
     store: &Store,
     embedder: &dyn Embedder,
     cache: &VectorCache,
-) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>)> {
+) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>, String)> {
     let bar = ProgressBar::new(corpus.chunks.len() as u64).with_message("extracting triplets");
     bar.set_style(progress_style("chunks"));
     let build = build_graph(
@@ -204,7 +202,11 @@ pub(crate) async fn build_graph_with_progress(
     .context("embedding graph entities")?;
     ebar.finish_and_clear();
     let index = FlatIndex::new(vectors).context("building the entity index")?;
-    Ok((Arc::new(build.graph), Arc::new(index)))
+    Ok((
+        Arc::new(build.graph),
+        Arc::new(index),
+        build.stats.signature,
+    ))
 }
 
 /// The LLM settings of the run from the configuration's `[llm.*]` tables, the flags and the

@@ -323,6 +323,10 @@ pub(crate) async fn answer_one(
         mode: shared.mode.clone(),
         config_hash: shared.config_hash.clone(),
         error,
+        graph_build: shared
+            .graph_build
+            .clone()
+            .filter(|_| super::uses_graph(paradigm.id())),
     }
 }
 

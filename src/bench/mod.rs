@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
+use bench_core::config::PprEngineName;
 use bench_core::{
     BenchConfig, Embedder, Judge, JudgeLabel, Mode, Paradigm, ParadigmId, QualityMetrics, Query,
     Reader, ResultRecord, Retriever, RunSpec, Store,
@@ -26,9 +27,8 @@ use metrics::judge::LlmJudge;
 use metrics::query::complexity_score;
 use paradigms::{
     ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, FusedRetriever,
-    FusionMethod, GraphParams, GraphRetriever, Iterative, LlmEvaluator, LlmOnly, LlmReader,
-    MemoRetriever, OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead,
-    Weighting,
+    GraphParams, GraphRetriever, Iterative, LlmEvaluator, LlmOnly, LlmReader, MemoRetriever,
+    OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead, Weighting,
 };
 use tokio::task::JoinSet;
 
@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     pub(crate) chunks: Arc<ChunkTable>,
     /// Offline: the sentence judge's recall threshold for "reader correct"; `None` in LLM mode.
     pub(crate) reader_recall: Option<f64>,
+    /// The signature of this run's graph build, recorded with every tuple that reads the graph.
+    pub(crate) graph_build: Option<String>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -208,19 +210,18 @@ pub fn run(args: BenchArgs) -> Result<()> {
         let judge = engines.judge.clone();
 
         let t_graph = Instant::now();
-        let graph = if needs_graph {
-            Some(
-                build_graph_with_progress(
-                    &corpus,
-                    engines.graph_extractor.clone(),
-                    &store,
-                    embedder.as_ref(),
-                    &cache,
-                )
-                .await?,
+        let (graph, graph_build) = if needs_graph {
+            let (g, index, signature) = build_graph_with_progress(
+                &corpus,
+                engines.graph_extractor.clone(),
+                &store,
+                embedder.as_ref(),
+                &cache,
             )
+            .await?;
+            (Some((g, index)), Some(signature))
         } else {
-            None
+            (None, None)
         };
         let graph_secs = t_graph.elapsed().as_secs_f64();
 
@@ -275,6 +276,19 @@ pub fn run(args: BenchArgs) -> Result<()> {
             record_llm_settings(&store, run.id, settings).await?;
         }
         record_embedding_usage(&store, run.id, endpoint_embedder.as_deref()).await?;
+        if let Some(signature) = &graph_build {
+            let on_graph: Vec<ParadigmId> =
+                paradigm_ids.iter().copied().filter(|p| uses_graph(*p)).collect();
+            let dropped = store
+                .drop_other_graph_builds(run.id, &on_graph, signature)
+                .await?;
+            if dropped > 0 {
+                eprintln!(
+                    "{dropped} tuples were answered on another build of the graph (an earlier \
+                     attempt's, with failed extractions): answered again on this one"
+                );
+            }
+        }
         let done = store.finished_pairs(run.id).await?;
         let shared = Arc::new(Shared {
             store: store.clone(),
@@ -297,6 +311,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             reader_recall: llm_settings
                 .is_none()
                 .then_some(config.judge.correct_recall),
+            graph_build,
         });
         let t_answer = Instant::now();
         let budget = Budget {
@@ -357,6 +372,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
             eprintln!("{line}");
         }
         print!("{}", table::render(&rows));
+        for (paradigm, n, of) in store.count_stops(run.id, "evaluation-unreadable").await? {
+            println!(
+                "{paradigm}: {n} of {of} loops stopped at an unreadable self-evaluation \
+                 (the answer so far was kept; the reply is in the trace)"
+            );
+        }
         let graph_used = parts
             .graph
             .as_ref()
@@ -381,7 +402,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     })
 }
 
-fn uses_graph(p: ParadigmId) -> bool {
+pub(crate) fn uses_graph(p: ParadigmId) -> bool {
     matches!(
         p,
         ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::IterativeGraph | ParadigmId::Fusion

@@ -1,5 +1,5 @@
 //! Helpers shared by the binary's integration tests: process output, the shared vector cache,
-//! read-only queries on a results database, and text helpers for the mock LLMs' replies.
+//! read-only queries on a results database, and the mock LLMs' request kinds and replies.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use llm::mock::ChatRequestSeen;
 use sqlx::Sqlite;
 
 pub fn text(b: &[u8]) -> String {
@@ -75,4 +76,78 @@ pub fn capitalised(text: &str) -> Vec<String> {
 /// The text after the first `marker`, or all of it.
 pub fn after<'a>(text: &'a str, marker: &str) -> &'a str {
     text.split_once(marker).map_or(text, |(_, t)| t)
+}
+
+/// The kinds of request the bench sends, told apart by their system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Generation,
+    Direct,
+    Evaluation,
+    Judge,
+    Triplets,
+    Entities,
+}
+
+pub fn kind_of(r: &ChatRequestSeen) -> Kind {
+    let system = r.messages.first().map_or("", |(_, c)| c.as_str());
+    let user = r.last_content();
+    if system.starts_with("You answer questions from the numbered passages") {
+        Kind::Generation
+    } else if system.starts_with("You answer questions from your own knowledge") {
+        Kind::Direct
+    } else if system.starts_with("You check whether an answer") {
+        Kind::Evaluation
+    } else if system.starts_with("You grade answers") {
+        Kind::Judge
+    } else if system.starts_with("You turn text into knowledge-graph triplets") {
+        if user.starts_with("List the entities") {
+            Kind::Entities
+        } else {
+            Kind::Triplets
+        }
+    } else {
+        panic!("unrecognised request: {system:?}")
+    }
+}
+
+/// The plausible reply of each kind.
+pub fn content_for(kind: Kind, user: &str) -> String {
+    match kind {
+        Kind::Generation => format!(
+            "mock answer from {} passages",
+            user.matches("\n\n[").count() + 1
+        ),
+        Kind::Direct => "mock answer without passages".into(),
+        Kind::Evaluation => {
+            // Without passages the answer is not sufficient: ask for one retrieval round.
+            if user.starts_with("Passages:\nQuestion:") {
+                let q = after(user, "Question: ").lines().next().unwrap_or("");
+                serde_json::json!({"sufficient": false, "reason": "no evidence yet", "sub_question": format!("Who is named in: {q}")}).to_string()
+            } else {
+                r#"{"sufficient": true, "reason": "the passages answer it", "sub_question": null}"#
+                    .into()
+            }
+        }
+        Kind::Judge => {
+            let response = after(user, "\nResponse: ");
+            if response.starts_with("mock answer") {
+                r#"{"label": "Correct"}"#.into()
+            } else {
+                r#"{"label": "Incorrect"}"#.into()
+            }
+        }
+        Kind::Triplets => {
+            let words = capitalised(after(user, "\nText:\n"));
+            let triplets: Vec<[&str; 3]> = words
+                .windows(2)
+                .take(6)
+                .map(|w| [w[0].as_str(), "related to", w[1].as_str()])
+                .collect();
+            serde_json::to_string(&triplets).unwrap()
+        }
+        Kind::Entities => {
+            serde_json::to_string(&capitalised(after(user, "\nQuestion:\n"))).unwrap()
+        }
+    }
 }

@@ -66,6 +66,10 @@ pub struct BuildStats {
     pub cached_chunks: usize,
     pub extracted_chunks: usize,
     pub graph: GraphStats,
+    /// What the graph was built from: the extractor and, per chunk in corpus order, its text
+    /// hash and whether its extraction succeeded. Two builds with the same signature are the
+    /// same graph; a tuple records the signature of the build it was answered on.
+    pub signature: String,
 }
 
 /// A built graph and its statistics.
@@ -233,6 +237,19 @@ pub async fn build_graph(
     });
     let graph = assemble(per_chunk);
     let gstats = GraphStats::of(&graph);
+    let signature = {
+        let mut h = Sha256::new();
+        for part in [&id.extractor, &id.model, &id.prompt_hash] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        for hash in &hashes {
+            let ok = matches!(outcomes[hash.as_str()], Outcome::Ok(_));
+            h.update(hash.as_bytes());
+            h.update([u8::from(ok)]);
+        }
+        hex::encode(h.finalize())
+    };
     let stats = BuildStats {
         extractor: id.clone(),
         chunks: chunks.len(),
@@ -242,6 +259,7 @@ pub async fn build_graph(
         cached_chunks,
         extracted_chunks,
         graph: gstats,
+        signature: signature.clone(),
     };
     store
         .record_graph_build(&GraphBuildRecord {
@@ -257,6 +275,7 @@ pub async fn build_graph(
             failures: stats.failures.len() as u64,
             tokens_in,
             tokens_out,
+            signature,
         })
         .await?;
     Ok(GraphBuild { graph, stats })

@@ -113,22 +113,22 @@ fn architecture_md_names_every_crate() {
     }
 }
 
-#[test]
-fn every_module_starts_with_a_doc_line() {
-    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                if !p.ends_with("target")
-                    && !p.file_name().unwrap().to_str().unwrap().starts_with('.')
-                {
-                    walk(&p, out);
-                }
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if !p.ends_with("target") && !p.file_name().unwrap().to_str().unwrap().starts_with('.')
+            {
+                walk(&p, out);
             }
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
         }
     }
+}
+
+#[test]
+fn every_module_starts_with_a_doc_line() {
     let mut files = Vec::new();
     for d in [
         "src",
@@ -155,5 +155,119 @@ fn every_module_starts_with_a_doc_line() {
     assert!(
         missing.is_empty(),
         "modules without a leading //! line: {missing:?}"
+    );
+}
+
+/// `1.89.0` or `1.89` as (major, minor, patch).
+fn rust_version(v: &str) -> (u32, u32, u32) {
+    let mut parts = v.trim().split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0);
+    (next(), next(), next())
+}
+
+/// The workspace's `rust-version` is what the lock file really needs: no locked dependency whose
+/// sources this machine unpacked (every one a build here compiled) declares a newer one. With one
+/// toolchain installed this is the check an MSRV tool would make from the manifests.
+#[test]
+fn rust_version_covers_every_locked_dependency() {
+    let declared = manifest(root())["workspace"]["package"]["rust-version"]
+        .as_str()
+        .expect("workspace.package.rust-version")
+        .to_owned();
+    let lock: toml::Value = std::fs::read_to_string(root().join("Cargo.lock"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(&std::env::var_os("HOME").unwrap()).join(".cargo"));
+    let registries: Vec<_> = std::fs::read_dir(cargo_home.join("registry/src"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    let (mut checked, mut newest) = (0, ((0, 0, 0), String::new()));
+    for p in lock["package"].as_array().unwrap() {
+        if p.get("source").is_none() {
+            continue; // a workspace crate
+        }
+        let dir = format!(
+            "{}-{}",
+            p["name"].as_str().unwrap(),
+            p["version"].as_str().unwrap()
+        );
+        let Some(m) = registries
+            .iter()
+            .map(|r| r.join(&dir).join("Cargo.toml"))
+            .find(|m| m.exists())
+        else {
+            continue; // not built on this platform (windows-sys and the like)
+        };
+        checked += 1;
+        let m: toml::Value = std::fs::read_to_string(&m).unwrap().parse().unwrap();
+        if let Some(v) = m["package"].get("rust-version").and_then(|v| v.as_str()) {
+            if rust_version(v) > newest.0 {
+                newest = (rust_version(v), format!("{dir} needs {v}"));
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} locked crates found under {}: build first",
+        cargo_home.display()
+    );
+    assert!(
+        rust_version(&declared) >= newest.0,
+        "rust-version = \"{declared}\" but {}",
+        newest.1
+    );
+}
+
+/// Every key of the run configuration is read by some code outside its definition and the tests:
+/// a key nothing reads would still enter the run's hash and claim a setting that was never used.
+#[test]
+fn every_configuration_key_is_read() {
+    let mut files = Vec::new();
+    for d in [
+        "src",
+        "bench-core",
+        "corpora",
+        "paradigms",
+        "metrics",
+        "routers",
+        "reports",
+        "llm",
+    ] {
+        walk(&root().join(d), &mut files);
+    }
+    let code: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            !f.ends_with("bench-core/src/config.rs")
+                && !f.components().any(|c| c.as_os_str() == "tests")
+        })
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let defaults = serde_json::to_value(bench_core::BenchConfig::default()).unwrap();
+    let mut unread = Vec::new();
+    for (section, keys) in defaults.as_object().unwrap() {
+        let keys: Vec<&String> = match keys.as_object() {
+            Some(m) => m.keys().collect(),
+            None => vec![section],
+        };
+        for key in keys {
+            // A field access `.key` not followed by more identifier characters.
+            let needle = format!(".{key}");
+            let read = code.iter().any(|text| {
+                text.match_indices(&needle).any(|(i, _)| {
+                    !text[i + needle.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            });
+            if !read {
+                unread.push(format!("{section}.{key}"));
+            }
+        }
+    }
+    assert!(
+        unread.is_empty(),
+        "configuration keys no code reads: {unread:?}"
     );
 }

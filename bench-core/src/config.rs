@@ -44,13 +44,13 @@ impl Default for RetrievalConfig {
     }
 }
 
+/// The reader's sampling. (A request's timeout is the endpoint's: `[llm.answer] timeout_s`.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GenerationConfig {
     pub temperature: f32,
     pub llm_only_temperature: f32,
     pub max_tokens: u32,
-    pub timeout_s: u64,
 }
 
 impl Default for GenerationConfig {
@@ -59,7 +59,6 @@ impl Default for GenerationConfig {
             temperature: 0.3,
             llm_only_temperature: 0.7,
             max_tokens: 1_000,
-            timeout_s: 120,
         }
     }
 }
@@ -102,9 +101,40 @@ pub struct GraphConfig {
     pub min_ppr_score: f64,
     pub top_nodes: usize,
     pub max_triplets: usize,
-    /// `certified` (exact top-k, proven per query; the default), `exact` (power iteration to
-    /// 1e-6 L1) or `push` (approximate, local).
-    pub ppr_engine: String,
+    pub ppr_engine: PprEngineName,
+}
+
+/// The PPR solver GraphRAG runs (`graph.ppr_engine`); unknown names are refused at load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PprEngineName {
+    /// The exact top-k, proven per query (the default).
+    #[default]
+    Certified,
+    /// Power iteration to 1e-6 L1.
+    Exact,
+    /// Forward push: approximate and local.
+    Push,
+}
+
+/// How HybridRAG merges its two rankings (`hybrid.fusion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionMethod {
+    /// score(c) = sum over lists of 1 / (k + rank), ranks from 1 (the paper's text).
+    #[default]
+    Rrf,
+    /// First of list A, first of list B, second of A, ... skipping repeats (the paper's code).
+    Interleave,
+}
+
+impl FusionMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Interleave => "interleave",
+        }
+    }
 }
 
 impl Default for GraphConfig {
@@ -117,7 +147,7 @@ impl Default for GraphConfig {
             min_ppr_score: 1e-5,
             top_nodes: 100,
             max_triplets: 500,
-            ppr_engine: "certified".into(),
+            ppr_engine: PprEngineName::Certified,
         }
     }
 }
@@ -126,15 +156,15 @@ impl Default for GraphConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HybridConfig {
-    /// `rrf` (the paper's text) or `interleave` (the paper's public code).
-    pub fusion: String,
+    pub fusion: FusionMethod,
+    /// RRF's smoothing constant k (Cormack et al. 2009), for HybridRAG and the fusion lane.
     pub rrf_k: f64,
 }
 
 impl Default for HybridConfig {
     fn default() -> Self {
         HybridConfig {
-            fusion: "rrf".into(),
+            fusion: FusionMethod::Rrf,
             rrf_k: 60.0,
         }
     }
@@ -254,19 +284,10 @@ impl BenchConfig {
         if !(0.0..=1.0).contains(&self.judge.correct_recall) {
             return Err("judge.correct_recall must lie in [0, 1]".into());
         }
-        if !matches!(self.hybrid.fusion.as_str(), "rrf" | "interleave") {
+        if !(self.hybrid.rrf_k.is_finite() && self.hybrid.rrf_k >= 0.0) {
             return Err(format!(
-                "hybrid.fusion must be \"rrf\" or \"interleave\", not {:?}",
-                self.hybrid.fusion
-            ));
-        }
-        if !matches!(
-            self.graph.ppr_engine.as_str(),
-            "push" | "exact" | "certified"
-        ) {
-            return Err(format!(
-                "graph.ppr_engine must be \"certified\", \"exact\" or \"push\", not {:?}",
-                self.graph.ppr_engine
+                "hybrid.rrf_k must be a non-negative number, not {}",
+                self.hybrid.rrf_k
             ));
         }
         if !(0.0..1.0).contains(&self.graph.damping) {

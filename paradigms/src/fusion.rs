@@ -5,30 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+pub use bench_core::config::FusionMethod;
 use bench_core::{Retrieval, RetrievalQuery, RetrievedChunk, Retriever};
-use serde::{Deserialize, Serialize};
 
-/// RRF smoothing constant (Cormack et al. 2009; decisions.md).
+/// RRF's default smoothing constant (Cormack et al. 2009; decisions.md; `hybrid.rrf_k`).
 pub const RRF_K: f64 = 60.0;
-
-/// How two rankings are merged.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FusionMethod {
-    /// score(c) = sum over lists of 1 / (k + rank), ranks from 1.
-    Rrf,
-    /// First of list A, first of list B, second of A, ... skipping repeats.
-    Interleave,
-}
-
-impl FusionMethod {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FusionMethod::Rrf => "rrf",
-            FusionMethod::Interleave => "interleave",
-        }
-    }
-}
 
 /// Weighted RRF: score(c) = sum_i w_i / (k + rank_i(c)), ranks from 1; a chunk missing from a
 /// list gets nothing from it. Ties keep first appearance (list order, then rank).
@@ -96,6 +77,8 @@ pub struct FusedRetriever {
     pub weighting: Weighting,
     /// s(q) for the complexity weighting; unused otherwise.
     pub complexity: fn(&str) -> f64,
+    /// RRF's k (`hybrid.rrf_k`); unused by interleaving.
+    pub rrf_k: f64,
     name: String,
 }
 
@@ -123,8 +106,15 @@ impl FusedRetriever {
             graph,
             weighting,
             complexity,
+            rrf_k: RRF_K,
             name,
         }
+    }
+
+    /// RRF's k instead of [`RRF_K`].
+    pub fn with_rrf_k(mut self, k: f64) -> Self {
+        self.rrf_k = k;
+        self
     }
 }
 
@@ -138,12 +128,12 @@ impl Retriever for FusedRetriever {
         let d = self.dense.retrieve(query).await?;
         let g = self.graph.retrieve(query).await?;
         let (ranked, s) = match self.weighting {
-            Weighting::Equal(FusionMethod::Rrf) => (rrf(&d.ranked, &g.ranked, RRF_K), None),
+            Weighting::Equal(FusionMethod::Rrf) => (rrf(&d.ranked, &g.ranked, self.rrf_k), None),
             Weighting::Equal(FusionMethod::Interleave) => (interleave(&d.ranked, &g.ranked), None),
             Weighting::Complexity => {
                 let s = (self.complexity)(query.text).clamp(0.0, 1.0);
                 (
-                    weighted_rrf(&[(&d.ranked, 1.0 - s), (&g.ranked, s)], RRF_K),
+                    weighted_rrf(&[(&d.ranked, 1.0 - s), (&g.ranked, s)], self.rrf_k),
                     Some(s),
                 )
             }
@@ -217,5 +207,57 @@ mod tests {
         let out = interleave(&list(&["a", "b", "c", "e"]), &list(&["b", "d"]));
         assert_eq!(ids(&out), ["a", "b", "d", "c", "e"]);
         assert!(interleave(&[], &[]).is_empty());
+    }
+
+    /// A retriever that returns a fixed ranking.
+    struct Fixed(Vec<RetrievedChunk>);
+
+    #[async_trait]
+    impl Retriever for Fixed {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        async fn retrieve(&self, _: RetrievalQuery<'_>) -> bench_core::Result<Retrieval> {
+            Ok(Retrieval {
+                ranked: self.0.clone(),
+                ..Default::default()
+            })
+        }
+    }
+
+    /// `hybrid.rrf_k` reaches HybridRAG's ranking: p is first in the dense list only, q is 13th
+    /// in both; 1/(k+1) beats 2/(k+13) exactly when k < 11.
+    #[tokio::test]
+    async fn rrf_k_changes_the_hybrid_ranking() {
+        let mut dense: Vec<String> = vec!["p".into()];
+        dense.extend((1..=11).map(|i| format!("d{i}")));
+        dense.push("q".into());
+        let mut graph: Vec<String> = (1..=12).map(|i| format!("g{i}")).collect();
+        graph.push("q".into());
+        let as_list = |v: &[String]| list(&v.iter().map(String::as_str).collect::<Vec<_>>());
+        let order = |k: f64| {
+            let fused = FusedRetriever::new(
+                Arc::new(Fixed(as_list(&dense))),
+                Arc::new(Fixed(as_list(&graph))),
+                Weighting::Equal(FusionMethod::Rrf),
+                |_| 0.5,
+            )
+            .with_rrf_k(k);
+            async move {
+                let r = fused
+                    .retrieve(RetrievalQuery {
+                        text: "x",
+                        vector: None,
+                    })
+                    .await
+                    .unwrap();
+                let pos = |id: &str| r.ranked.iter().position(|c| c.chunk_id == id).unwrap();
+                (pos("p"), pos("q"))
+            }
+        };
+        let (p, q) = order(RRF_K).await;
+        assert!(q < p, "k = 60: q ({q}) above p ({p})");
+        let (p, q) = order(10.0).await;
+        assert!(p < q, "k = 10: p ({p}) above q ({q})");
     }
 }

@@ -353,6 +353,19 @@ mod tests {
         std::fs::write(&p, "[chunking]\nsize = 10\noverlap = 10\n").unwrap();
         let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
         assert!(e.contains("overlap"), "{e}");
+        // Names are typed: an unknown one is refused with its key and the allowed values.
+        std::fs::write(&p, "[graph]\nppr_engine = \"fast\"\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("ppr_engine") && e.contains("fast") && e.contains("certified"),
+            "{e}"
+        );
+        std::fs::write(&p, "[hybrid]\nfusion = \"interleave\"\nrrf_k = 10\n").unwrap();
+        let c = BenchConfig::from_toml_file(&p).unwrap();
+        assert_eq!((c.hybrid.fusion, c.hybrid.rrf_k), (FusionMethod::Interleave, 10.0));
+        std::fs::write(&p, "[hybrid]\nfusion = \"sum\"\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(e.contains("fusion") && e.contains("interleave"), "{e}");
     }
 
     #[test]

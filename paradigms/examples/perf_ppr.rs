@@ -21,65 +21,7 @@
 //! node in one list only must be within it of the boundary (100th score or floor). Reported at
 //! 1e-12 (the certified engine's tie) and at the looser 1e-9 of earlier runs.
 //!
-//! Measured on the 2-core machine on 2026-12-01, nothing else running (load ~1; CPU is this
-//! thread's schedstat; "two threads" runs one query at a time with its certificate sweeps on
-//! both cores, `CertifiedWorkspace::with_threads(2)`; "two at a time" shares the queries between
-//! two threads, one per core, as `bench` runs them). Six full runs of the final code (the last
-//! three after a test-only commit), in order:
-//! exact power iteration to 1e-6 L1 change (naive baseline): 146.2 / 146.8 / 146.1 / 145.9 /
-//! 152.6 / 151.0 ms/query wall and CPU, 73.3 iterations; two at a time 72.9-76.1 ms/query; its
-//! top-100 agrees with the reference on 200/200. push 1e-5: 0.9-1.4 ms, agreement set 31/200,
-//! in order 1/200.
-//! certified 1e-12: factor 0.52-0.71 s once (189,966 nodes eliminated, 361,398 entries; core
-//! 16,772 nodes, 237,714 entries in its strict triangle); per query 3.94 / 4.16 / 4.04 / 4.75 /
-//! 4.25 / 3.87 ms wall and CPU (p50 3.83 / 4.04 / 3.93 / 4.50 / 4.04 / 3.76, p95 5.07-6.27),
-//! 37.1x / 35.3x / 36.2x / 30.7x / 35.9x / 39.0x faster than the baseline; two threads 3.75 /
-//! 3.98 / 4.16 / 4.26 / 3.90 / 3.70 ms/query, top-100 bit-identical to one thread's on 200/200;
-//! two at a time 1.93-2.19 ms/query, 33.2-39.4x the baseline's two at a time; 5.2 CG
-//! iterations and 1.05 certificate checks per query; certified 200/200 and agreement 200/200 at
-//! ties 1e-12 in every run (the listed scores themselves carry certified errors up to 1.2e-6:
-//! the order is proven, the values are as accurate as the order needed). The 4.75 ms run met
-//! a slow phase of the host (quick runs just after it read 4.64, 4.41 and 3.85 ms); the
-//! baseline, bound by arithmetic rather than memory latency, moved less.
-//! Where one thread's time goes (per query, from phase timers added for quick runs and not kept
-//! in the code): CG on the core 2.5-2.7 ms,
-//! back-substitution 0.25-0.30 ms, the certificate's sweep 0.9-1.0 ms (pristine substitution
-//! 0.33, the core's rows and the solved rows' scores 0.59-0.63), the rest 0.1 ms.
-//! Last step (4.5-5.2 ms before it, measured against the previous build in alternating runs):
-//! the eliminated rows' residual is bounded a priori (`Solved` in `ppr.rs`: rounding alone,
-//! from the factor's measured backward error) instead of evaluated over their arcs, ~70% of
-//! the graph's; the sweep reads only their scores. With the sweep cheaper, elimination degrees
-//! 8-16 and first CG tolerances 3e-8-1e-6 were measured again: 10 and 1e-7 stay (12-16 grow the
-//! core's triangle, 272k-344k entries, and run slower; 8, 9 and 3e-7 are within the noise).
-//! Before that (from 4.86 ms on 2026-11-30, each step measured against the previous build in
-//! alternating runs): the CG's triangular sweeps without bounds checks (`min` on the index,
-//! ~1.25x per sweep); both sweeps over one triangle in blocks of 8 padded entries, the upper one
-//! by scatter (no branch misprediction at row ends, half the bytes: the CG's time 3.8 -> 2.8 ms
-//! in one host phase), with u16 columns (~2% more); the certificate sweep in fixed pieces that
-//! one or two threads take in turn, merged in order (two threads: ~0.7 ms less); pristine and
-//! other eliminated rows by runs of one length (no offsets, fixed inner counts), pristine
-//! weights from the row length, seedless stretches without the teleport lookup (sweep ~0.1 ms,
-//! back-substitution ~0.05 ms less).
-//! Earlier: symmetry classes prove the exact ties that no error bound can separate (a hub's
-//! leaves, a hub's isomorphic chains, 2-core twins), so the first CG tolerance went from 1e-11 to
-//! 1e-7 (9.0 -> 5.2 iterations) with 95% of queries certified at the first check and the rest
-//! tightened by the check's own estimate; positions laid out for locality (core BFS, elimination
-//! tree by level and row length, pristine leaves last) and fixed-width rows for low-degree nodes
-//! halved the residual sweep; forward elimination only along the seeds' paths; candidates
-//! instead of dense score arrays; the CG iterate kept as `(I + L^T)^-1 u` so no final sweep;
-//! elimination up to degree 10 (8: 5.3 ms, 12 and 14: 5.1-5.2 ms then).
-//! Tried without gain: two partial sums per CSR row (5.5 ms against 5.1), upper rows stored in
-//! descending column order, blocks of 6 or 16 entries, a compare-select max in the sweep,
-//! within-level order by tree rank alone (sweep a little faster, back-substitution slower), a
-//! D-ILU diagonal (5.1 iterations), SSOR weights other than 1, other core orders (5.2-5.3
-//! iterations), taking a hub's pristine leaves as one run, fused CG vector loops (the vector
-//! operations take ~25 us per iteration in all); f32 weights in the core's triangle (same time,
-//! so the triangular sweeps are not bound by bytes, and 2/200 queries no longer certify);
-//! `-C target-cpu=native`, x86-64-v3 or -v4 (within the noise); four partial sums per long row
-//! in the certificate's sweep (slower). In a microbenchmark a lone CSR sweep repeated
-//! ran ~1.6x faster than the same sweep alternating with the other triangle's, as in CG; the
-//! blocked sweeps lose most of that gap, which points at the branch predictor learning a
-//! repeated sequence of row lengths.
+//! Measured runs, what was tried and what it gained: `docs/performance.md`.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -447,6 +389,17 @@ fn run_certified(csr: &Csr, queries: &[Vec<(u32, f64)>], tie: f64, baseline: Opt
     let n = queries.len() as f64;
     let ms = t.elapsed().as_secs_f64() * 1e3 / n;
     let cpu = (cpu_ns() - c) as f64 / 1e6 / n;
+    // Every query's top list, ids and score bits: equal digests are bit-identical results
+    // (what a refactoring of the engine must keep).
+    let digest = tops
+        .iter()
+        .flatten()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &(v, s)| {
+            [u64::from(v), s.to_bits()]
+                .iter()
+                .fold(h, |h, w| (h ^ w).wrapping_mul(0x0100_0000_01b3))
+        });
+    println!("certified {tie:e}: results digest {digest:016x} over {QUERIES} top-{TOP} lists");
     times.sort_by(f64::total_cmp);
     // Without a baseline (PPR_QUICK) there is no speed-up and no agreement to report.
     let (speedup, agreement) = match &baseline {

@@ -362,7 +362,10 @@ mod tests {
         );
         std::fs::write(&p, "[hybrid]\nfusion = \"interleave\"\nrrf_k = 10\n").unwrap();
         let c = BenchConfig::from_toml_file(&p).unwrap();
-        assert_eq!((c.hybrid.fusion, c.hybrid.rrf_k), (FusionMethod::Interleave, 10.0));
+        assert_eq!(
+            (c.hybrid.fusion, c.hybrid.rrf_k),
+            (FusionMethod::Interleave, 10.0)
+        );
         std::fs::write(&p, "[hybrid]\nfusion = \"sum\"\n").unwrap();
         let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
         assert!(e.contains("fusion") && e.contains("interleave"), "{e}");

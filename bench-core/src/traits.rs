@@ -17,7 +17,7 @@ pub struct Embeddings {
 impl Embeddings {
     pub fn new(dim: usize, data: Vec<f32>) -> Self {
         assert!(
-            dim > 0 && data.len() % dim == 0,
+            dim > 0 && data.len().is_multiple_of(dim),
             "data is not a multiple of dim"
         );
         Embeddings { dim, data }

@@ -180,7 +180,7 @@ fn validate(vectors: &Embeddings) -> Result<usize> {
     if vectors.dim == 0 {
         return Err(CorpusError::Index("vector dimension is 0".into()));
     }
-    if vectors.data.len() % vectors.dim != 0 {
+    if !vectors.data.len().is_multiple_of(vectors.dim) {
         return Err(CorpusError::Index(format!(
             "{} values are not a whole number of {}-dimensional rows",
             vectors.data.len(),

@@ -36,7 +36,7 @@ pub fn parse_f32_le(bytes: &[u8], dim: usize, file: &str) -> Result<Vec<f32>, Me
             bytes.len() / 4
         )));
     };
-    if bytes.len() % row_bytes != 0 {
+    if !bytes.len().is_multiple_of(row_bytes) {
         let whole = bytes.len() - bytes.len() % row_bytes;
         return Err(bad(
             whole,
@@ -99,7 +99,7 @@ pub fn unit_rows(data: &[f32], dim: usize) -> Result<UnitRows, MetricsError> {
 }
 
 fn check_shape(data: &[f32], dim: usize) -> Result<(), MetricsError> {
-    if dim == 0 || data.len() % dim != 0 {
+    if dim == 0 || !data.len().is_multiple_of(dim) {
         return Err(MetricsError::Invalid(format!(
             "{} values do not form rows of dimension {dim}",
             data.len()

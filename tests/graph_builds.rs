@@ -1,6 +1,7 @@
-//! A tuple records the graph build it was answered on, and a resumed run whose graph changed
-//! (extractions that failed the first time now succeed) answers the graph paradigms' tuples again
-//! on the new graph, keeping the others.
+//! The graph paradigms in LLM mode against a scripted mock: a tuple records the graph build it
+//! was answered on, a resumed run whose graph changed (extractions that failed the first time
+//! now succeed) answers the graph paradigms' tuples again on the new graph, keeping the others,
+//! and a question whose entity list the model garbles is retrieved from the question itself.
 
 mod common;
 
@@ -114,4 +115,45 @@ fn a_rerun_on_a_completed_graph_answers_the_graph_tuples_again() {
     check_ok(&third);
     assert!(!text(&third.stderr).contains("answered on another build"));
     assert_eq!(tuples(&db), after_rerun);
+}
+
+#[test]
+fn an_unreadable_entity_list_retrieves_from_the_question_and_is_counted() {
+    let mock = MockServer::start(|r| {
+        let kind = kind_of(r);
+        if kind == Kind::Entities {
+            return MockReply::with_usage("The answer is: a bridge.", 10, 5);
+        }
+        MockReply::with_usage(content_for(kind, r.last_content()), 10, 5)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let out = bench(dir.path(), &mock.base_url());
+    check_ok(&out);
+    let stdout = text(&out.stdout);
+    // Every graph tuple is answered (none failed), each from the question itself.
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE paradigm = 'graph' AND error IS NOT NULL"
+        )[0],
+        0
+    );
+    let n = query_db(&db, "SELECT count(*) FROM results WHERE paradigm = 'graph'")[0];
+    assert_eq!(
+        query_db(
+            &db,
+            "SELECT count(*) FROM results WHERE paradigm = 'graph'
+             AND json_extract(trace_json, '$.retrieval.fallback_to_question')
+             AND json_extract(trace_json, '$.retrieval.entities_unreadable') LIKE 'unparseable entity list%'"
+        )[0],
+        n
+    );
+    assert!(
+        stdout.contains(&format!(
+            "graph: {n} of {n} graph retrievals used the question itself"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("naive: "), "{stdout}");
 }

@@ -727,12 +727,29 @@ impl Store {
     /// Per paradigm, how many of a run's answered tuples ended their loop for `stop` (the
     /// `stop` field of an iterative paradigm's trace), and how many it answered.
     pub async fn count_stops(&self, run_id: i64, stop: &str) -> Result<Vec<(String, i64, i64)>> {
-        let rows = sqlx::query(
-            "SELECT paradigm, sum(json_extract(trace_json, '$.stop') = ?) AS n, count(*) AS of
+        self.count_traces(run_id, "json_extract(trace_json, '$.stop') = ?", stop)
+            .await
+    }
+
+    /// Per paradigm, how many of a run's answered tuples had a graph retrieval fall back to the
+    /// question because the entity list was unreadable, and how many it answered.
+    pub async fn count_unreadable_entities(&self, run_id: i64) -> Result<Vec<(String, i64, i64)>> {
+        self.count_traces(run_id, "trace_json LIKE ?", "%\"entities_unreadable\":\"%")
+            .await
+    }
+
+    async fn count_traces(
+        &self,
+        run_id: i64,
+        condition: &str,
+        value: &str,
+    ) -> Result<Vec<(String, i64, i64)>> {
+        let rows = sqlx::query(&format!(
+            "SELECT paradigm, sum({condition}) AS n, count(*) AS of
              FROM results WHERE run_id = ? AND error IS NULL
-             GROUP BY paradigm HAVING n > 0 ORDER BY paradigm",
-        )
-        .bind(stop)
+             GROUP BY paradigm HAVING n > 0 ORDER BY paradigm"
+        ))
+        .bind(value)
         .bind(run_id)
         .fetch_all(&self.pool)
         .await

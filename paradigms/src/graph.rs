@@ -37,6 +37,10 @@ pub struct ExtractedEntities {
     pub entities: Vec<String>,
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// Why the extractor's reply could not be read as an entity list, when it could not. The
+    /// retriever then falls back to the question itself, as for an empty list, and the trace
+    /// says so (`entities_unreadable`): a model too weak to list entities still retrieves.
+    pub unreadable: Option<String>,
 }
 
 /// Extracts the entities of a question (Algorithm 4, line 5).
@@ -357,6 +361,7 @@ impl Retriever for GraphRetriever {
             "entity_extractor": self.entities.name(),
             "entities": entities,
             "fallback_to_question": fallback,
+            "entities_unreadable": extracted.unreadable,
             "seeds": seeds.iter().map(|&(v, s)| json!({
                 "node": self.graph.nodes[v as usize], "id": v, "similarity": s,
             })).collect::<Vec<_>>(),

@@ -290,8 +290,47 @@ impl QueryEntities for Billing {
             entities: vec!["Tom".into()],
             tokens_in: 12,
             tokens_out: 3,
+            unreadable: None,
         })
     }
+}
+
+/// An extractor whose reply is not an entity list (a small model's prose).
+struct Garbled;
+
+#[async_trait]
+impl QueryEntities for Garbled {
+    fn name(&self) -> &str {
+        "garbled"
+    }
+    async fn extract(&self, _: &str) -> bench_core::Result<ExtractedEntities> {
+        Ok(ExtractedEntities {
+            tokens_in: 9,
+            tokens_out: 4,
+            unreadable: Some("unparseable entity list: The answer is".into()),
+            ..ExtractedEntities::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_unreadable_entity_list_falls_back_to_the_question_and_says_so() {
+    let r = retriever_with(Arc::new(Garbled), GraphParams::default());
+    let out = ask(&r, "Where does Tom work?", None).await;
+    assert_eq!(out.trace["fallback_to_question"], true);
+    assert_eq!(
+        out.trace["entities_unreadable"],
+        "unparseable entity list: The answer is"
+    );
+    assert_eq!(seeds(&out), [("Tom Vale".to_string(), 1.0)]);
+    assert_eq!(
+        (out.tokens_in, out.tokens_out),
+        (9, 4),
+        "the call is billed"
+    );
+    // A readable list leaves the field empty.
+    let out = ask(&retriever(&["Tom"]), "q", None).await;
+    assert_eq!(out.trace["entities_unreadable"], serde_json::Value::Null);
 }
 
 #[tokio::test]

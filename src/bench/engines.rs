@@ -437,11 +437,19 @@ impl QueryEntities for LlmEntities {
     }
 
     async fn extract(&self, question: &str) -> bench_core::Result<ExtractedEntities> {
-        let (entities, tokens_in, tokens_out) = self.0.query_entities(question).await?;
+        let (entities, tokens_in, tokens_out) = self.0.query_entities_or_reply(question).await?;
+        let (entities, unreadable) = match entities {
+            Ok(e) => (e, None),
+            Err(why) => {
+                tracing::warn!(%why, "the question's entity list is unreadable: retrieving from the question itself");
+                (Vec::new(), Some(why))
+            }
+        };
         Ok(ExtractedEntities {
             entities,
             tokens_in,
             tokens_out,
+            unreadable,
         })
     }
 }

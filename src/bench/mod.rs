@@ -378,6 +378,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
                  (the answer so far was kept; the reply is in the trace)"
             );
         }
+        for (paradigm, n, of) in store.count_unreadable_entities(run.id).await? {
+            println!(
+                "{paradigm}: {n} of {of} graph retrievals used the question itself: the entity \
+                 list was unreadable (the reply is in the trace)"
+            );
+        }
         let graph_used = parts
             .graph
             .as_ref()

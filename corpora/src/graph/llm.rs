@@ -159,16 +159,28 @@ impl LlmExtractor {
 
     /// Entities of a question for graph retrieval, with the tokens spent (retrieval phase).
     pub async fn query_entities(&self, question: &str) -> Result<(Vec<String>, u64, u64)> {
-        let req = self.request(ENTITY_PROMPT, question);
-        let c = self.call(&req).await?;
-        match parse_entities(&c.content) {
-            Some(e) => Ok((e, c.tokens_in, c.tokens_out)),
-            None => Err(CorpusError::Extraction {
-                message: format!("unparseable entity list: {}", preview(&c.content)),
-                tokens_in: c.tokens_in,
-                tokens_out: c.tokens_out,
+        let (entities, tokens_in, tokens_out) = self.query_entities_or_reply(question).await?;
+        match entities {
+            Ok(e) => Ok((e, tokens_in, tokens_out)),
+            Err(message) => Err(CorpusError::Extraction {
+                message,
+                tokens_in,
+                tokens_out,
             }),
         }
+    }
+
+    /// [`LlmExtractor::query_entities`], with a reply that is not an entity list returned as
+    /// `Err(why)` beside the tokens it cost instead of failing: the caller decides.
+    pub async fn query_entities_or_reply(
+        &self,
+        question: &str,
+    ) -> Result<(std::result::Result<Vec<String>, String>, u64, u64)> {
+        let req = self.request(ENTITY_PROMPT, question);
+        let c = self.call(&req).await?;
+        let entities = parse_entities(&c.content)
+            .ok_or_else(|| format!("unparseable entity list: {}", preview(&c.content)));
+        Ok((entities, c.tokens_in, c.tokens_out))
     }
 }
 

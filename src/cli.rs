@@ -155,7 +155,7 @@ pub struct BenchArgs {
 }
 
 fn default_paradigms() -> Vec<String> {
-    crate::bench::AVAILABLE
+    bench_core::ParadigmId::ALL
         .iter()
         .map(|p| p.as_str().to_owned())
         .collect()

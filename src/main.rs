@@ -4,6 +4,7 @@
 mod bench;
 mod cli;
 mod commands;
+mod progress;
 mod table;
 
 use clap::Parser;

@@ -171,8 +171,7 @@ pub(crate) async fn build_graph_with_progress(
     embedder: &dyn Embedder,
     cache: &VectorCache,
 ) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>, String)> {
-    let bar = ProgressBar::new(corpus.chunks.len() as u64).with_message("extracting triplets");
-    bar.set_style(progress_style("chunks"));
+    let bar = crate::progress::bar(corpus.chunks.len() as u64, "extracting triplets", "chunks");
     let build = build_graph(
         corpus,
         extractor,
@@ -194,8 +193,11 @@ pub(crate) async fn build_graph_with_progress(
         s.extracted_chunks,
         s.failures.len()
     );
-    let ebar = ProgressBar::new(build.graph.nodes.len() as u64).with_message("embedding entities");
-    ebar.set_style(progress_style("entities"));
+    let ebar = crate::progress::bar(
+        build.graph.nodes.len() as u64,
+        "embedding entities",
+        "entities",
+    );
     let vectors = embed_entities(&corpus.name, &build.graph, embedder, cache, &|d, _| {
         ebar.set_position(d as u64)
     })
@@ -452,11 +454,4 @@ impl QueryEntities for LlmEntities {
             unreadable,
         })
     }
-}
-
-pub(crate) fn progress_style(unit: &str) -> ProgressStyle {
-    ProgressStyle::with_template(&format!(
-        "{{msg:>20}} {{bar:40}} {{pos}}/{{len}} {unit} [{{elapsed_precise}}, eta {{eta}}]"
-    ))
-    .expect("valid template")
 }

@@ -80,14 +80,8 @@ pub(crate) async fn execute(
         concurrency
     };
     let total = queries.len() * paradigms.len();
-    let bar = ProgressBar::new(total as u64).with_position((total - pending) as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:>20} {bar:40} {pos}/{len} tuples [{elapsed_precise}, eta {eta}]",
-        )
-        .expect("valid template"),
-    );
-    bar.set_message("answering");
+    let bar = crate::progress::bar(total as u64, "answering", "tuples")
+        .with_position((total - pending) as u64);
     if pending < total {
         eprintln!(
             "resuming: {} of {} tuples already stored",

@@ -19,7 +19,6 @@ use corpora::graph::{
 };
 use corpora::index::FlatIndex;
 use corpora::load::{load_corpus, LoadOptions};
-use indicatif::{ProgressBar, ProgressStyle};
 use llm::{CachedLlm, LlmSettings, OpenAiLlm};
 use metrics::answer::{answer_quality, evidence_recall, offline_label};
 use metrics::delivered::DeliveredJudge;
@@ -45,9 +44,6 @@ use judging::FaithfulnessCache;
 
 use crate::cli::BenchArgs;
 use crate::table;
-
-/// Paradigms this build can run.
-pub const AVAILABLE: [ParadigmId; 7] = ParadigmId::ALL;
 
 /// Bad input detected by the command itself (exit code 2).
 #[derive(Debug)]
@@ -436,14 +432,6 @@ fn parse_paradigms(names: &[String]) -> Result<Vec<ParadigmId>> {
     let mut out = Vec::new();
     for n in names {
         let id: ParadigmId = n.parse()?;
-        if !AVAILABLE.contains(&id) {
-            let avail: Vec<_> = AVAILABLE.iter().map(|p| p.as_str()).collect();
-            return Err(BadInput(format!(
-                "paradigm {id} is not available in this build yet; available: {}",
-                avail.join(", ")
-            ))
-            .into());
-        }
         if !out.contains(&id) {
             out.push(id);
         }
@@ -461,13 +449,7 @@ fn embed_with_progress(
     embedder: &dyn Embedder,
     what: &str,
 ) -> Result<bench_core::Embeddings> {
-    let bar = ProgressBar::new(texts.len() as u64).with_message(what.to_owned());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:>20} {bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}]",
-        )
-        .expect("valid template"),
-    );
+    let bar = crate::progress::bar(texts.len() as u64, what, "");
     let t = Instant::now();
     let out = cache
         .get_or_embed(key, texts, embedder, &|done, _| {

@@ -10,7 +10,6 @@ use bench_core::{BenchConfig, Embedder, Store};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{build_graph, embed_entities, BuildOptions, OfflineExtractor};
 use corpora::load::{load_corpus, LoadOptions};
-use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -34,15 +33,8 @@ pub struct GraphArgs {
     pub limit_chunks: Option<usize>,
 }
 
-fn bar(len: u64, msg: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len).with_message(msg.to_owned());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:>20} {bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}]",
-        )
-        .expect("valid template"),
-    );
-    bar
+fn bar(len: u64, msg: &str) -> indicatif::ProgressBar {
+    crate::progress::bar(len, msg, "")
 }
 
 pub fn run(args: &GraphArgs) -> Result<()> {

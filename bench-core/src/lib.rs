@@ -14,6 +14,7 @@ pub mod record;
 pub mod route_evals;
 pub mod routing;
 pub mod store;
+pub mod text;
 pub mod tokens;
 pub mod traits;
 pub mod types;

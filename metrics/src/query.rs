@@ -20,20 +20,6 @@ const PREPOSITIONS: &[&str] = &[
     "of", "in", "on", "at", "by", "for", "with", "from", "to", "into", "about", "than", "as",
     "under", "over", "between", "during", "against",
 ];
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
 
 /// The features the scorer reads; all counts are over word tokens of the question.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -119,7 +105,7 @@ pub fn query_features(question: &str) -> QueryFeatures {
     let mut in_name = false;
     for (i, w) in ws.iter().enumerate() {
         let lw = &lower[i];
-        if MONTHS.contains(&lw.as_str()) && i > 0 {
+        if bench_core::text::MONTHS.contains(&lw.as_str()) && i > 0 {
             dates += 1;
             in_name = false;
         } else if is_number(w) {

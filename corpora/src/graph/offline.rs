@@ -174,21 +174,6 @@ const ABBREVIATIONS: &[&str] = &[
     "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 ];
 
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 fn stop_words() -> &'static HashSet<&'static str> {
     static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
@@ -432,7 +417,7 @@ fn lower(text: &str, w: &Word) -> String {
 }
 
 fn is_month(text: &str, w: &Word) -> bool {
-    w.capitalised && MONTHS.contains(&lower(text, w).as_str())
+    w.capitalised && bench_core::text::MONTHS.contains(&lower(text, w).as_str())
 }
 
 fn is_day(text: &str, w: &Word) -> bool {

@@ -99,6 +99,11 @@ fn dependencies_flow_toward_bench_core() {
 fn routers_never_depend_on_paradigms() {
     if let Some((deps, dev)) = graph().get("routers") {
         assert!(!deps.contains(&"paradigms".to_owned()) && !dev.contains(&"paradigms".to_owned()));
+        // Question vectors come through `routers::dataset::QuestionVectors`, not the encoder's crate.
+        assert!(
+            !deps.contains(&"corpora".to_owned()),
+            "routers depends on corpora: {deps:?}"
+        );
     }
 }
 

@@ -16,7 +16,6 @@ use bench_core::{
     BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, ParadigmId, QueryType, Result,
     RoutingRow, RoutingSchema, RoutingSet, SplitTag, Store,
 };
-use corpora::embed::VectorCache;
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
 use sqlx::Row;
 
@@ -417,7 +416,7 @@ pub fn build_set(
     raw: &[RawCorpus],
     policy: LabelPolicy,
     embedder: &dyn Embedder,
-    cache: Option<&VectorCache>,
+    cache: Option<&dyn QuestionVectors>,
     opts: &BuildOptions,
 ) -> Result<RoutingData> {
     let present: BTreeSet<ParadigmId> = raw
@@ -545,12 +544,24 @@ pub fn build_set(
     })
 }
 
+/// Question vectors embedded before, kept by the caller (the CLI's content-addressed vector
+/// cache): routers read them through this instead of depending on the crate that stores them.
+pub trait QuestionVectors: Sync {
+    /// The vectors of `texts` under `key`, embedding (and keeping) them when not kept yet.
+    fn get_or_embed(
+        &self,
+        key: &str,
+        texts: &[&str],
+        embedder: &dyn Embedder,
+    ) -> Result<bench_core::Embeddings>;
+}
+
 /// Row-major question vectors of one corpus.
 fn embed_questions(
     corpus: &str,
     texts: &[&str],
     embedder: &dyn Embedder,
-    cache: Option<&VectorCache>,
+    cache: Option<&dyn QuestionVectors>,
 ) -> Result<Vec<f32>> {
     if texts.is_empty() {
         return Ok(Vec::new());
@@ -558,12 +569,7 @@ fn embed_questions(
     let data = match cache {
         Some(cache) => {
             cache
-                .get_or_embed(
-                    &format!("{corpus}:routing-questions"),
-                    texts,
-                    embedder,
-                    &|_, _| {},
-                )?
+                .get_or_embed(&format!("{corpus}:routing-questions"), texts, embedder)?
                 .data
         }
         None => {
@@ -592,7 +598,7 @@ pub async fn load_routing_data(
     sel: &RunSelection,
     policy: LabelPolicy,
     embedder: &dyn Embedder,
-    cache: Option<&VectorCache>,
+    cache: Option<&dyn QuestionVectors>,
     opts: &BuildOptions,
 ) -> Result<RoutingData> {
     let runs = select_runs(store, sel).await?;

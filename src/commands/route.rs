@@ -360,7 +360,13 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             classes: proto.classes.clone(),
         };
         let data = tokio::task::spawn_blocking(move || {
-            build_set(&raw, policy, enc.as_ref() as &dyn Embedder, Some(&cache), &opts)
+            build_set(
+                &raw,
+                policy,
+                enc.as_ref() as &dyn Embedder,
+                Some(&CachedQuestions(cache)),
+                &opts,
+            )
         })
         .await??;
         let set = features.apply(&data.set);
@@ -556,5 +562,19 @@ mod tests {
         // Families in the command-line spelling, not Rust's.
         assert!(l.contains(" ml ") && l.contains(" cost-aware "), "{l}");
         assert!(!l.contains("CostAware") && !l.contains(" Ml "), "{l}");
+    }
+}
+
+/// The vector cache as the routers' source of question vectors.
+struct CachedQuestions(VectorCache);
+
+impl routers::dataset::QuestionVectors for CachedQuestions {
+    fn get_or_embed(
+        &self,
+        key: &str,
+        texts: &[&str],
+        embedder: &dyn Embedder,
+    ) -> bench_core::Result<bench_core::Embeddings> {
+        Ok(self.0.get_or_embed(key, texts, embedder, &|_, _| {})?)
     }
 }

@@ -418,7 +418,7 @@ mod tests {
     /// Rows over (naive, iterative) in two corpora: naive right on `n_a` of 10 and iterative on
     /// `i_a` of 10 in corpus a; naive on `n_b`, iterative on `i_b` of 10 in corpus b.
     fn two_corpora(n_a: usize, i_a: usize, n_b: usize, i_b: usize) -> RoutingSet {
-        use crate::seeds::testutil::{outcome, row, schema};
+        use crate::seed_papers::testutil::{outcome, row, schema};
         use bench_core::ParadigmId as P;
         let s = schema(&[P::Naive, P::Iterative], 1);
         let mut rows = Vec::new();

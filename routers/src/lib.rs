@@ -12,7 +12,7 @@ pub mod models;
 pub mod published;
 pub mod registry;
 pub mod rng;
-pub mod seeds;
+pub mod seed_papers;
 pub mod significance;
 pub mod synthetic;
 pub mod table;

@@ -9,7 +9,7 @@ pub mod router_dc;
 
 use bench_core::RoutingRow;
 
-use crate::seeds::outcome_of_class;
+use crate::seed_papers::outcome_of_class;
 
 /// The cheapest correct paradigm class of a row (fewest cost, then class order), if any.
 pub fn cheapest_correct(row: &RoutingRow) -> Option<usize> {

@@ -18,7 +18,7 @@ use crate::models::prep::Standardizer;
 use crate::models::{seed_for, ABSENT};
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::SplitMix64;
-use crate::seeds::outcome_of_class;
+use crate::seed_papers::outcome_of_class;
 
 /// Width of the query and paradigm embeddings.
 pub const DIM: usize = 32;

@@ -33,8 +33,8 @@ use crate::models::mlp::MlpModel;
 use crate::models::{seed_for, ModelRouter};
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::{hash_str, mix64};
-use crate::seeds::cost_aware::fingerprint;
-use crate::seeds::outcome_of_class;
+use crate::seed_papers::cost_aware::fingerprint;
+use crate::seed_papers::outcome_of_class;
 
 /// λ values of the utility routers' sweep.
 pub const SWEEP: &[f64] = &[0.0, 0.03, 0.1, 0.3, 1.0];

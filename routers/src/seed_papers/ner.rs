@@ -66,7 +66,7 @@ impl Router for NerRouter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::testutil::{row, schema};
+    use crate::seed_papers::testutil::{row, schema};
     use bench_core::ParadigmId as P;
     use std::sync::Arc;
 

@@ -171,7 +171,7 @@ impl Router for LlmRouter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::testutil::{row, schema};
+    use crate::seed_papers::testutil::{row, schema};
     use bench_core::{ParadigmId as P, Usage};
     use fixtures::{Scripted, ScriptedLlm};
     use std::sync::Arc;

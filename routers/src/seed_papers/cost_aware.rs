@@ -351,7 +351,7 @@ impl Router for CostAware {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::testutil::{outcome, row, schema};
+    use crate::seed_papers::testutil::{outcome, row, schema};
     use crate::synthetic::{synthetic_set, SYNTHETIC_TOKENS};
     use bench_core::{routing::argmax, ParadigmId as P};
 

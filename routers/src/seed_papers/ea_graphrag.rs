@@ -210,7 +210,7 @@ impl Router for EaGraphRag {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::testutil::{outcome, row, schema};
+    use crate::seed_papers::testutil::{outcome, row, schema};
     use std::sync::Arc;
 
     #[test]

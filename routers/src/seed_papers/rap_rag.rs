@@ -280,7 +280,7 @@ impl Router for RapRagPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::testutil::{row, schema};
+    use crate::seed_papers::testutil::{row, schema};
 
     fn level(q: &str, t: QueryType) -> Level {
         plan(q, t).level()

@@ -369,7 +369,7 @@ impl Router for R2Adapter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::testutil::{outcome, row, schema};
+    use crate::seed_papers::testutil::{outcome, row, schema};
     use bench_core::{ParadigmId as P, Usage};
     use fixtures::{Scripted, ScriptedLlm};
     use std::sync::Arc;

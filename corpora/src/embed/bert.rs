@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use candle_core::Tensor;
 use gemm::Parallelism;
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::error::{CorpusError, Result};
@@ -238,59 +239,34 @@ impl Bert {
             matmul_acc(&mut qkv, &x, &layer.qkv_w, total, 3 * h, h, par);
 
             // Attention, each text with itself only: no mask needed since nothing is padded.
+            // Every (text, head) pair is independent and its products are small (k = dh), so
+            // with threads to spare the pairs are shared out whole instead of splitting each
+            // tiny gemm; either way each pair runs the same single-threaded arithmetic.
+            let mut pairs = Vec::with_capacity(seqs.len() * heads);
             let mut start = 0;
             for s in seqs {
-                let l = s.len();
-                let base = start * 3 * h;
                 for hd in 0..heads {
-                    let sc = &mut scores[..l * l];
-                    // scores = Q_h K_h^T * scale; K^T is read through its strides.
-                    gemm_strided(
-                        Dims { m: l, n: l, k: dh },
-                        Out {
-                            data: sc,
-                            rs: l,
-                            read: false,
-                        },
-                        In {
-                            data: &qkv[base + hd * dh..],
-                            rs: 3 * h,
-                            cs: 1,
-                        },
-                        In {
-                            data: &qkv[base + h + hd * dh..],
-                            rs: 1,
-                            cs: 3 * h,
-                        },
-                        scale,
-                        Parallelism::None,
-                    );
-                    for r in sc.chunks_exact_mut(l) {
-                        softmax(r);
-                    }
-                    // ctx_h = P V_h, written straight into the head's columns of ctx.
-                    gemm_strided(
-                        Dims { m: l, n: dh, k: l },
-                        Out {
-                            data: &mut ctx[start * h + hd * dh..],
-                            rs: h,
-                            read: false,
-                        },
-                        In {
-                            data: sc,
-                            rs: l,
-                            cs: 1,
-                        },
-                        In {
-                            data: &qkv[base + 2 * h + hd * dh..],
-                            rs: 3 * h,
-                            cs: 1,
-                        },
-                        1.0,
-                        Parallelism::None,
-                    );
+                    pairs.push((start, s.len(), hd));
                 }
-                start += l;
+                start += s.len();
+            }
+            let qkv_ref = &qkv;
+            let head = |scores: &mut Vec<f32>, &(start, l, hd): &(usize, usize, usize)| {
+                attention_head(qkv_ref, start, l, hd, h, dh, scale, scores)
+            };
+            let outs: Vec<Vec<f32>> = if matches!(par, Parallelism::None) {
+                pairs.iter().map(|p| head(&mut scores, p)).collect()
+            } else {
+                pairs
+                    .par_iter()
+                    .map_init(|| vec![0.0f32; max_len * max_len], head)
+                    .collect()
+            };
+            for (&(start, l, hd), out) in pairs.iter().zip(&outs) {
+                for r in 0..l {
+                    ctx[(start + r) * h + hd * dh..(start + r) * h + (hd + 1) * dh]
+                        .copy_from_slice(&out[r * dh..(r + 1) * dh]);
+                }
             }
 
             // y = LN(x + ctx Wo + bo)
@@ -311,6 +287,70 @@ impl Bert {
 }
 
 /// Every row of `dst` (row length `bias.len()`) set to `bias`.
+/// One head's attention for one text (rows `start..start + l` of `qkv`): `softmax(Q K^T scale) V`
+/// as `l x dh`, row-major; `scores` is scratch of at least `l * l`.
+#[allow(clippy::too_many_arguments)]
+fn attention_head(
+    qkv: &[f32],
+    start: usize,
+    l: usize,
+    hd: usize,
+    h: usize,
+    dh: usize,
+    scale: f32,
+    scores: &mut [f32],
+) -> Vec<f32> {
+    let base = start * 3 * h;
+    let sc = &mut scores[..l * l];
+    // scores = Q_h K_h^T * scale; K^T is read through its strides.
+    gemm_strided(
+        Dims { m: l, n: l, k: dh },
+        Out {
+            data: sc,
+            rs: l,
+            read: false,
+        },
+        In {
+            data: &qkv[base + hd * dh..],
+            rs: 3 * h,
+            cs: 1,
+        },
+        In {
+            data: &qkv[base + h + hd * dh..],
+            rs: 1,
+            cs: 3 * h,
+        },
+        scale,
+        Parallelism::None,
+    );
+    for r in sc.chunks_exact_mut(l) {
+        softmax(r);
+    }
+    // ctx_h = P V_h.
+    let mut out = vec![0.0f32; l * dh];
+    gemm_strided(
+        Dims { m: l, n: dh, k: l },
+        Out {
+            data: &mut out,
+            rs: dh,
+            read: false,
+        },
+        In {
+            data: sc,
+            rs: l,
+            cs: 1,
+        },
+        In {
+            data: &qkv[base + 2 * h + hd * dh..],
+            rs: 3 * h,
+            cs: 1,
+        },
+        1.0,
+        Parallelism::None,
+    );
+    out
+}
+
 fn fill_rows(dst: &mut [f32], bias: &[f32]) {
     for r in dst.chunks_exact_mut(bias.len()) {
         r.copy_from_slice(bias);

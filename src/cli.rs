@@ -59,6 +59,7 @@ pub enum Command {
 const BENCH_EXAMPLES: &str = "Examples:
   ragrouter bench demo                        # the embedded demo corpus, offline
   ragrouter bench musique-dev --limit 20      # the first 20 MuSiQue questions
+  ragrouter bench medical --sample 50         # 50 Medical questions, every type in proportion
   ragrouter bench 2wiki --paradigms naive,graph --config my.toml
   ragrouter bench jsonl:path/to/dir           # any corpus in docs/data-format.md's format
   ragrouter bench demo --llm-model gpt-4o-mini --dry-run
@@ -98,8 +99,12 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = default_paradigms())]
     pub paradigms: Vec<String>,
     /// Run only the first N questions (in file order).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sample")]
     pub limit: Option<usize>,
+    /// Run a seeded sample of N questions, stratified by query type (each type's share of N by
+    /// largest remainder), drawn with the run's seed (`--seed`); kept in file order.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<usize>,
     /// Results database.
     #[arg(long, default_value = ".ragrouter/results.sqlite")]
     pub db: PathBuf,

@@ -11,6 +11,7 @@ pub mod input;
 pub mod llm_cache;
 pub mod outcomes;
 pub mod record;
+pub mod rng;
 pub mod route_evals;
 pub mod routing;
 pub mod store;

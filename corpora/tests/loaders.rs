@@ -2,7 +2,7 @@
 
 use bench_core::config::{ChunkingConfig, DataConfig};
 use bench_core::{Corpus, QueryType};
-use corpora::load::{load_corpus, LoadOptions};
+use corpora::load::{load_corpus, sample_stratified, LoadOptions};
 use corpora::CorpusError;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -111,6 +111,30 @@ fn medical_keeps_creative_questions_as_other_when_asked() {
     assert_eq!(c.queries.len(), 2_062);
     assert_eq!(type_counts(&c).get(&QueryType::Other), Some(&166));
     assert_ne!(c.content_hash, real("medical").content_hash);
+
+    // `--sample 50` on the four-type set: every type, each within one of its exact share.
+    let counts = type_counts(&c);
+    let sample = |seed| sample_stratified(&c.queries, 50, seed);
+    let s = sample(42);
+    assert_eq!(s.len(), 50);
+    let got = type_counts(&Corpus {
+        queries: s.clone(),
+        ..c.clone()
+    });
+    assert_eq!(got.len(), 4, "{got:?}");
+    for (t, &n) in &counts {
+        let exact = 50.0 * n as f64 / 2_062.0;
+        assert!(
+            (got[t] as f64 - exact).abs() < 1.0,
+            "{t:?}: {} for an exact share of {exact:.2}",
+            got[t]
+        );
+    }
+    // Seeded, in file order, without repeats.
+    assert_eq!(sample(42), s);
+    assert_ne!(sample(7), s);
+    let pos = |id: &str| c.queries.iter().position(|q| q.id == id).unwrap();
+    assert!(s.windows(2).all(|w| pos(&w[0].id) < pos(&w[1].id)));
 }
 
 #[test]

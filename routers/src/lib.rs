@@ -11,7 +11,7 @@ pub mod features;
 pub mod models;
 pub mod published;
 pub mod registry;
-pub mod rng;
+pub use bench_core::rng;
 pub mod seed_papers;
 pub mod significance;
 pub mod synthetic;

@@ -109,6 +109,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if let Some(limit) = args.limit {
         queries.truncate(limit);
     }
+    if let Some(n) = args.sample {
+        queries = corpora::load::sample_stratified(&queries, n, config.seed);
+        eprintln!(
+            "sample: {} of {} questions, stratified by query type, seed {}",
+            queries.len(),
+            corpus.queries.len(),
+            config.seed
+        );
+    }
     eprintln!(
         "corpus {}: {} documents, {} chunks, {} tokens, {} questions ({} with gold chunks), loaded in {:.1}s",
         corpus.name,

@@ -11,7 +11,10 @@ mod jsonl;
 mod medical;
 mod musique;
 mod records;
+mod sample;
 mod twowiki;
+
+pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
 pub use evidence::normalize;

@@ -1,8 +1,8 @@
-//! A tiny seeded generator (SplitMix64) and a stable string hash, shared by the routers.
+//! A tiny seeded generator (SplitMix64) and a stable string hash, for every crate that samples.
 //!
-//! Routers need reproducible randomness (shuffles, initialisation, the Random baseline) and no
-//! more: SplitMix64 is a few lines, passes BigCrush for this use, and keeps `rand` out of the
-//! dependency tree. Same seed, same stream, on every platform.
+//! Routers and samplers need reproducible randomness (shuffles, initialisation, the Random
+//! baseline, a question sample) and no more: SplitMix64 is a few lines, passes BigCrush for this
+//! use, and keeps `rand` out of the dependency tree. Same seed, same stream, on every platform.
 
 /// SplitMix64 (Steele, Lea and Flood 2014).
 #[derive(Debug, Clone)]

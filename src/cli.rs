@@ -54,6 +54,8 @@ pub enum Command {
         after_help = "Examples:\n  ragrouter report --out target/report\n  ragrouter report --out target/report --corpus 2wiki,medical --db runs.sqlite"
     )]
     Report(crate::commands::report::ReportArgs),
+    /// Merge shard databases of the same runs (`bench --shard I/N`) into one new file.
+    Merge(crate::commands::merge::MergeArgs),
 }
 
 const BENCH_EXAMPLES: &str = "Examples:
@@ -105,6 +107,10 @@ pub struct BenchArgs {
     /// largest remainder), drawn with the run's seed (`--seed`); kept in file order.
     #[arg(long, value_name = "N")]
     pub sample: Option<usize>,
+    /// Run only shard I of N: the questions at positions I-1, I-1+N, ... (after --limit or
+    /// --sample), into this --db; `ragrouter merge` joins the shards' files into one run.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     /// Results database.
     #[arg(long, default_value = ".ragrouter/results.sqlite")]
     pub db: PathBuf,

@@ -35,6 +35,7 @@ fn main() {
         Command::Route(args) => commands::route::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Import(args) => commands::import::run(&args),
+        Command::Merge(args) => commands::merge::run(&args),
     };
     if let Err(err) = result {
         eprintln!("error: {}", message(&err));

@@ -1,5 +1,7 @@
-//! Several `bench` processes started at once on one new SQLite file: all finish, one run, every
-//! (question, paradigm) tuple exactly once, and the tuples equal a single process's.
+//! Scaling out on SQLite. Several `bench` processes started at once on one new file: all
+//! finish, one run, every (question, paradigm) tuple exactly once, equal to a single process's.
+//! Shards (`--shard I/N`, each into its own file) merged by `ragrouter merge` equal an unsharded
+//! run; inputs of different runs are refused and nothing is written.
 
 mod common;
 
@@ -61,4 +63,75 @@ fn three_processes_on_one_new_file_store_every_tuple_once() {
     );
     assert_eq!(n, 20 * 7, "20 questions x 7 paradigms");
     assert_eq!(tuples(&shared), tuples(&alone));
+}
+
+#[test]
+fn two_shards_merged_equal_an_unsharded_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    check_ok(&bench(&p("whole.sqlite")).output().unwrap());
+    for (shard, file) in [("1/2", "a.sqlite"), ("2/2", "b.sqlite")] {
+        let out = bench(&p(file)).args(["--shard", shard]).output().unwrap();
+        check_ok(&out);
+        assert!(text(&out.stderr).contains(&format!("shard {shard}: 10 questions")));
+    }
+    let merge = |out: &str, inputs: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ragrouter"))
+            .arg("merge")
+            .arg(p(out))
+            .args(inputs.iter().map(|i| p(i)))
+            .output()
+            .unwrap()
+    };
+    let out = merge("merged.sqlite", &["a.sqlite", "b.sqlite"]);
+    check_ok(&out);
+    assert!(
+        text(&out.stdout).contains("140 tuples from 2 inputs"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(tuples(&p("merged.sqlite")), tuples(&p("whole.sqlite")));
+    let key = "SELECT run_key || '/' || (finished_at IS NOT NULL) FROM runs";
+    assert_eq!(
+        query_strings(&p("merged.sqlite"), key),
+        query_strings(&p("whole.sqlite"), key)
+    );
+    for table in ["corpora", "queries", "corpus_metrics"] {
+        let n = format!("SELECT count(*) FROM {table}");
+        assert_eq!(
+            query_db(&p("merged.sqlite"), &n),
+            query_db(&p("whole.sqlite"), &n),
+            "{table}"
+        );
+    }
+
+    // Another run (another seed, so another run key): refused, exit 2, no output file.
+    check_ok(
+        &bench(&p("c.sqlite"))
+            .args(["--shard", "2/2", "--seed", "7"])
+            .output()
+            .unwrap(),
+    );
+    let out = merge("bad.sqlite", &["a.sqlite", "c.sqlite"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("hold different runs"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!p("bad.sqlite").exists());
+    // A shard that does not exist is bad input.
+    let out = bench(&p("d.sqlite"))
+        .args(["--shard", "3/2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("expected I/N"),
+        "{}",
+        text(&out.stderr)
+    );
+    // An existing output is refused too.
+    let out = merge("merged.sqlite", &["a.sqlite", "b.sqlite"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -9,6 +9,7 @@ pub mod extractions;
 pub mod imports;
 pub mod input;
 pub mod llm_cache;
+pub mod merge;
 pub mod outcomes;
 pub mod record;
 pub mod rng;

@@ -118,6 +118,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
             config.seed
         );
     }
+    if let Some(shard) = &args.shard {
+        let (i, n) = parse_shard(shard)?;
+        queries = queries
+            .into_iter()
+            .enumerate()
+            .filter(|(p, _)| p % n == i - 1)
+            .map(|(_, q)| q)
+            .collect();
+        eprintln!("shard {i}/{n}: {} questions", queries.len());
+    }
     eprintln!(
         "corpus {}: {} documents, {} chunks, {} tokens, {} questions ({} with gold chunks), loaded in {:.1}s",
         corpus.name,
@@ -435,6 +445,20 @@ fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
         .validate()
         .map_err(|e| BadInput(format!("configuration: {e}")))?;
     Ok(config)
+}
+
+/// `I/N` with `1 <= I <= N`.
+fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let parsed = s
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)))
+        .filter(|&(i, n): &(usize, usize)| i >= 1 && i <= n);
+    parsed.ok_or_else(|| {
+        BadInput(format!(
+            "--shard {s:?}: expected I/N with 1 <= I <= N, e.g. 1/4"
+        ))
+        .into()
+    })
 }
 
 fn parse_paradigms(names: &[String]) -> Result<Vec<ParadigmId>> {

@@ -4,6 +4,7 @@ pub mod check_llm;
 pub mod corpora;
 pub mod graph;
 pub mod import;
+pub mod merge;
 pub mod metrics;
 pub mod report;
 pub mod route;

@@ -536,6 +536,20 @@ pub fn default_policy(mode: Option<&str>) -> LabelPolicy {
     }
 }
 
+/// The vector cache as the routers' source of question vectors.
+struct CachedQuestions(VectorCache);
+
+impl routers::dataset::QuestionVectors for CachedQuestions {
+    fn get_or_embed(
+        &self,
+        key: &str,
+        texts: &[&str],
+        embedder: &dyn Embedder,
+    ) -> bench_core::Result<bench_core::Embeddings> {
+        Ok(self.0.get_or_embed(key, texts, embedder, &|_, _| {})?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,19 +576,5 @@ mod tests {
         // Families in the command-line spelling, not Rust's.
         assert!(l.contains(" ml ") && l.contains(" cost-aware "), "{l}");
         assert!(!l.contains("CostAware") && !l.contains(" Ml "), "{l}");
-    }
-}
-
-/// The vector cache as the routers' source of question vectors.
-struct CachedQuestions(VectorCache);
-
-impl routers::dataset::QuestionVectors for CachedQuestions {
-    fn get_or_embed(
-        &self,
-        key: &str,
-        texts: &[&str],
-        embedder: &dyn Embedder,
-    ) -> bench_core::Result<bench_core::Embeddings> {
-        Ok(self.0.get_or_embed(key, texts, embedder, &|_, _| {})?)
     }
 }

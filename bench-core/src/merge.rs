@@ -1,0 +1,259 @@
+//! Merging shard databases: `bench --shard I/N` files of the same runs into one results file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use sqlx::{Connection, Row};
+
+use crate::error::{BenchError, Result};
+use crate::store::Store;
+
+/// Tables copied as they are (content-keyed, so a row present twice is the same row).
+const KEYED: &[&str] = &[
+    "corpora",
+    "queries",
+    "extractions",
+    "llm_cache",
+    "corpus_metrics",
+];
+
+/// Inputs of one merge: SQLite attaches at most 10 databases to a connection.
+const MAX_INPUTS: usize = 9;
+
+/// What a merge did for one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedRun {
+    pub run_key: String,
+    pub corpus: String,
+    pub id: i64,
+    pub tuples: i64,
+    pub finished: bool,
+}
+
+impl Store {
+    /// The run keys a results database holds, with their corpus.
+    pub async fn run_keys(&self) -> Result<BTreeMap<String, String>> {
+        let rows = sqlx::query("SELECT DISTINCT run_key, corpus FROM runs")
+            .fetch_all(self.pool())
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Checks that every input is a results database of this schema (opening migrates an
+    /// older one) and that all hold the same runs (run keys); writes nothing else.
+    pub async fn check_same_runs(inputs: &[&Path]) -> Result<()> {
+        let mut keys: Option<(BTreeSet<String>, &Path)> = None;
+        for &input in inputs {
+            let store = Store::open_existing(input).await?;
+            let these: BTreeSet<String> = store.run_keys().await?.into_keys().collect();
+            store.pool().close().await;
+            match &keys {
+                None => keys = Some((these, input)),
+                Some((first, first_path)) if *first != these => {
+                    let only: Vec<&String> = these.symmetric_difference(first).collect();
+                    return Err(BenchError::Invalid(format!(
+                        "merge: {} and {} hold different runs (run keys {}): merge combines \
+                         shards of the same runs (same corpus, configuration, mode and models)",
+                        first_path.display(),
+                        input.display(),
+                        only.iter()
+                            .map(|k| &k[..k.len().min(12)])
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges `inputs` (results databases of this schema holding shards of the same runs) into
+    /// this one, which must hold no run yet, in one transaction: all or nothing. Corpora,
+    /// questions and the caches are united; each run key becomes one run whose tuples are the
+    /// union of the shards' (a tuple in two inputs keeps a successful row over a failed one);
+    /// the run is finished when every input's is. Router evaluations are not merged (run
+    /// `route eval` on the result).
+    pub async fn merge_from(&self, inputs: &[&Path]) -> Result<Vec<MergedRun>> {
+        if !self.run_keys().await?.is_empty() {
+            return Err(BenchError::Invalid(format!(
+                "merge: the output {} already holds runs; merge into a new file",
+                self.path()
+            )));
+        }
+        Store::check_same_runs(inputs).await?;
+        if inputs.len() > MAX_INPUTS {
+            return Err(BenchError::Invalid(format!(
+                "merge: {} inputs, at most {MAX_INPUTS} at once (SQLite attaches at most 10 \
+                 files): merge them in groups into new files, then merge those",
+                inputs.len()
+            )));
+        }
+        let results_cols = table_columns(self, "results").await?;
+        let runs_cols = table_columns(self, "runs").await?;
+        let builds_cols = table_columns(self, "graph_builds").await?;
+        // The store's single connection: ATTACH is per connection and refused inside a
+        // transaction, so every input is attached first.
+        let mut conn = self.pool().acquire().await.map_err(|e| self.err(e))?;
+        for (n, &input) in inputs.iter().enumerate() {
+            sqlx::query(&format!("ATTACH DATABASE ? AS shard{n}"))
+                .bind(input.to_string_lossy().into_owned())
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| self.err(e))?;
+        }
+        let outcome = self
+            .merge_attached(
+                &mut conn,
+                inputs.len(),
+                &results_cols,
+                &runs_cols,
+                &builds_cols,
+            )
+            .await;
+        for n in 0..inputs.len() {
+            // Best effort: the connection is the store's, and a failed DETACH only leaves an
+            // attachment until the process ends.
+            let _ = sqlx::query(&format!("DETACH DATABASE shard{n}"))
+                .execute(&mut *conn)
+                .await;
+        }
+        outcome
+    }
+
+    async fn merge_attached(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        inputs: usize,
+        results_cols: &str,
+        runs_cols: &str,
+        builds_cols: &str,
+    ) -> Result<Vec<MergedRun>> {
+        let mut tx = conn.begin().await.map_err(|e| self.err(e))?;
+        let mut merged: BTreeMap<String, MergedRun> = BTreeMap::new();
+        for n in 0..inputs {
+            let alias = format!("shard{n}");
+            for table in KEYED {
+                sqlx::query(&format!(
+                    "INSERT OR IGNORE INTO main.{table} SELECT * FROM {alias}.{table}"
+                ))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            }
+            let no_id = without(builds_cols, "id");
+            sqlx::query(&format!(
+                "INSERT INTO main.graph_builds ({no_id}) SELECT {no_id} FROM {alias}.graph_builds"
+            ))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+            let runs = sqlx::query(&format!(
+                "SELECT id, run_key, corpus, finished_at IS NOT NULL FROM {alias}.runs ORDER BY id"
+            ))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+            for r in runs {
+                let (old, key, corpus, finished): (i64, String, String, bool) =
+                    (r.get(0), r.get(1), r.get(2), r.get(3));
+                let id = match merged.get_mut(&key) {
+                    Some(m) => {
+                        m.finished &= finished;
+                        m.id
+                    }
+                    None => {
+                        let no_id = without(runs_cols, "id");
+                        let id: i64 = sqlx::query_scalar(&format!(
+                            "INSERT INTO main.runs ({no_id}) SELECT {no_id} FROM {alias}.runs \
+                             WHERE id = ? RETURNING id"
+                        ))
+                        .bind(old)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(|e| self.err(e))?;
+                        merged.insert(
+                            key.clone(),
+                            MergedRun {
+                                run_key: key.clone(),
+                                corpus,
+                                id,
+                                tuples: 0,
+                                finished,
+                            },
+                        );
+                        id
+                    }
+                };
+                let rest = without(results_cols, "run_id");
+                let select: String = results_cols
+                    .split(", ")
+                    .map(|c| {
+                        if c == "run_id" {
+                            "?".to_owned()
+                        } else {
+                            c.to_owned()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let update: String = rest
+                    .split(", ")
+                    .filter(|c| !matches!(*c, "query_id" | "paradigm"))
+                    .map(|c| format!("{c} = excluded.{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                sqlx::query(&format!(
+                    "INSERT INTO main.results ({results_cols}) SELECT {select} FROM {alias}.results \
+                     WHERE run_id = ? \
+                     ON CONFLICT (run_id, query_id, paradigm) DO UPDATE SET {update} \
+                     WHERE main.results.error IS NOT NULL AND excluded.error IS NULL"
+                ))
+                .bind(id)
+                .bind(old)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            }
+        }
+        for m in merged.values_mut() {
+            m.tuples = sqlx::query_scalar("SELECT count(*) FROM main.results WHERE run_id = ?")
+                .bind(m.id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            if !m.finished {
+                sqlx::query("UPDATE main.runs SET finished_at = NULL WHERE id = ?")
+                    .bind(m.id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(merged.into_values().collect())
+    }
+}
+
+/// A table's columns in order, comma-separated.
+async fn table_columns(store: &Store, table: &str) -> Result<String> {
+    let rows = sqlx::query(&format!("PRAGMA main.table_info({table})"))
+        .fetch_all(store.pool())
+        .await
+        .map_err(|e| store.err(e))?;
+    Ok(rows
+        .iter()
+        .map(|r| r.get::<String, _>("name"))
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
+/// `columns` without `name`.
+fn without(columns: &str, name: &str) -> String {
+    columns
+        .split(", ")
+        .filter(|c| *c != name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -329,6 +329,27 @@ fn generic_format_reads_titles_sentences_answers_and_types() {
     assert_eq!(c.queries_with_gold_chunks(), 2);
 }
 
+/// Evidence may name documents by id: the id is tried first, then the title, then a sentence.
+#[test]
+fn generic_format_resolves_document_ids_before_titles_and_sentences() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = r#"{"id": "a", "title": "b", "text": "Alpha is the first letter."}
+{"id": "b", "text": "Beta follows alpha."}
+"#;
+    let queries = r#"{"id": "1", "question": "What follows alpha?", "answers": ["Beta"], "type": "factual", "evidence": ["b"]}
+{"id": "2", "question": "What is first?", "answers": ["Alpha"], "type": "factual", "evidence": ["a", "Beta follows alpha"]}
+{"id": "3", "question": "What is last?", "answers": ["Omega"], "type": "factual", "evidence": ["z"]}
+"#;
+    let name = write_jsonl(dir.path(), corpus, queries);
+    let c = load_corpus(&name, &LoadOptions::default()).unwrap();
+    // "b" is document b's id and document a's title: the id wins.
+    assert_eq!(c.queries[0].gold_chunks, ["b#0"]);
+    assert_eq!(c.queries[1].gold_chunks, ["a#0", "b#0"]);
+    // An id that names no document and no title, and no text holds: no gold chunk.
+    assert!(c.queries[2].gold_chunks.is_empty());
+    assert_eq!(c.queries_with_gold_chunks(), 2);
+}
+
 #[test]
 fn malformed_json_names_file_and_line() {
     let (e, dir) = jsonl_err(GOOD_CORPUS, "{\"id\": \"1\",\n");

@@ -56,6 +56,11 @@ pub(crate) fn parse_texts(
         });
     }
     let titles = TitleIndex::new(documents.iter().map(|d| d.title.as_str()));
+    let doc_index: HashMap<&str, usize> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i))
+        .collect();
 
     let mut queries = Vec::new();
     for (line, v) in parse_jsonl(queries_file, queries_text)? {
@@ -83,11 +88,15 @@ pub(crate) fn parse_texts(
             )
         })?;
         let evidence = rec.opt_str_list("evidence")?;
-        // A document title makes its whole document gold; anything else is a sentence that
-        // the gold chunks contain.
+        // A document id, then a document title, makes its whole document gold; anything else
+        // is a sentence that the gold chunks contain.
         let mut gold_docs = BTreeSet::new();
         let mut gold_sentences = Vec::new();
         for e in &evidence {
+            if let Some(&d) = doc_index.get(e.as_str()) {
+                gold_docs.insert(d);
+                continue;
+            }
             match titles.lookup(e) {
                 Some(docs) => gold_docs.extend(docs.iter().copied()),
                 None => gold_sentences.push(e.clone()),

@@ -43,7 +43,11 @@ impl Paradigm for LlmOnly {
                 generation_ms: t.elapsed().as_secs_f64() * 1e3,
                 judge_ms: 0.0,
             },
-            trace: serde_json::Value::Null,
+            // No retrieval to trace: the record says who answered, and from what.
+            trace: serde_json::json!({
+                "reader": self.reader.identity(),
+                "context": "none: parametric knowledge only",
+            }),
         })
     }
 }

@@ -18,21 +18,16 @@ const K: usize = 100;
 /// Timed repetitions of the fast searches (the minimum is reported; the first run warms up).
 const REPEATS: usize = 3;
 
-/// splitmix64: tiny, seedable, identical everywhere.
-struct SplitMix(u64);
+/// The shared SplitMix64 stream, drawn as this example always has.
+struct SplitMix(bench_core::rng::SplitMix64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Self {
+        SplitMix(bench_core::rng::SplitMix64::new(seed))
     }
-
     /// Uniform in [-1, 1).
     fn unit(&mut self) -> f32 {
-        ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        ((self.0.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
     }
 }
 
@@ -78,7 +73,7 @@ fn secs(d: Duration) -> f64 {
 }
 
 fn main() {
-    let mut rng = SplitMix(SEED);
+    let mut rng = SplitMix::new(SEED);
     let data = unit_vectors(&mut rng, N);
     let queries = unit_vectors(&mut rng, QUERIES);
     let index = FlatIndex::new(data.clone()).expect("valid vectors");

@@ -6,19 +6,16 @@ use metrics::corpus::knn::{knn_exact, knn_pass};
 use metrics::corpus::EmbeddingMetrics;
 use proptest::prelude::*;
 
-/// SplitMix64, seeded per case, so generated vectors are continuous (no accidental ties).
-struct SplitMix(u64);
+/// The shared SplitMix64 stream, seeded per case, so generated vectors are continuous (no
+/// accidental ties); drawn as these tests always have.
+struct SplitMix(bench_core::rng::SplitMix64);
 
 impl SplitMix {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Self {
+        SplitMix(bench_core::rng::SplitMix64::new(seed))
     }
     fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.next_f64()
     }
     fn below(&mut self, n: usize) -> usize {
         (self.unit() * n as f64) as usize
@@ -31,7 +28,7 @@ impl SplitMix {
 }
 
 fn random_rows(seed: u64, rows: usize, dim: usize) -> Vec<f32> {
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix::new(seed);
     // Shifted away from the origin so no row is (near) zero.
     (0..rows * dim)
         .map(|i| (rng.unit() * 2.0 - 1.0 + if i % dim == 0 { 0.5 } else { 0.0 }) as f32)
@@ -101,7 +98,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let base = graph_metrics(&edge_list(&triples, |v| format!("n{v}")));
-        let mut rng = SplitMix(seed);
+        let mut rng = SplitMix::new(seed);
         let mut perm: Vec<u8> = (0..25).collect();
         rng.shuffle(&mut perm);
         let mut lines = triples.clone();
@@ -155,7 +152,7 @@ proptest! {
     ) {
         let data = random_rows(seed, rows, dim);
         let mut order: Vec<usize> = (0..rows).collect();
-        SplitMix(seed ^ 0xABCD).shuffle(&mut order);
+        SplitMix::new(seed ^ 0xABCD).shuffle(&mut order);
         let permuted: Vec<f32> = order
             .iter()
             .flat_map(|&r| data[r * dim..(r + 1) * dim].iter().copied())
@@ -202,7 +199,7 @@ proptest! {
         dups in 0usize..6,
     ) {
         let mut data = random_rows(seed, rows, dim);
-        let mut rng = SplitMix(seed.rotate_left(17));
+        let mut rng = SplitMix::new(seed.rotate_left(17));
         for _ in 0..dups {
             let src = rng.below(rows);
             let row: Vec<f32> = data[src * dim..(src + 1) * dim].to_vec();

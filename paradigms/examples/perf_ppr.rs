@@ -42,22 +42,19 @@ const TOP: usize = 100;
 /// The retriever's PPR floor (Algorithm 4's tau_ppr): top-100 lists keep scores >= this.
 const MIN_SCORE: f64 = 1e-5;
 
-/// splitmix64: tiny, explicit seed, same stream on every machine.
-struct SplitMix64(u64);
+/// The shared SplitMix64 stream, drawn the way this example always has (`below` by modulo),
+/// so the synthetic graph and queries stay those of the recorded runs.
+struct SplitMix64(bench_core::rng::SplitMix64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Self {
+        SplitMix64(bench_core::rng::SplitMix64::new(seed))
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.0.next_u64() % n as u64) as usize
     }
     fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.next_f64()
     }
 }
 
@@ -190,7 +187,7 @@ fn main() {
     if engines.is_empty() {
         engines = vec![("push".into(), 1e-5), ("certified".into(), DEFAULT_TIE)];
     }
-    let mut rng = SplitMix64(0x5EED_2026);
+    let mut rng = SplitMix64::new(0x5EED_2026);
     let t = Instant::now();
     let csr = synthetic_graph(&mut rng);
     let isolated = (0..NODES as u32).filter(|&v| csr.degree(v) == 0).count();

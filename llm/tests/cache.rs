@@ -168,6 +168,17 @@ async fn prose_the_caller_reads_is_taken_at_once_and_cached() {
     assert_eq!(store.llm_cache_len().await.unwrap(), 1);
 }
 
+/// A server whose replies to one request differ, as llama.cpp's do under batching: the i-th
+/// request gets "reply i", after `delay_ms(i)`.
+fn numbered_mock(delay_ms: fn(usize) -> u64) -> MockServer {
+    let counter = Arc::new(AtomicUsize::new(0));
+    MockServer::start(move |_| {
+        let i = counter.fetch_add(1, Ordering::SeqCst);
+        MockReply::with_usage(format!("reply {i}"), 5, 2)
+            .delayed(std::time::Duration::from_millis(delay_ms(i)))
+    })
+}
+
 /// A server whose replies to one request differ (llama.cpp's batching does this at temperature
 /// 0): identical requests in flight together are sent once, so every caller, and a rerun from
 /// the cache, reads the same reply.
@@ -175,13 +186,7 @@ async fn prose_the_caller_reads_is_taken_at_once_and_cached() {
 async fn identical_concurrent_requests_are_sent_once_and_read_the_same_reply() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
-    let n = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&n);
-    let mock = MockServer::start(move |_| {
-        let i = counter.fetch_add(1, Ordering::SeqCst);
-        MockReply::with_usage(format!("reply {i}"), 5, 2)
-            .delayed(std::time::Duration::from_millis(50))
-    });
+    let mock = numbered_mock(|_| 50);
     let cached = Arc::new(CachedLlm::new(
         client(&mock),
         Store::open(&db).await.unwrap(),
@@ -212,15 +217,8 @@ async fn identical_concurrent_requests_are_sent_once_and_read_the_same_reply() {
 async fn a_reply_that_lost_the_race_is_replaced_by_the_stored_one() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
-    let n = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&n);
-    let mock = MockServer::start(move |_| {
-        let i = counter.fetch_add(1, Ordering::SeqCst);
-        // The first reply is slow, so the second process stores its reply first.
-        let delay = if i == 0 { 400 } else { 0 };
-        MockReply::with_usage(format!("reply {i}"), 5, 2)
-            .delayed(std::time::Duration::from_millis(delay))
-    });
+    // The first reply is slow, so the second process stores its reply first.
+    let mock = numbered_mock(|i| if i == 0 { 400 } else { 0 });
     let a = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
     let b = CachedLlm::new(client(&mock), Store::open(&db).await.unwrap(), "v1");
     let req = request("same", 0.0);

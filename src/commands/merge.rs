@@ -41,9 +41,9 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        // Inputs are checked (schema, same runs) before the output is created.
+        // `merge_from` checks the inputs (schema, same runs) before it writes; on any error the
+        // new output file is removed, so nothing is left behind.
         let inputs: Vec<&std::path::Path> = args.inputs.iter().map(PathBuf::as_path).collect();
-        Store::check_same_runs(&inputs).await?;
         let out = Store::open(&args.out).await?;
         let merged = match out.merge_from(&inputs).await {
             Ok(m) => m,

@@ -421,41 +421,51 @@ impl Store {
     }
 
     /// Resumes the latest run with the same spec, or starts a new one (always when `fresh`).
+    ///
+    /// Without `fresh` the check and the insert are one statement: a write statement takes
+    /// SQLite's write lock before it reads, so processes started at once on one file agree on
+    /// a single run instead of each starting its own.
     pub async fn start_run(&self, spec: &RunSpec<'_>, fresh: bool) -> Result<RunHandle> {
         let key = spec.run_key();
-        if !fresh {
-            let existing: Option<i64> =
-                sqlx::query_scalar("SELECT max(id) FROM runs WHERE run_key = ?")
-                    .bind(&key)
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(|e| self.err(e))?;
-            // A resume keeps `finished_at`: it is when the run first finished.
-            if let Some(id) = existing {
-                return Ok(RunHandle { id, resumed: true });
-            }
-        }
-        let id = sqlx::query(
+        let guard = if fresh {
+            ""
+        } else {
+            " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_key = ?)"
+        };
+        let sql = format!(
             "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder, extractor)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&key)
-        .bind(&spec.corpus.name)
-        .bind(&spec.corpus.content_hash)
-        .bind(spec.config.canonical_json())
-        .bind(spec.config_hash())
-        .bind(spec.config.seed as i64)
-        .bind(&spec.crate_version)
-        .bind(&spec.mode)
-        .bind(&spec.reader)
-        .bind(&spec.judge)
-        .bind(&spec.embedder)
-        .bind(&spec.extractor)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?
-        .last_insert_rowid();
-        Ok(RunHandle { id, resumed: false })
+             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{guard}"
+        );
+        let mut insert = sqlx::query(&sql)
+            .bind(&key)
+            .bind(&spec.corpus.name)
+            .bind(&spec.corpus.content_hash)
+            .bind(spec.config.canonical_json())
+            .bind(spec.config_hash())
+            .bind(spec.config.seed as i64)
+            .bind(&spec.crate_version)
+            .bind(&spec.mode)
+            .bind(&spec.reader)
+            .bind(&spec.judge)
+            .bind(&spec.embedder)
+            .bind(&spec.extractor);
+        if !fresh {
+            insert = insert.bind(&key);
+        }
+        let done = insert.execute(&self.pool).await.map_err(|e| self.err(e))?;
+        if done.rows_affected() == 1 {
+            return Ok(RunHandle {
+                id: done.last_insert_rowid(),
+                resumed: false,
+            });
+        }
+        // A resume keeps `finished_at`: it is when the run first finished.
+        let id: i64 = sqlx::query_scalar("SELECT max(id) FROM runs WHERE run_key = ?")
+            .bind(&key)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(RunHandle { id, resumed: true })
     }
 
     /// (query, paradigm) pairs of the run that finished without error: a resume skips them.

@@ -132,6 +132,45 @@ async fn a_rerun_resumes_and_fresh_starts_a_new_run() {
     assert!(!r3.resumed);
 }
 
+/// Stores on one file starting the same run at once agree on one run (the check and the insert
+/// are one statement; a separate SELECT then INSERT let CI start two).
+#[test]
+fn stores_starting_one_run_at_once_share_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    let (c, cfg) = (corpus(), BenchConfig::default());
+    let rt = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    rt().block_on(async {
+        let store = Store::open(&path).await.unwrap();
+        store.upsert_corpus(&c).await.unwrap();
+    });
+    for _ in 0..5 {
+        let barrier = std::sync::Barrier::new(8);
+        let handles: Vec<_> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        rt().block_on(async {
+                            let store = Store::open(&path).await.unwrap();
+                            barrier.wait();
+                            store.start_run(&spec(&c, &cfg), false).await.unwrap()
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let ids: std::collections::BTreeSet<i64> = handles.iter().map(|h| h.id).collect();
+        assert_eq!(ids.len(), 1, "{handles:?}");
+        assert!(handles.iter().filter(|h| !h.resumed).count() <= 1);
+    }
+}
+
 #[tokio::test]
 async fn summary_groups_by_paradigm_and_type_from_the_rows() {
     let store = Store::open_in_memory().await.unwrap();

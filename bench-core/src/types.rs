@@ -118,48 +118,55 @@ pub struct Query {
     pub gold_chunks: Vec<String>,
 }
 
-/// The RAG paradigms a router chooses between (paper §3.2, plus the seeds' variants).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ParadigmId {
-    #[serde(rename = "llm-only")]
-    LlmOnly,
-    #[serde(rename = "naive")]
-    Naive,
-    #[serde(rename = "graph")]
-    Graph,
-    #[serde(rename = "hybrid")]
-    Hybrid,
-    #[serde(rename = "iterative")]
-    Iterative,
-    #[serde(rename = "iterative-graph")]
-    IterativeGraph,
-    #[serde(rename = "fusion")]
-    Fusion,
+/// Declares the paradigm ids: one line per paradigm gives its variant, its stored name and
+/// whether it reads the knowledge graph. Its constructor and cost model are its line in
+/// `paradigms::registry` (a test there checks both lists name the same paradigms).
+macro_rules! paradigm_ids {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, graph: $graph:literal; )*) => {
+        /// The RAG paradigms a router chooses between (paper §3.2, plus the seeds' variants).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum ParadigmId {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl ParadigmId {
+            pub const ALL: [ParadigmId; [$($name),*].len()] = [$(ParadigmId::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ParadigmId::$variant => $name,)*
+                }
+            }
+
+            /// Whether the paradigm reads the knowledge graph (alone or fused with dense
+            /// retrieval): it needs the graph built and carries a share of its construction.
+            pub fn uses_graph(self) -> bool {
+                match self {
+                    $(ParadigmId::$variant => $graph,)*
+                }
+            }
+        }
+    };
+}
+
+paradigm_ids! {
+    /// The reader alone, no retrieval.
+    LlmOnly = "llm-only", graph: false;
+    /// Dense top-K chunks.
+    Naive = "naive", graph: false;
+    /// Seed entities and Personalized PageRank over the knowledge graph.
+    Graph = "graph", graph: true;
+    /// Dense and graph retrieval fused by reciprocal rank.
+    Hybrid = "hybrid", graph: true;
+    /// Retrieve, read, self-evaluate, ask a sub-question, repeat (dense).
+    Iterative = "iterative", graph: false;
+    /// The iterative loop over graph retrieval.
+    IterativeGraph = "iterative-graph", graph: true;
+    /// Dense and graph fused with weights from the question's complexity (EA-GraphRAG).
+    Fusion = "fusion", graph: true;
 }
 
 impl ParadigmId {
-    pub const ALL: [ParadigmId; 7] = [
-        ParadigmId::LlmOnly,
-        ParadigmId::Naive,
-        ParadigmId::Graph,
-        ParadigmId::Hybrid,
-        ParadigmId::Iterative,
-        ParadigmId::IterativeGraph,
-        ParadigmId::Fusion,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ParadigmId::LlmOnly => "llm-only",
-            ParadigmId::Naive => "naive",
-            ParadigmId::Graph => "graph",
-            ParadigmId::Hybrid => "hybrid",
-            ParadigmId::Iterative => "iterative",
-            ParadigmId::IterativeGraph => "iterative-graph",
-            ParadigmId::Fusion => "fusion",
-        }
-    }
-
     /// Whether the paradigm reads retrieved context (everything but LLM-only).
     pub fn retrieves(self) -> bool {
         self != ParadigmId::LlmOnly

@@ -6,7 +6,45 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 pub use bench_core::config::FusionMethod;
-use bench_core::{Retrieval, RetrievalQuery, RetrievedChunk, Retriever};
+use bench_core::{ParadigmId, Retrieval, RetrievalQuery, RetrievedChunk, Retriever};
+
+use crate::rag::read_with;
+use crate::registry::{CallBounds, Registered};
+
+/// HybridRAG in the registry: dense and graph fused with equal weights (`hybrid.fusion`,
+/// `hybrid.rrf_k`), then one reader call.
+pub const HYBRID: Registered = Registered {
+    id: ParadigmId::Hybrid,
+    build: |kit| {
+        let h = &kit.config().hybrid;
+        let fused = FusedRetriever::new(
+            kit.dense(),
+            kit.graph()?,
+            Weighting::Equal(h.fusion),
+            kit.complexity(),
+        )
+        .with_rrf_k(h.rrf_k);
+        Ok(read_with(kit, ParadigmId::Hybrid, Arc::new(fused)))
+    },
+    cost: CallBounds::entities_then_read,
+};
+
+/// The EA-GraphRAG fusion in the registry: dense and graph weighted by the question's
+/// complexity, then one reader call.
+pub const FUSION: Registered = Registered {
+    id: ParadigmId::Fusion,
+    build: |kit| {
+        let fused = FusedRetriever::new(
+            kit.dense(),
+            kit.graph()?,
+            Weighting::Complexity,
+            kit.complexity(),
+        )
+        .with_rrf_k(kit.config().hybrid.rrf_k);
+        Ok(read_with(kit, ParadigmId::Fusion, Arc::new(fused)))
+    },
+    cost: CallBounds::entities_then_read,
+};
 
 /// RRF's default smoothing constant (Cormack et al. 2009; decisions.md; `hybrid.rrf_k`).
 pub const RRF_K: f64 = 60.0;

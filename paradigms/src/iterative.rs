@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunks::{context_chunks, fit_budget, ChunkTable};
 use crate::reader::OfflineReader;
+use crate::registry::{CallBounds, Registered, Toolkit};
 
 /// The evaluator's verdict on an answer (the paper's {sufficient, reason, sub_question}).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,6 +295,54 @@ pub struct Round {
     pub evaluation: Evaluation,
     pub tokens_in: u64,
     pub tokens_out: u64,
+}
+
+/// IterativeRAG in the registry, over dense retrieval. Round 0 answers directly and
+/// self-evaluates; each later round reads the context and self-evaluates over it.
+pub const ITERATIVE: Registered = Registered {
+    id: ParadigmId::Iterative,
+    build: |kit| Ok(iterate_with(kit, ParadigmId::Iterative, kit.dense())),
+    cost: |s| {
+        let (d, c, m, sh, r) = (s.direct, s.with_context, s.answer, s.short_reply, s.rounds);
+        CallBounds {
+            min_calls: 2,
+            max_calls: 2 + 2 * r,
+            input: d + (d + m) + r * (c + c + m),
+            output: m + sh + r * (m + sh),
+        }
+    },
+};
+
+/// The iterative loop over graph retrieval: each later round also extracts the sub-question's
+/// entities.
+pub const ITERATIVE_GRAPH: Registered = Registered {
+    id: ParadigmId::IterativeGraph,
+    build: |kit| Ok(iterate_with(kit, ParadigmId::IterativeGraph, kit.graph()?)),
+    cost: |s| {
+        let (d, c, m, sh, r) = (s.direct, s.with_context, s.answer, s.short_reply, s.rounds);
+        CallBounds {
+            min_calls: 2,
+            max_calls: 2 + 3 * r,
+            input: d + (d + m) + r * (d + c + c + m),
+            output: m + sh + r * (sh + m + sh),
+        }
+    },
+};
+
+fn iterate_with(
+    kit: &dyn Toolkit,
+    id: ParadigmId,
+    retriever: Arc<dyn Retriever>,
+) -> Arc<dyn Paradigm> {
+    Arc::new(Iterative {
+        id,
+        retriever,
+        reader: kit.reader(),
+        evaluator: kit.evaluator(),
+        chunks: kit.chunks(),
+        budget: kit.config().retrieval.context_budget,
+        max_rounds: kit.config().iterative.max_rounds,
+    })
 }
 
 /// Algorithm 3 over any base retriever (`iterative`: dense; `iterative-graph`: graph).

@@ -10,6 +10,7 @@ pub mod memo;
 pub mod ppr;
 pub mod rag;
 pub mod reader;
+pub mod registry;
 
 pub use chunks::{fit_budget, ChunkTable};
 pub use dense::DenseRetriever;
@@ -21,3 +22,4 @@ pub use memo::MemoRetriever;
 pub use ppr::{PprEngine, PushWorkspace};
 pub use rag::RetrieveThenRead;
 pub use reader::{LlmReader, OfflineReader};
+pub use registry::{Registered, Toolkit, REGISTRY};

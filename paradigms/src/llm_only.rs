@@ -3,8 +3,20 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::registry::{CallBounds, Registered};
 use async_trait::async_trait;
 use bench_core::{Paradigm, ParadigmId, ParadigmOutput, PhaseLatency, PhaseTokens, Query, Reader};
+
+/// LLM-only in the registry: one reader call on the question alone.
+pub const LLM_ONLY: Registered = Registered {
+    id: ParadigmId::LlmOnly,
+    build: |kit| {
+        Ok(Arc::new(LlmOnly {
+            reader: kit.reader(),
+        }))
+    },
+    cost: |s| CallBounds::one_read(s.direct, s),
+};
 
 /// Asks the reader with no context. The offline reader answers nothing, by design.
 pub struct LlmOnly {

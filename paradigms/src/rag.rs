@@ -11,6 +11,36 @@ use bench_core::{
 };
 
 use crate::chunks::{context_chunks, fit_budget, ChunkTable};
+use crate::registry::{CallBounds, Registered, Toolkit};
+
+/// NaiveRAG in the registry: dense top-K, then one reader call.
+pub const NAIVE: Registered = Registered {
+    id: ParadigmId::Naive,
+    build: |kit| Ok(read_with(kit, ParadigmId::Naive, kit.dense())),
+    cost: |s| CallBounds::one_read(s.with_context, s),
+};
+
+/// GraphRAG in the registry: graph retrieval (seed entities, PPR), then one reader call.
+pub const GRAPH: Registered = Registered {
+    id: ParadigmId::Graph,
+    build: |kit| Ok(read_with(kit, ParadigmId::Graph, kit.graph()?)),
+    cost: CallBounds::entities_then_read,
+};
+
+/// Paradigm `id`: `retriever`, the context budget, then the kit's reader.
+pub fn read_with(
+    kit: &dyn Toolkit,
+    id: ParadigmId,
+    retriever: Arc<dyn Retriever>,
+) -> Arc<dyn Paradigm> {
+    Arc::new(RetrieveThenRead {
+        id,
+        retriever,
+        reader: kit.reader(),
+        chunks: kit.chunks(),
+        budget: kit.config().retrieval.context_budget,
+    })
+}
 
 /// A paradigm made of one retriever and one reader.
 pub struct RetrieveThenRead {

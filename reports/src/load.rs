@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use bench_core::{BenchError, Result, Store};
 use sqlx::Row;
 
-use crate::model::{
-    uses_graph, CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, Tokens, Tuple,
-};
+use crate::model::{CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, Tokens, Tuple};
 
 /// Which runs and evaluations a report covers.
 #[derive(Debug, Clone, Default)]
@@ -264,7 +262,7 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
             .map_err(|e| bad("paradigm", e))?;
         let qtype = r.get::<String, _>(2).parse().map_err(|e| bad("qtype", e))?;
         let n = |k: usize| r.get::<i64, _>(k) as f64;
-        let share = if uses_graph(paradigm) {
+        let share = if paradigm.uses_graph() {
             1.0 / questions
         } else {
             0.0

@@ -231,11 +231,3 @@ impl CostBasis {
         }
     }
 }
-
-/// Whether a paradigm reads the knowledge graph (and so carries a share of its construction).
-pub fn uses_graph(p: ParadigmId) -> bool {
-    matches!(
-        p,
-        ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::IterativeGraph | ParadigmId::Fusion
-    )
-}

@@ -15,7 +15,7 @@ pub(crate) fn dry_run_estimate(
     paradigms: &[ParadigmId],
     config: &BenchConfig,
     llm: bool,
-) -> String {
+) -> Result<String> {
     let n = queries.len() as u64;
     let q_tokens: u64 = queries
         .iter()
@@ -44,32 +44,18 @@ pub(crate) fn dry_run_estimate(
     let q = q_tokens.div_ceil(n.max(1));
     let g = gold_tokens.div_ceil(n.max(1));
     let (p_, c, m, sh, r) = (PROMPT_OVERHEAD, ctx, max_out, SHORT_REPLY, rounds);
-    let direct = p_ + q;
-    let with_ctx = p_ + q + c;
+    let sizes = paradigms::registry::PromptSizes {
+        direct: p_ + q,
+        with_context: p_ + q + c,
+        answer: m,
+        short_reply: sh,
+        rounds: r,
+    };
     let judge_in = p_ + q + g + m;
     let (mut calls_max, mut tin, mut tout) = (0u64, 0u64, 0u64);
     for &p in paradigms {
-        let (cmin, cmax, i, o) = match p {
-            ParadigmId::LlmOnly => (1, 1, direct, m),
-            ParadigmId::Naive => (1, 1, with_ctx, m),
-            ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::Fusion => {
-                (2, 2, direct + with_ctx, sh + m)
-            }
-            // Round 0 answers directly and self-evaluates; each later round reads the context
-            // and self-evaluates over it (and extracts entities for the graph variant).
-            ParadigmId::Iterative => (
-                2,
-                2 + 2 * r,
-                direct + (direct + m) + r * (with_ctx + with_ctx + m),
-                m + sh + r * (m + sh),
-            ),
-            ParadigmId::IterativeGraph => (
-                2,
-                2 + 3 * r,
-                direct + (direct + m) + r * (direct + with_ctx + with_ctx + m),
-                m + sh + r * (sh + m + sh),
-            ),
-        };
+        let b = (paradigms::registry::entry(p)?.cost)(&sizes);
+        let (cmin, cmax, i, o) = (b.min_calls, b.max_calls, b.input, b.output);
         let (cmin, cmax, i, o) = (
             (cmin + 1) * n,
             (cmax + 1) * n,
@@ -86,7 +72,7 @@ pub(crate) fn dry_run_estimate(
         };
         out.push_str(&format!("{:<16} {calls:>12} {i:>16} {o:>16}\n", p.as_str()));
     }
-    if paradigms.iter().any(|p| uses_graph(*p)) {
+    if paradigms.iter().any(|p| p.uses_graph()) {
         let chunks = corpus.chunks.len() as u64;
         let i = chunks * PROMPT_OVERHEAD + corpus.chunk_tokens();
         let o = chunks * 512;
@@ -106,5 +92,5 @@ pub(crate) fn dry_run_estimate(
             " (offline: no call is made; these are what an LLM run would cost)"
         }
     ));
-    out
+    Ok(out)
 }

@@ -43,7 +43,7 @@ impl Parts<'_> {
         }
     }
 
-    fn graph(&self) -> Result<Arc<dyn Retriever>> {
+    fn graph(&self) -> bench_core::Result<Arc<dyn Retriever>> {
         let Some(s) = &self.shared else {
             return self.new_graph();
         };
@@ -64,11 +64,10 @@ impl Parts<'_> {
         })
     }
 
-    fn new_graph(&self) -> Result<Arc<dyn Retriever>> {
-        let (graph, entity_index) = self
-            .graph
-            .clone()
-            .context("the knowledge graph was not built")?;
+    fn new_graph(&self) -> bench_core::Result<Arc<dyn Retriever>> {
+        let (graph, entity_index) = self.graph.clone().ok_or_else(|| {
+            bench_core::BenchError::Other("the knowledge graph was not built".into())
+        })?;
         let g = &self.config.graph;
         Ok(Arc::new(GraphRetriever::new(
             graph,
@@ -94,71 +93,48 @@ impl Parts<'_> {
         )?))
     }
 
-    fn retrieve_then_read(
-        &self,
-        id: ParadigmId,
-        retriever: Arc<dyn Retriever>,
-    ) -> Arc<dyn Paradigm> {
-        Arc::new(RetrieveThenRead {
-            id,
-            retriever,
-            reader: self.reader.clone(),
-            chunks: self.chunks.clone(),
-            budget: self.config.retrieval.context_budget,
-        })
-    }
-
-    fn iterative(&self, id: ParadigmId, retriever: Arc<dyn Retriever>) -> Arc<dyn Paradigm> {
-        let extractor = self.extractor.clone();
-        let evaluator: Arc<dyn Evaluator> = match &self.llm_evaluator {
-            Some(e) => e.clone(),
-            None => Arc::new(OfflineEvaluator {
-                reader: self.offline_reader.clone(),
-                entities: Arc::new(move |t: &str| extractor.entities(t)),
-                min_coverage: self.config.iterative.offline_sufficient_coverage,
-            }),
-        };
-        Arc::new(Iterative {
-            id,
-            retriever,
-            reader: self.reader.clone(),
-            evaluator,
-            chunks: self.chunks.clone(),
-            budget: self.config.retrieval.context_budget,
-            max_rounds: self.config.iterative.max_rounds,
-        })
-    }
-
     pub(crate) fn build(&self, id: ParadigmId) -> Result<Arc<dyn Paradigm>> {
-        Ok(match id {
-            ParadigmId::LlmOnly => Arc::new(LlmOnly {
-                reader: self.reader.clone(),
-            }),
-            ParadigmId::Naive => self.retrieve_then_read(id, self.dense()),
-            ParadigmId::Graph => self.retrieve_then_read(id, self.graph()?),
-            ParadigmId::Hybrid => {
-                let fused = FusedRetriever::new(
-                    self.dense(),
-                    self.graph()?,
-                    Weighting::Equal(self.config.hybrid.fusion),
-                    complexity_score,
-                )
-                .with_rrf_k(self.config.hybrid.rrf_k);
-                self.retrieve_then_read(id, Arc::new(fused))
+        Ok(paradigms::registry::build(id, self)?)
+    }
+}
+
+impl paradigms::Toolkit for Parts<'_> {
+    fn config(&self) -> &BenchConfig {
+        self.config
+    }
+
+    fn reader(&self) -> Arc<dyn Reader> {
+        self.reader.clone()
+    }
+
+    fn chunks(&self) -> Arc<ChunkTable> {
+        self.chunks.clone()
+    }
+
+    fn dense(&self) -> Arc<dyn Retriever> {
+        Parts::dense(self)
+    }
+
+    fn graph(&self) -> bench_core::Result<Arc<dyn Retriever>> {
+        Parts::graph(self)
+    }
+
+    fn evaluator(&self) -> Arc<dyn Evaluator> {
+        match &self.llm_evaluator {
+            Some(e) => e.clone(),
+            None => {
+                let extractor = self.extractor.clone();
+                Arc::new(OfflineEvaluator {
+                    reader: self.offline_reader.clone(),
+                    entities: Arc::new(move |t: &str| extractor.entities(t)),
+                    min_coverage: self.config.iterative.offline_sufficient_coverage,
+                })
             }
-            ParadigmId::Fusion => {
-                let fused = FusedRetriever::new(
-                    self.dense(),
-                    self.graph()?,
-                    Weighting::Complexity,
-                    complexity_score,
-                )
-                .with_rrf_k(self.config.hybrid.rrf_k);
-                self.retrieve_then_read(id, Arc::new(fused))
-            }
-            ParadigmId::Iterative => self.iterative(id, self.dense()),
-            ParadigmId::IterativeGraph => self.iterative(id, self.graph()?),
-        })
+        }
+    }
+
+    fn complexity(&self) -> fn(&str) -> f64 {
+        complexity_score
     }
 }
 

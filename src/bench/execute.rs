@@ -320,7 +320,7 @@ pub(crate) async fn answer_one(
         graph_build: shared
             .graph_build
             .clone()
-            .filter(|_| super::uses_graph(paradigm.id())),
+            .filter(|_| paradigm.id().uses_graph()),
     }
 }
 

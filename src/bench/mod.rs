@@ -25,9 +25,9 @@ use metrics::delivered::DeliveredJudge;
 use metrics::judge::LlmJudge;
 use metrics::query::complexity_score;
 use paradigms::{
-    ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, FusedRetriever,
-    GraphParams, GraphRetriever, Iterative, LlmEvaluator, LlmOnly, LlmReader, MemoRetriever,
-    OfflineEvaluator, OfflineReader, PprEngine, QueryEntities, RetrieveThenRead, Weighting,
+    ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, GraphParams,
+    GraphRetriever, LlmEvaluator, LlmReader, MemoRetriever, OfflineEvaluator, OfflineReader,
+    PprEngine, QueryEntities,
 };
 use tokio::task::JoinSet;
 
@@ -148,7 +148,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 &paradigm_ids,
                 &config,
                 llm_settings.is_some()
-            )
+            )?
         );
         return Ok(());
     }
@@ -207,7 +207,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         &corpus.chunks,
         config.offline_reader.clone(),
     ));
-    let needs_graph = paradigm_ids.iter().any(|p| uses_graph(*p));
+    let needs_graph = paradigm_ids.iter().any(|p| p.uses_graph());
     let extractor = Arc::new(OfflineExtractor::new());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -293,7 +293,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         record_embedding_usage(&store, run.id, endpoint_embedder.as_deref()).await?;
         if let Some(signature) = &graph_build {
             let on_graph: Vec<ParadigmId> =
-                paradigm_ids.iter().copied().filter(|p| uses_graph(*p)).collect();
+                paradigm_ids.iter().copied().filter(|p| p.uses_graph()).collect();
             let dropped = store
                 .drop_other_graph_builds(run.id, &on_graph, signature)
                 .await?;
@@ -421,13 +421,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
         );
         Ok(())
     })
-}
-
-pub(crate) fn uses_graph(p: ParadigmId) -> bool {
-    matches!(
-        p,
-        ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::IterativeGraph | ParadigmId::Fusion
-    )
 }
 
 fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {

@@ -24,7 +24,7 @@ use linfa::prelude::*;
 use linfa_logistic::{FittedLogisticRegression, LogisticRegression};
 use ndarray::{Array1, Array2};
 
-use super::{is_graph_family, outcome_of, quality_cmp, ranked, resolve, GRAPH, PASSAGE};
+use super::{outcome_of, quality_cmp, ranked, resolve, GRAPH, PASSAGE};
 use crate::models::prep::Standardizer;
 use crate::registry::{Family, RouterContext, RouterEntry};
 
@@ -121,7 +121,7 @@ pub fn graph_beats_naive(schema: &RoutingSchema, row: &RoutingRow) -> Option<boo
     let naive = outcome_of(schema, row, P::Naive)?;
     let best_graph = P::ALL
         .iter()
-        .filter(|p| is_graph_family(**p))
+        .filter(|p| p.uses_graph())
         .filter_map(|&p| outcome_of(schema, row, p))
         .max_by(quality_cmp)?;
     Some(quality_cmp(&best_graph, &naive).is_gt())

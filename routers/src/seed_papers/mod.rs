@@ -38,14 +38,6 @@ pub const GRAPH: &[ParadigmId] = &[
     ParadigmId::Fusion,
 ];
 
-/// Paradigms that read the knowledge graph (alone or fused with dense retrieval).
-pub fn is_graph_family(p: ParadigmId) -> bool {
-    matches!(
-        p,
-        ParadigmId::Graph | ParadigmId::Hybrid | ParadigmId::IterativeGraph | ParadigmId::Fusion
-    )
-}
-
 /// The class of the first paradigm of `prefs` that `schema` has, or an error naming the router,
 /// the lane and the classes there are.
 pub fn resolve(

@@ -34,8 +34,12 @@ fn bench(dir: &Path, fresh: bool, llm: Option<&str>) -> std::process::Output {
         .arg("--cache-dir")
         .arg(shared_cache());
     if let Some(url) = llm {
-        c.env("OPENAI_API_KEY", "sk-conformance")
-            .args(["--llm-base-url", url, "--llm-model", "mock-model"]);
+        c.env("OPENAI_API_KEY", "sk-conformance").args([
+            "--llm-base-url",
+            url,
+            "--llm-model",
+            "mock-model",
+        ]);
     }
     if fresh {
         c.arg("--fresh");

@@ -17,7 +17,7 @@ pub const RELATED_TO: &str = "related_to";
 pub const MAX_RELATION_WORDS: usize = 5;
 /// Bump when the rules change: it is part of the extractor's identity, so cached triplets of
 /// older rules are not reused.
-const RULES_VERSION: &str = "offline-rules/2";
+const RULES_VERSION: &str = "offline-rules/3";
 
 const STOP_WORDS: &[&str] = &[
     "a",
@@ -167,13 +167,6 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
-/// Words that keep their trailing period (so it neither ends the sentence nor breaks a name).
-const ABBREVIATIONS: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "st", "jr", "sr", "mt", "ft", "prof", "gen", "col", "lt", "sgt",
-    "capt", "rev", "gov", "sen", "rep", "inc", "ltd", "co", "corp", "no", "vs", "jan", "feb",
-    "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-];
-
 fn stop_words() -> &'static HashSet<&'static str> {
     static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
@@ -267,7 +260,7 @@ impl TripletExtractor for OfflineExtractor {
     fn identity(&self) -> ExtractorId {
         let mut parts: Vec<&[u8]> = vec![RULES_VERSION.as_bytes()];
         parts.extend(STOP_WORDS.iter().map(|w| w.as_bytes()));
-        parts.extend(ABBREVIATIONS.iter().map(|w| w.as_bytes()));
+        parts.extend(bench_core::text::ABBREVIATIONS.iter().map(|w| w.as_bytes()));
         ExtractorId {
             extractor: "offline".into(),
             model: RULES_VERSION.into(),
@@ -334,14 +327,29 @@ struct Span {
     end: usize,
 }
 
-/// Splits `text` into sentences of words and breaks. Sentences end at `.`, `!`, `?` followed by
-/// space or the end, and at line breaks; initials and common abbreviations keep their period.
+/// Splits `text` into sentences of words and breaks: the sentences of
+/// `bench_core::text::split_sentences`, each scanned into words (a period stays on an initial or
+/// abbreviation) and breaks (any other punctuation, a terminator inside the sentence included).
 fn sentences(text: &str) -> Vec<Sentence> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let at = |i: usize| chars.get(i).map(|&(_, c)| c);
-    let pos = |i: usize| chars.get(i).map(|&(p, _)| p).unwrap_or(text.len());
     let mut out = Vec::new();
-    let mut cur = Sentence::default();
+    for piece in bench_core::text::split_sentences(text) {
+        // `piece` is a slice of `text`: spans are offsets into the whole text.
+        let base = piece.as_ptr() as usize - text.as_ptr() as usize;
+        let mut cur = Sentence::default();
+        scan_words(text, base, base + piece.len(), &mut cur);
+        push_sentence(&mut out, &mut cur);
+    }
+    out
+}
+
+/// Words and breaks of `text[from..to]`, one sentence.
+fn scan_words(text: &str, from: usize, to: usize, cur: &mut Sentence) {
+    let chars: Vec<(usize, char)> = text[from..to]
+        .char_indices()
+        .map(|(p, c)| (from + p, c))
+        .collect();
+    let at = |i: usize| chars.get(i).map(|&(_, c)| c);
+    let pos = |i: usize| chars.get(i).map(|&(p, _)| p).unwrap_or(to);
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i].1;
@@ -364,10 +372,7 @@ fn sentences(text: &str) -> Vec<Sentence> {
                 j += 1;
             }
             let word = &text[pos(start)..pos(j)];
-            let single_initial = word.chars().count() == 1 && c.is_uppercase();
-            if at(j) == Some('.')
-                && (single_initial || ABBREVIATIONS.contains(&word.to_lowercase().as_str()))
-            {
+            if at(j) == Some('.') && bench_core::text::keeps_period(word) {
                 j += 1;
             }
             cur.items.push(Item::Word(Word {
@@ -377,31 +382,13 @@ fn sentences(text: &str) -> Vec<Sentence> {
                 number: numeric,
             }));
             i = j;
-        } else if c.is_whitespace() {
-            if c == '\n' || c == '\r' {
-                push_sentence(&mut out, &mut cur);
-            }
-            i += 1;
-        } else if matches!(c, '.' | '!' | '?') {
-            let mut j = i + 1;
-            while at(j)
-                .is_some_and(|d| matches!(d, '.' | '!' | '?' | '"' | '\'' | ')' | '\u{201d}'))
-            {
-                j += 1;
-            }
-            if at(j).is_none_or(char::is_whitespace) {
-                push_sentence(&mut out, &mut cur);
-            } else {
+        } else {
+            if !c.is_whitespace() {
                 cur.items.push(Item::Break);
             }
-            i = j;
-        } else {
-            cur.items.push(Item::Break);
             i += 1;
         }
     }
-    push_sentence(&mut out, &mut cur);
-    out
 }
 
 fn push_sentence(out: &mut Vec<Sentence>, cur: &mut Sentence) {

@@ -4,4 +4,4 @@ mod llm;
 mod offline;
 
 pub use llm::{LlmReader, PROMPT_VERSION};
-pub use offline::{split_sentences, OfflineReader};
+pub use offline::{answer_spans, OfflineReader};

@@ -9,7 +9,7 @@ use bench_core::{Chunk, ContextChunk, Generation, QueryType, Reader, TokenSource
 
 /// Bumped whenever the reader's behaviour changes, so that a run's identity (and resume)
 /// never mixes answers of two reader versions.
-pub const OFFLINE_READER_VERSION: &str = "v2";
+pub const OFFLINE_READER_VERSION: &str = "v3";
 
 /// Longest answer span in words: a chunk without sentence punctuation (tables, lists) would
 /// otherwise be answered whole and match any gold answer by sheer length.
@@ -22,24 +22,13 @@ fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Splits text into sentences at `.`, `!`, `?` followed by white space, and at line breaks;
-/// sentences longer than `MAX_SENTENCE_WORDS` words are cut into pieces of that length.
-pub fn split_sentences(text: &str) -> Vec<&str> {
+/// The reader's answer spans: the sentences of `bench_core::text::split_sentences`, each cut
+/// into pieces of at most `MAX_SENTENCE_WORDS` words.
+pub fn answer_spans(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        let end_here = match b {
-            b'\n' => true,
-            b'.' | b'!' | b'?' => bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()),
-            _ => false,
-        };
-        if end_here {
-            push_pieces(&text[start..=i], &mut out);
-            start = i + 1;
-        }
+    for s in bench_core::text::split_sentences(text) {
+        push_pieces(s, &mut out);
     }
-    push_pieces(&text[start..], &mut out);
     out
 }
 
@@ -118,7 +107,7 @@ impl OfflineReader {
         // (score, position, sentence), position keeps ties deterministic.
         let mut sentences: Vec<(f64, usize, &str, Vec<String>)> = Vec::new();
         for c in context {
-            for s in split_sentences(c.text) {
+            for s in answer_spans(c.text) {
                 let toks: Vec<String> = terms(s).collect();
                 // A sentence made only of the question's own words (a title line, an echo of
                 // the question) cannot hold the answer, yet BM25's length normalisation ranks
@@ -229,13 +218,13 @@ mod tests {
 
     #[test]
     fn sentences_split_on_terminal_punctuation_and_newlines() {
-        let s = split_sentences("Dr. Who? Yes. It is 3.5 km long!\nNew line here");
+        let s = answer_spans("Dr. Who? Yes. It is 3.5 km long!\nNew line here");
         assert_eq!(
             s,
-            ["Dr.", "Who?", "Yes.", "It is 3.5 km long!", "New line here"]
+            ["Dr. Who?", "Yes.", "It is 3.5 km long!", "New line here"]
         );
         let long = vec!["w"; 130].join(" ");
-        let parts = split_sentences(&long);
+        let parts = answer_spans(&long);
         assert_eq!(parts.len(), 3);
         assert_eq!(parts[0].split_whitespace().count(), MAX_SENTENCE_WORDS);
     }
@@ -269,7 +258,7 @@ mod tests {
             summary.starts_with("The river Alder flows north."),
             "{summary}"
         );
-        assert_eq!(split_sentences(&summary).len(), 3);
+        assert_eq!(answer_spans(&summary).len(), 3);
         assert_eq!(reader.read("anything", QueryType::Factual, &[]), "");
     }
 

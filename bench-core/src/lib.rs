@@ -36,6 +36,7 @@ pub use routing::{
 pub use store::{RunHandle, RunSpec, Store, SummaryRow};
 pub use traits::{
     ChatMessage, ChatRequest, ChatResponse, ContextChunk, Embedder, Embeddings, Generation, Judge,
-    Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, Usage, Verdict,
+    Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, TokenEncoder, Usage,
+    Verdict,
 };
 pub use types::{Chunk, Corpus, Document, GoldAnswer, ParadigmId, Query, QueryType};

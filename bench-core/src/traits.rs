@@ -54,6 +54,14 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+/// An embedder whose per-token outputs are available: semantic F1 reads token embeddings, and
+/// coverage the sentence vectors of the same forward pass.
+pub trait TokenEncoder: Embedder {
+    /// Per text: one unnormalised row per wordpiece (specials dropped) and its pooled, unit
+    /// sentence vector, both from one pass.
+    fn tokens_and_sentences(&self, texts: &[&str]) -> Result<Vec<(Embeddings, Vec<f32>)>>;
+}
+
 /// A question as a retriever sees it: its text and, when already computed, its vector.
 #[derive(Debug, Clone, Copy)]
 pub struct RetrievalQuery<'a> {

@@ -3,6 +3,7 @@
 pub mod answer;
 pub mod corpus;
 pub mod delivered;
+pub mod evaluate;
 pub mod generation;
 pub mod judge;
 pub mod labels;

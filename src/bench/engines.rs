@@ -10,7 +10,7 @@ pub(crate) struct Parts<'a> {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) reader: Arc<dyn Reader>,
     pub(crate) offline_reader: Arc<OfflineReader>,
-    pub(crate) graph: Option<(Arc<KnowledgeGraph>, Arc<FlatIndex>)>,
+    pub(crate) graph: Option<GraphParts>,
     pub(crate) extractor: Arc<OfflineExtractor>,
     /// Entities of a question for graph retrieval (offline rules or the LLM).
     pub(crate) entities: Arc<dyn QueryEntities>,

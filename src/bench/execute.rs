@@ -7,7 +7,6 @@
 //! per core. In LLM mode, or with `--share-nothing`, a unit is one tuple. Each tuple is still
 //! written in its own statement as soon as its unit has scored it.
 
-use super::judging::{generation_quality, generation_quality_batch};
 use super::*;
 
 /// Microseconds of the work this invocation did, by stage (summed over tuples).
@@ -168,7 +167,9 @@ async fn run_unit(
     for p in unit {
         records.push(answer_one(shared, p.as_ref(), query, vector).await);
     }
-    score_semantics(shared, &mut records, query);
+    shared
+        .evaluator
+        .score_semantics(&mut records, query, shared.share);
     let mut tokens = 0;
     for record in &records {
         if let Some(delay) = shared.fault_delay {
@@ -185,51 +186,6 @@ async fn run_unit(
         tokens += record.output.tokens.total() + record.judge_tokens_in + record.judge_tokens_out;
     }
     Ok((records.len() as u64, tokens))
-}
-
-/// Semantic F1 and coverage of the unit's answered tuples: one batched forward when sharing,
-/// else one per tuple. The batch's time is split evenly over its tuples' judging time.
-fn score_semantics(shared: &Shared, records: &mut [ResultRecord], query: &Query) {
-    let gold = query.gold.answer.as_str();
-    let ok: Vec<usize> = (0..records.len())
-        .filter(|&i| records[i].error.is_none())
-        .collect();
-    if ok.is_empty() {
-        return;
-    }
-    let t = Instant::now();
-    let scores: Vec<std::result::Result<(f64, f64), String>> = if shared.share {
-        let pairs: Vec<(&str, &str)> = ok
-            .iter()
-            .map(|&i| (records[i].output.answer.as_str(), gold))
-            .collect();
-        match generation_quality_batch(&shared.encoder, &pairs) {
-            Ok(v) => v.into_iter().map(Ok).collect(),
-            Err(e) => vec![Err(e.to_string()); ok.len()],
-        }
-    } else {
-        ok.iter()
-            .map(|&i| {
-                generation_quality(&shared.encoder, &records[i].output.answer, gold)
-                    .map_err(|e| e.to_string())
-            })
-            .collect()
-    };
-    let share_ms = t.elapsed().as_secs_f64() * 1e3 / ok.len() as f64;
-    for (&i, score) in ok.iter().zip(scores) {
-        let r = &mut records[i];
-        match score {
-            Ok((f1, coverage)) => {
-                r.quality.semantic_f1 = Some(f1);
-                r.quality.coverage = Some(coverage);
-            }
-            Err(e) => {
-                r.error = Some(format!("semantic metrics: {e}"));
-                r.judge = None;
-            }
-        }
-        r.output.latency.judge_ms += share_ms;
-    }
 }
 
 /// The token budget of `--max-tokens`.
@@ -256,71 +212,39 @@ pub(crate) async fn answer_one(
     query: &Query,
     vector: &[f32],
 ) -> ResultRecord {
-    let (output, error) = match paradigm.run(query, vector).await {
-        Ok(o) => (o, None),
-        Err(e) => (Default::default(), Some(e.to_string())),
+    let id = paradigm.id();
+    let (mut output, mut judged) = match paradigm.run(query, vector).await {
+        Ok(o) => {
+            let judged = match paradigms::chunks::context_chunks(&o.context, &shared.chunks) {
+                Ok(ctx) => shared.evaluator.judge(id, query, &o, &ctx).await,
+                Err(e) => Judged {
+                    error: Some(format!("context: {e}")),
+                    ..Judged::default()
+                },
+            };
+            (o, judged)
+        }
+        Err(e) => (
+            Default::default(),
+            Judged {
+                error: Some(e.to_string()),
+                ..Judged::default()
+            },
+        ),
     };
-    let mut output = output;
-    let mut judge = None;
-    let mut quality = QualityMetrics::default();
-    let mut judge_tokens = (0, 0);
-    let mut error = error;
-    if error.is_none() {
-        quality = answer_quality(&output.answer, &query.gold);
-        quality.evidence_recall = evidence_recall(
-            &query.gold_chunks,
-            output.context.iter().map(|c| c.chunk_id.as_str()),
-        );
-        let t = Instant::now();
-        if let Some(cache) = shared
-            .faithfulness
-            .as_ref()
-            .filter(|_| matches!(paradigm.id(), ParadigmId::Naive | ParadigmId::Graph))
-        {
-            match cache.faithfulness(&shared.encoder, &output.answer, &output.context) {
-                Ok(f) => {
-                    quality.faithfulness_hard = Some(f.hard);
-                    quality.faithfulness_soft = Some(f.soft);
-                }
-                Err(e) => error = Some(format!("faithfulness: {e}")),
-            }
-        }
-        quality.reader_correct = shared
-            .reader_recall
-            .map(|r| offline_label(&output.answer, &query.gold, r) == JudgeLabel::Correct);
-        let judged = match paradigms::chunks::context_chunks(&output.context, &shared.chunks) {
-            Ok(ctx) => {
-                shared
-                    .judge
-                    .judge_in_context(query, &output.answer, &ctx)
-                    .await
-            }
-            Err(e) => Err(e),
-        };
-        match judged {
-            Ok(v) => {
-                judge = Some(v.label);
-                judge_tokens = (v.tokens_in, v.tokens_out);
-            }
-            Err(e) => error = Some(format!("judge: {e}")),
-        }
-        output.latency.judge_ms = t.elapsed().as_secs_f64() * 1e3;
-    }
+    output.latency.judge_ms = judged.judge_ms;
     ResultRecord {
         query_id: query.id.clone(),
-        paradigm: paradigm.id(),
+        paradigm: id,
         output,
-        judge,
-        quality,
-        judge_tokens_in: judge_tokens.0,
-        judge_tokens_out: judge_tokens.1,
+        judge: judged.label,
+        quality: std::mem::take(&mut judged.quality),
+        judge_tokens_in: judged.tokens_in,
+        judge_tokens_out: judged.tokens_out,
         mode: shared.mode.clone(),
         config_hash: shared.config_hash.clone(),
-        error,
-        graph_build: shared
-            .graph_build
-            .clone()
-            .filter(|_| paradigm.id().uses_graph()),
+        error: judged.error,
+        graph_build: shared.graph_build.clone().filter(|_| id.uses_graph()),
     }
 }
 

@@ -9,8 +9,8 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use bench_core::config::PprEngineName;
 use bench_core::{
-    BenchConfig, Embedder, Judge, JudgeLabel, Mode, Paradigm, ParadigmId, QualityMetrics, Query,
-    Reader, ResultRecord, Retriever, RunSpec, Store,
+    BenchConfig, Embedder, Judge, Mode, Paradigm, ParadigmId, Query, Reader, ResultRecord,
+    Retriever, RunSpec, Store,
 };
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{
@@ -20,7 +20,6 @@ use corpora::graph::{
 use corpora::index::FlatIndex;
 use corpora::load::{load_corpus, LoadOptions};
 use llm::{CachedLlm, LlmSettings, OpenAiLlm};
-use metrics::answer::{answer_quality, evidence_recall, offline_label};
 use metrics::delivered::DeliveredJudge;
 use metrics::judge::LlmJudge;
 use metrics::query::complexity_score;
@@ -35,12 +34,11 @@ mod dry_run;
 mod engines;
 mod execute;
 mod finish;
-mod judging;
 
 use dry_run::*;
 use engines::*;
 use execute::*;
-use judging::FaithfulnessCache;
+use metrics::evaluate::{FaithfulnessCache, Judged, TupleEvaluator};
 
 use crate::cli::BenchArgs;
 use crate::table;
@@ -61,7 +59,8 @@ impl std::error::Error for BadInput {}
 pub(crate) struct Shared {
     pub(crate) store: Store,
     pub(crate) run_id: i64,
-    pub(crate) judge: Arc<dyn Judge>,
+    /// Judge, answer metrics, semantic F1, coverage and faithfulness of each tuple.
+    pub(crate) evaluator: TupleEvaluator,
     pub(crate) mode: String,
     pub(crate) config_hash: String,
     /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
@@ -72,14 +71,8 @@ pub(crate) struct Shared {
     pub(crate) share: bool,
     /// Run tuples on blocking threads, one unit per core (offline: the work is CPU-bound).
     pub(crate) blocking: bool,
-    /// The local encoder: semantic F1 (token embeddings) and soft coverage (sentence vectors).
-    pub(crate) encoder: Arc<MiniLm>,
-    /// Sentence vectors of context chunks for faithfulness; `None` offline (not computed).
-    pub(crate) faithfulness: Option<FaithfulnessCache>,
     /// The corpus's chunks: the judge sees the delivered context's texts.
     pub(crate) chunks: Arc<ChunkTable>,
-    /// Offline: the sentence judge's recall threshold for "reader correct"; `None` in LLM mode.
-    pub(crate) reader_recall: Option<f64>,
     /// The signature of this run's graph build, recorded with every tuple that reads the graph.
     pub(crate) graph_build: Option<String>,
 }
@@ -93,7 +86,67 @@ pub fn run(args: BenchArgs) -> Result<()> {
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
     let llm_clients = llm_settings.as_ref().map(LlmClients::new).transpose()?;
+    // Everything that can fail on bad input happens before the database is touched.
+    let (corpus, queries) = load_questions(&args, &config)?;
+    if args.dry_run {
+        let llm = llm_settings.is_some();
+        print!(
+            "{}",
+            dry_run_estimate(&corpus, &queries, &paradigm_ids, &config, llm)?
+        );
+        return Ok(());
+    }
+    let embedded = embed(&args, &config, llm_settings.as_ref(), &corpus, &queries)?;
+    let mode = announce_mode(llm_settings.as_ref());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let step = Step {
+        args: &args,
+        config: &config,
+        corpus: &corpus,
+        queries: &queries,
+        paradigm_ids: &paradigm_ids,
+        llm_settings: llm_settings.as_ref(),
+        mode: &mode,
+        embedded: &embedded,
+    };
+    runtime.block_on(step.answer(llm_clients))
+}
 
+/// The knowledge graph and the vector index of its entities.
+type GraphParts = (Arc<KnowledgeGraph>, Arc<FlatIndex>);
+
+/// What the steps of one invocation read.
+struct Step<'a> {
+    args: &'a BenchArgs,
+    config: &'a BenchConfig,
+    corpus: &'a bench_core::Corpus,
+    queries: &'a [Query],
+    paradigm_ids: &'a [ParadigmId],
+    llm_settings: Option<&'a LlmSettings>,
+    mode: &'a Mode,
+    embedded: &'a Embedded,
+}
+
+/// The encoders, the vector cache, the question vectors and the dense index.
+struct Embedded {
+    encoder: Arc<MiniLm>,
+    embedder: Arc<dyn Embedder>,
+    /// The endpoint embedder when embeddings come from an endpoint (its usage is billed).
+    endpoint_embedder: Option<Arc<llm::EndpointEmbedder>>,
+    cache: VectorCache,
+    query_vectors: bench_core::Embeddings,
+    index: Arc<FlatIndex>,
+    secs: f64,
+}
+
+/// Loads the corpus and picks the questions of this invocation (`--limit`, `--sample`, `--shard`).
+fn load_questions(
+    args: &BenchArgs,
+    config: &BenchConfig,
+) -> Result<(bench_core::Corpus, Vec<Query>)> {
     // Everything that can fail on bad input happens before the database is touched.
     let t_load = Instant::now();
     let corpus = load_corpus(
@@ -139,30 +192,23 @@ pub fn run(args: BenchArgs) -> Result<()> {
         t_load.elapsed().as_secs_f64()
     );
 
-    if args.dry_run {
-        print!(
-            "{}",
-            dry_run_estimate(
-                &corpus,
-                &queries,
-                &paradigm_ids,
-                &config,
-                llm_settings.is_some()
-            )?
-        );
-        return Ok(());
-    }
+    Ok((corpus, queries))
+}
 
+/// Embeds chunks and questions (through the vector cache) and builds the dense index.
+fn embed(
+    args: &BenchArgs,
+    config: &BenchConfig,
+    llm_settings: Option<&LlmSettings>,
+    corpus: &bench_core::Corpus,
+    queries: &[Query],
+) -> Result<Embedded> {
     let t_embed = Instant::now();
     let encoder = Arc::new(
         MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
     );
-    let (embedder, endpoint_embedder) = choose_embedder(
-        &config,
-        llm_settings.as_ref(),
-        encoder.clone(),
-        &args.cache_dir,
-    )?;
+    let (embedder, endpoint_embedder) =
+        choose_embedder(&config, llm_settings, encoder.clone(), &args.cache_dir)?;
     let cache = VectorCache::new(&args.cache_dir);
     let chunk_vectors = embed_with_progress(
         &cache,
@@ -185,14 +231,27 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let embed_secs = t_embed.elapsed().as_secs_f64();
     let index = Arc::new(FlatIndex::new(chunk_vectors).context("building the dense index")?);
 
-    let mode = match &llm_settings {
+    Ok(Embedded {
+        encoder,
+        embedder,
+        endpoint_embedder,
+        cache,
+        query_vectors,
+        index,
+        secs: embed_secs,
+    })
+}
+
+/// The run's mode, printed with the LLM settings it uses.
+fn announce_mode(llm_settings: Option<&LlmSettings>) -> Mode {
+    let mode = match llm_settings {
         None => Mode::Offline,
         Some(s) => Mode::Llm {
             base_url: s.answer.base_url.clone(),
             model: s.answer.model.clone(),
         },
     };
-    match &llm_settings {
+    match llm_settings {
         None => eprintln!("mode: {} (no LLM endpoint configured)", mode.label()),
         Some(s) => eprintln!(
             "mode: {} (judge {}, graph {}); settings: {}",
@@ -202,83 +261,153 @@ pub fn run(args: BenchArgs) -> Result<()> {
             s.record_json()
         ),
     }
-    let chunks = Arc::new(ChunkTable::new(corpus.chunks.clone()));
-    let offline_reader = Arc::new(OfflineReader::new(
-        &corpus.chunks,
-        config.offline_reader.clone(),
-    ));
-    let needs_graph = paradigm_ids.iter().any(|p| p.uses_graph());
-    let extractor = Arc::new(OfflineExtractor::new());
+    mode
+}
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
-        let store = Store::open(&args.db).await?;
-        store.upsert_corpus(&corpus).await?;
+impl Step<'_> {
+    /// Opens the store, assembles the paradigms, answers the pending tuples and reports.
+    async fn answer(&self, llm_clients: Option<LlmClients>) -> Result<()> {
+        let store = Store::open(&self.args.db).await?;
+        store.upsert_corpus(self.corpus).await?;
+        let chunks = Arc::new(ChunkTable::new(self.corpus.chunks.clone()));
+        let offline_reader = Arc::new(OfflineReader::new(
+            &self.corpus.chunks,
+            self.config.offline_reader.clone(),
+        ));
+        let extractor = Arc::new(OfflineExtractor::new());
         let engines = match llm_clients {
             None => Engines::offline(offline_reader.clone(), extractor.clone()),
-            Some(clients) => Engines::llm(&config, clients, &store),
+            Some(clients) => Engines::llm(self.config, clients, &store),
         };
-        let reader = engines.reader.clone();
-        let judge = engines.judge.clone();
 
-        let t_graph = Instant::now();
-        let (graph, graph_build) = if needs_graph {
-            let (g, index, signature) = build_graph_with_progress(
-                &corpus,
-                engines.graph_extractor.clone(),
-                &store,
-                embedder.as_ref(),
-                &cache,
-            )
-            .await?;
-            (Some((g, index)), Some(signature))
-        } else {
-            (None, None)
-        };
-        let graph_secs = t_graph.elapsed().as_secs_f64();
+        let (graph, graph_build, graph_secs) = self.graph(&store, &engines).await?;
 
+        let share = !self.args.share_nothing && self.llm_settings.is_none();
         let parts = Parts {
-            config: &config,
+            config: self.config,
             chunks: chunks.clone(),
-            index: index.clone(),
-            embedder: embedder.clone(),
-            reader: reader.clone(),
-            offline_reader: offline_reader.clone(),
-            graph,
-            extractor: extractor.clone(),
+            index: self.embedded.index.clone(),
+            embedder: self.embedded.embedder.clone(),
+            reader: engines.reader.clone(),
+            offline_reader,
+            graph: graph.clone(),
+            extractor,
             entities: engines.entities.clone(),
             llm_evaluator: engines.evaluator.clone(),
             // Offline only: LLM runs keep one retrieval per tuple (their retrieval bills
             // entity-extraction calls per paradigm, which the tests' token ledger checks).
-            shared: (!args.share_nothing && llm_settings.is_none())
-                .then(SharedRetrievers::default),
+            shared: share.then(SharedRetrievers::default),
         };
-        let paradigms = paradigm_ids
+        let paradigms = self
+            .paradigm_ids
             .iter()
             .map(|&id| parts.build(id))
             .collect::<Result<Vec<_>>>()?;
 
-        if args.retrieval_only {
-            let (secs, tuples) = run_paradigms_only(&paradigms, &queries, &query_vectors).await?;
+        if self.args.retrieval_only {
+            let (secs, tuples) =
+                run_paradigms_only(&paradigms, self.queries, &self.embedded.query_vectors).await?;
             eprintln!(
                 "retrieval only: {tuples} tuples ({} questions x {} paradigms, no judging or storing) in {secs:.1}s \
-                 (embedding {embed_secs:.1}s, graph {graph_secs:.1}s before)",
-                queries.len(),
-                paradigms.len()
+                 (embedding {:.1}s, graph {graph_secs:.1}s before)",
+                self.queries.len(),
+                paradigms.len(),
+                self.embedded.secs,
             );
             return Ok(());
         }
+        let (run, shared) = self.start(&store, &engines, chunks, graph_build).await?;
+        let t_answer = Instant::now();
+        let budget = Budget {
+            max_tokens: self.args.max_tokens,
+            spent_before: store.run_tokens(run.id).await?,
+        };
+        let done = store.finished_pairs(run.id).await?;
+        let stop = execute(
+            &shared,
+            &paradigms,
+            self.queries,
+            &self.embedded.query_vectors,
+            &done,
+            self.config.concurrency,
+            budget,
+        )
+        .await?;
+        // Query-time embeddings (graph entities of questions) are billed too.
+        let endpoint = self.embedded.endpoint_embedder.as_deref();
+        record_embedding_usage(&store, run.id, endpoint).await?;
+        match stop {
+            Stop::Done => {}
+            Stop::Budget { spent } => {
+                println!(
+                    "stopped at the token budget: {spent} LLM tokens spent by run {} (--max-tokens {}); \
+                     finished tuples are stored in {}; run again with a larger budget to continue",
+                    run.id,
+                    self.args.max_tokens.unwrap_or_default(),
+                    self.args.db.display()
+                );
+                return Ok(());
+            }
+            Stop::Interrupted => anyhow::bail!(
+                "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
+                self.args.db.display(),
+                run.id
+            ),
+        }
+        let answer_secs = t_answer.elapsed().as_secs_f64();
+        let graph_used = graph
+            .as_ref()
+            .map(|(g, _)| (g.as_ref(), engines.graph_extractor.identity()));
+        self.report(
+            &store,
+            run,
+            &engines,
+            graph_used,
+            &shared,
+            [graph_secs, answer_secs],
+        )
+        .await
+    }
+
+    /// The knowledge graph when a chosen paradigm reads it (extracting only chunks not in the
+    /// store), its build's signature and the seconds it took.
+    async fn graph(
+        &self,
+        store: &Store,
+        engines: &Engines,
+    ) -> Result<(Option<GraphParts>, Option<String>, f64)> {
+        let t = Instant::now();
+        if !self.paradigm_ids.iter().any(|p| p.uses_graph()) {
+            return Ok((None, None, 0.0));
+        }
+        let (g, index, signature) = build_graph_with_progress(
+            self.corpus,
+            engines.graph_extractor.clone(),
+            store,
+            self.embedded.embedder.as_ref(),
+            &self.embedded.cache,
+        )
+        .await?;
+        Ok((Some((g, index)), Some(signature), t.elapsed().as_secs_f64()))
+    }
+
+    /// Resumes or starts the run (recording the LLM and embedding settings, and dropping tuples
+    /// answered on another graph build) and makes what every task shares.
+    async fn start(
+        &self,
+        store: &Store,
+        engines: &Engines,
+        chunks: Arc<ChunkTable>,
+        graph_build: Option<String>,
+    ) -> Result<(bench_core::store::RunHandle, Arc<Shared>)> {
         let spec = RunSpec {
-            corpus: &corpus,
-            config: &config,
-            mode: mode.label(),
-            reader: reader.identity(),
-            judge: judge.identity(),
-            embedder: embedder.name().to_owned(),
-            extractor: if needs_graph {
+            corpus: self.corpus,
+            config: self.config,
+            mode: self.mode.label(),
+            reader: engines.reader.identity(),
+            judge: engines.judge.identity(),
+            embedder: self.embedded.embedder.name().to_owned(),
+            extractor: if graph_build.is_some() {
                 let id = engines.graph_extractor.identity();
                 format!("{}:{}:{}", id.extractor, id.model, id.prompt_hash)
             } else {
@@ -286,14 +415,19 @@ pub fn run(args: BenchArgs) -> Result<()> {
             },
             crate_version: env!("CARGO_PKG_VERSION").to_owned(),
         };
-        let run = store.start_run(&spec, args.fresh).await?;
-        if let Some(settings) = &llm_settings {
-            record_llm_settings(&store, run.id, settings).await?;
+        let run = store.start_run(&spec, self.args.fresh).await?;
+        if let Some(settings) = self.llm_settings {
+            record_llm_settings(store, run.id, settings).await?;
         }
-        record_embedding_usage(&store, run.id, endpoint_embedder.as_deref()).await?;
+        let endpoint = self.embedded.endpoint_embedder.as_deref();
+        record_embedding_usage(store, run.id, endpoint).await?;
         if let Some(signature) = &graph_build {
-            let on_graph: Vec<ParadigmId> =
-                paradigm_ids.iter().copied().filter(|p| p.uses_graph()).collect();
+            let on_graph: Vec<ParadigmId> = self
+                .paradigm_ids
+                .iter()
+                .copied()
+                .filter(|p| p.uses_graph())
+                .collect();
             let dropped = store
                 .drop_other_graph_builds(run.id, &on_graph, signature)
                 .await?;
@@ -304,67 +438,44 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 );
             }
         }
-        let done = store.finished_pairs(run.id).await?;
+        let llm = self.llm_settings.is_some();
         let shared = Arc::new(Shared {
             store: store.clone(),
             run_id: run.id,
-            judge,
-            mode: mode.label(),
+            evaluator: TupleEvaluator {
+                judge: engines.judge.clone(),
+                encoder: self.embedded.encoder.clone(),
+                faithfulness: llm.then(FaithfulnessCache::new),
+                reader_recall: (!llm).then_some(self.config.judge.correct_recall),
+            },
+            mode: self.mode.label(),
             config_hash: spec.config_hash(),
             fault_delay: std::env::var("RAGROUTER_FAULT_DELAY_MS")
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .map(std::time::Duration::from_millis),
             clock: StageClock::default(),
-            share: !args.share_nothing && llm_settings.is_none(),
-            blocking: llm_settings.is_none(),
-            encoder: encoder.clone(),
-            faithfulness: llm_settings
-                .is_some()
-                .then(|| FaithfulnessCache::new(chunks.clone())),
-            chunks: chunks.clone(),
-            reader_recall: llm_settings
-                .is_none()
-                .then_some(config.judge.correct_recall),
+            share: !self.args.share_nothing && !llm,
+            blocking: !llm,
+            chunks,
             graph_build,
         });
-        let t_answer = Instant::now();
-        let budget = Budget {
-            max_tokens: args.max_tokens,
-            spent_before: store.run_tokens(run.id).await?,
-        };
-        let stop = execute(
-            &shared,
-            &paradigms,
-            &queries,
-            &query_vectors,
-            &done,
-            config.concurrency,
-            budget,
-        )
-        .await?;
-        // Query-time embeddings (graph entities of questions) are billed too.
-        record_embedding_usage(&store, run.id, endpoint_embedder.as_deref()).await?;
-        if let Stop::Budget { spent } = stop {
-            println!(
-                "stopped at the token budget: {spent} LLM tokens spent by run {} (--max-tokens {}); \
-                 finished tuples are stored in {}; run again with a larger budget to continue",
-                run.id,
-                args.max_tokens.unwrap_or_default(),
-                args.db.display()
-            );
-            return Ok(());
-        }
-        if stop == Stop::Interrupted {
-            anyhow::bail!(
-                "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
-                args.db.display(),
-                run.id
-            );
-        }
-        let answer_secs = t_answer.elapsed().as_secs_f64();
+        Ok((run, shared))
+    }
+
+    /// The end of a finished run: the table, the counts of unreadable replies, the corpus
+    /// indicators and the time by stage.
+    async fn report(
+        &self,
+        store: &Store,
+        run: bench_core::store::RunHandle,
+        engines: &Engines,
+        graph_used: Option<(&KnowledgeGraph, corpora::graph::ExtractorId)>,
+        shared: &Shared,
+        [graph_secs, answer_secs]: [f64; 2],
+    ) -> Result<()> {
         let outcome = finish::outcome(&store, run.id).await?;
-        if let Some(err) = finish::all_failed(&outcome, run.id, &args.db) {
+        if let Some(err) = finish::all_failed(&outcome, run.id, &self.args.db) {
             print!("{}", table::render(&store.summary(run.id).await?));
             return Err(err);
         }
@@ -374,12 +485,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "\nrun {} ({}) on {}: {} tuples in {}",
             run.id,
             if run.resumed { "resumed" } else { "new" },
-            corpus.name,
+            self.corpus.name,
             store.count_results(run.id).await?,
-            args.db.display()
+            self.args.db.display()
         );
-        println!("mode: {}", mode.label());
-        if llm_settings.is_none() {
+        println!("mode: {}", self.mode.label());
+        if self.llm_settings.is_none() {
             println!("{}", table::OFFLINE_CORRECT);
         }
         println!();
@@ -399,14 +510,17 @@ pub fn run(args: BenchArgs) -> Result<()> {
                  list was unreadable (the reply is in the trace)"
             );
         }
-        let graph_used = parts
-            .graph
-            .as_ref()
-            .map(|(g, _)| (g.as_ref(), engines.graph_extractor.identity()));
-        finish::ensure_corpus_metrics(&store, &corpus, graph_used, &cache, embedder.as_ref())
-            .await?;
-        if let Some((configuration, metrics)) =
-            store.corpus_metrics(&corpus.name, &corpus.content_hash).await?
+        finish::ensure_corpus_metrics(
+            &store,
+            self.corpus,
+            graph_used,
+            &self.embedded.cache,
+            self.embedded.embedder.as_ref(),
+        )
+        .await?;
+        if let Some((configuration, metrics)) = store
+            .corpus_metrics(&self.corpus.name, &self.corpus.content_hash)
+            .await?
         {
             println!("\ncorpus indicators ({configuration}):");
             print!("{}", crate::commands::metrics::render_indicators(&metrics));
@@ -414,13 +528,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
         // This invocation's work only: a resumed run does not count the tuples stored before.
         let [retrieval, reading, judging, storing] = shared.clock.seconds();
         eprintln!(
-            "\nwall time by stage: embedding {embed_secs:.1}s, graph {graph_secs:.1}s, answering {answer_secs:.1}s \
+            "\nwall time by stage: embedding {:.1}s, graph {graph_secs:.1}s, answering {answer_secs:.1}s \
              (summed over the {} tuples answered now: retrieval {retrieval:.1}s, reading {reading:.1}s, \
              judging {judging:.1}s, storing {storing:.1}s)",
+            self.embedded.secs,
             shared.clock.tuples.load(Ordering::Relaxed),
         );
         Ok(())
-    })
+    }
 }
 
 fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {

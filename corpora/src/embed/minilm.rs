@@ -181,6 +181,18 @@ impl Embedder for MiniLm {
     }
 }
 
+impl bench_core::TokenEncoder for MiniLm {
+    fn tokens_and_sentences(
+        &self,
+        texts: &[&str],
+    ) -> bench_core::Result<Vec<(Embeddings, Vec<f32>)>> {
+        Ok(MiniLm::tokens_and_sentences(self, texts)?
+            .into_iter()
+            .map(|(t, v)| (t.vectors, v))
+            .collect())
+    }
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CorpusError::io(format!("reading {}", path.display()), e))?;

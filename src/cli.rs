@@ -83,6 +83,22 @@ pub struct DataArgs {
     /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Generic format: load a set whose `evidence` names no document id, title or sentence of
+    /// the corpus (such questions are counted; without it the first one is an error).
+    #[arg(long)]
+    pub allow_missing_evidence: bool,
+}
+
+impl DataArgs {
+    /// The loader's options under `config`.
+    pub fn load_options(&self, config: &bench_core::BenchConfig) -> corpora::load::LoadOptions {
+        corpora::load::LoadOptions {
+            data_dir: self.data_dir.clone(),
+            chunking: config.chunking.clone(),
+            data: config.data.clone(),
+            allow_missing_evidence: self.allow_missing_evidence,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

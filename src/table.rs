@@ -13,9 +13,11 @@ pub const OFFLINE_CORRECT: &str =
 reader % = the extractive reader's sentence holds it (recall >= 0.8)";
 
 /// Renders rows as an aligned text table: per paradigm its query types, then its overall row.
-/// Offline rows (those with a reader verdict) get a `reader %` column after `correct %`.
+/// Offline rows (those with a reader verdict) get a `reader %` column after `correct %`; runs
+/// whose evidence names whole documents a `doc recall` column after `evid. recall`.
 pub fn render(rows: &[SummaryRow]) -> String {
     let offline = rows.iter().any(|r| r.reader_correct.is_some());
+    let documents = rows.iter().any(|r| r.document_recall.is_some());
     let mut header = vec![
         "paradigm",
         "type",
@@ -28,6 +30,9 @@ pub fn render(rows: &[SummaryRow]) -> String {
         "latency ms",
         "errors",
     ];
+    if documents {
+        header.insert(6, "doc recall");
+    }
     if offline {
         header.insert(4, "reader %");
     }
@@ -46,6 +51,10 @@ pub fn render(rows: &[SummaryRow]) -> String {
             format!("{:.1}", r.latency_ms),
             r.errors.to_string(),
         ];
+        if documents {
+            let d = r.document_recall;
+            row.insert(6, d.map_or_else(|| "-".to_owned(), |d| format!("{d:.3}")));
+        }
         if offline {
             row.insert(4, r.reader_correct.map_or_else(|| "-".to_owned(), pct));
         }

@@ -137,6 +137,11 @@ pub struct QualityMetrics {
     pub reader_correct: Option<bool>,
     /// Share of the gold chunks inside the context; `None` when the query has no gold chunks.
     pub evidence_recall: Option<f64>,
+    /// Share of the gold documents with at least one chunk inside the context; `None` when the
+    /// evidence names no whole document. A long gold document (a book) caps chunk-level recall
+    /// far below 1 even when the right document is in the context; this does not.
+    #[serde(default)]
+    pub document_recall: Option<f64>,
     /// BERTScore-style F1 over contextual token embeddings of the run's encoder (paper eq. 10-12;
     /// the paper used deberta-xlarge-mnli); `None` when not computed.
     #[serde(default)]

@@ -256,6 +256,10 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE graph_builds ADD COLUMN signature TEXT;
     ALTER TABLE results ADD COLUMN graph_build TEXT;
     "#,
+    // 11: document-level evidence recall (NULL when the evidence names no whole document).
+    r#"
+    ALTER TABLE results ADD COLUMN document_recall REAL;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -318,6 +322,8 @@ pub struct SummaryRow {
     pub reader_correct: Option<f64>,
     /// Mean over queries with gold chunks; `None` when none had.
     pub evidence_recall: Option<f64>,
+    /// Mean over queries whose evidence names whole documents; `None` when none did.
+    pub document_recall: Option<f64>,
     pub context_tokens: f64,
     pub latency_ms: f64,
     pub total_tokens: f64,
@@ -522,8 +528,8 @@ impl Store {
                 latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
                 judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
                 semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft,
-                reader_correct, graph_build)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                reader_correct, graph_build, document_recall)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(run_id)
         .bind(&r.query_id)
@@ -558,6 +564,7 @@ impl Store {
         .bind(r.quality.faithfulness_soft)
         .bind(r.quality.reader_correct)
         .bind(&r.graph_build)
+        .bind(r.quality.document_recall)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
@@ -787,6 +794,7 @@ impl Store {
                     avg(r.judge_label = 'no-answer') AS no_answer,
                     avg(r.reader_correct) AS reader_correct,
                     avg(r.evidence_recall) AS evidence_recall,
+                    avg(r.document_recall) AS document_recall,
                     avg(r.context_tokens) AS context_tokens,
                     avg(r.latency_retrieval_ms + r.latency_generation_ms) AS latency_ms,
                     avg(r.tokens_retrieval_in + r.tokens_retrieval_out + r.tokens_generation_in + r.tokens_generation_out) AS total_tokens
@@ -814,6 +822,7 @@ impl Store {
                     no_answer: r.get::<Option<f64>, _>("no_answer").unwrap_or(0.0),
                     reader_correct: r.get("reader_correct"),
                     evidence_recall: r.get("evidence_recall"),
+                    document_recall: r.get("document_recall"),
                     context_tokens: r.get::<Option<f64>, _>("context_tokens").unwrap_or(0.0),
                     latency_ms: r.get::<Option<f64>, _>("latency_ms").unwrap_or(0.0),
                     total_tokens: r.get::<Option<f64>, _>("total_tokens").unwrap_or(0.0),

@@ -40,6 +40,14 @@ pub struct Chunk {
     pub tokens: u32,
 }
 
+impl Chunk {
+    /// The document of a chunk id (`"{document id}#{window index}"`; a document id may itself
+    /// hold `#`, the window index never does).
+    pub fn document_of(chunk_id: &str) -> &str {
+        chunk_id.rsplit_once('#').map_or(chunk_id, |(d, _)| d)
+    }
+}
+
 /// Query type, as the paper groups them (Table 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +124,10 @@ pub struct Query {
     /// Gold evidence mapped to chunk ids; empty when the data did not allow a mapping.
     #[serde(default)]
     pub gold_chunks: Vec<String>,
+    /// Documents the evidence names as a whole (by id or title): all their chunks are in
+    /// `gold_chunks`, and document-level recall asks only for one chunk of each.
+    #[serde(default)]
+    pub gold_documents: Vec<String>,
 }
 
 /// Declares the paradigm ids: one line per paradigm gives its variant, its stored name and
@@ -238,6 +250,13 @@ mod tests {
         }
         let err = "graphrag".parse::<ParadigmId>().unwrap_err().to_string();
         assert!(err.contains("iterative-graph"), "{err}");
+    }
+
+    #[test]
+    fn a_chunk_id_names_its_document() {
+        assert_eq!(Chunk::document_of("doc#3"), "doc");
+        assert_eq!(Chunk::document_of("a#b#12"), "a#b");
+        assert_eq!(Chunk::document_of("plain"), "plain");
     }
 
     #[test]

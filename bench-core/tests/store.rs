@@ -17,6 +17,7 @@ fn corpus() -> Corpus {
         },
         evidence: vec![],
         gold_chunks: vec!["d#0".into()],
+        gold_documents: Vec::new(),
     };
     Corpus {
         name: "t".into(),

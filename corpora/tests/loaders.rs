@@ -306,7 +306,20 @@ fn jsonl_err(corpus: &str, queries: &str) -> (String, String) {
 fn generic_format_reads_titles_sentences_answers_and_types() {
     let dir = tempfile::tempdir().unwrap();
     let name = write_jsonl(dir.path(), GOOD_CORPUS, GOOD_QUERIES);
-    let c = load_corpus(&name, &LoadOptions::default()).unwrap();
+    // "Missing" matches nothing: an error naming the question's line, unless allowed.
+    let e = load_corpus(&name, &LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("queries.jsonl: line 3 (id \"2\"): field \"evidence\": \"Missing\" matched no document id, title or sentence")
+            && e.contains("--allow-missing-evidence"),
+        "{e}"
+    );
+    let allow = LoadOptions {
+        allow_missing_evidence: true,
+        ..LoadOptions::default()
+    };
+    let c = load_corpus(&name, &allow).unwrap();
     check_invariants(&c);
     assert_eq!(c.source, dir.path().display().to_string());
     assert_eq!(
@@ -341,13 +354,91 @@ fn generic_format_resolves_document_ids_before_titles_and_sentences() {
 {"id": "3", "question": "What is last?", "answers": ["Omega"], "type": "factual", "evidence": ["z"]}
 "#;
     let name = write_jsonl(dir.path(), corpus, queries);
-    let c = load_corpus(&name, &LoadOptions::default()).unwrap();
+    let e = load_corpus(&name, &LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 3 (id \"3\"): field \"evidence\": \"z\" matched no"),
+        "{e}"
+    );
+    let allow = LoadOptions {
+        allow_missing_evidence: true,
+        ..LoadOptions::default()
+    };
+    let c = load_corpus(&name, &allow).unwrap();
     // "b" is document b's id and document a's title: the id wins.
     assert_eq!(c.queries[0].gold_chunks, ["b#0"]);
     assert_eq!(c.queries[1].gold_chunks, ["a#0", "b#0"]);
     // An id that names no document and no title, and no text holds: no gold chunk.
     assert!(c.queries[2].gold_chunks.is_empty());
     assert_eq!(c.queries_with_gold_chunks(), 2);
+}
+
+/// Evidence that is all document ids: every question gets its documents' chunks, nothing fails.
+#[test]
+fn generic_format_with_id_evidence_gets_gold_chunks_for_every_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = vec!["Word after word in a long book."; 120].join(" ");
+    let corpus = format!(
+        "{{\"id\": \"book\", \"text\": \"{long}\"}}\n{{\"id\": \"note\", \"text\": \"A short note.\"}}\n"
+    );
+    let queries = r#"{"id": "1", "question": "q1?", "answers": ["word"], "type": "factual", "evidence": ["book"]}
+{"id": "2", "question": "q2?", "answers": ["note"], "type": "summary", "evidence": ["note", "book"]}
+"#;
+    let name = write_jsonl(dir.path(), &corpus, queries);
+    let c = load_corpus(&name, &LoadOptions::default()).unwrap();
+    let book: Vec<&str> = c
+        .chunks
+        .iter()
+        .filter(|ch| ch.document == "book")
+        .map(|ch| ch.id.as_str())
+        .collect();
+    assert!(book.len() > 1, "the book spans several chunks");
+    assert_eq!(c.queries[0].gold_chunks, book);
+    assert_eq!(c.queries[0].gold_documents, ["book"]);
+    assert_eq!(c.queries[1].gold_documents, ["book", "note"]);
+    assert_eq!(c.queries[1].gold_chunks.len(), book.len() + 1);
+    assert_eq!(c.queries_with_gold_chunks(), 2);
+}
+
+/// A generic-format corpus is named by corpus.toml, else by its folder; the same folder by two
+/// paths is one corpus (name and content hash); bad names say where to set another.
+#[test]
+fn generic_corpora_have_short_names_independent_of_the_path() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("letters");
+    std::fs::create_dir(&dir).unwrap();
+    let by_abs = write_jsonl(
+        &dir,
+        GOOD_CORPUS,
+        GOOD_QUERIES.replace(", \"Missing\"", "").as_str(),
+    );
+    let by_dots = format!("jsonl:{}/../letters", dir.display());
+    let (a, b) = (
+        load_corpus(&by_abs, &LoadOptions::default()).unwrap(),
+        load_corpus(&by_dots, &LoadOptions::default()).unwrap(),
+    );
+    assert_eq!((a.name.as_str(), b.name.as_str()), ("letters", "letters"));
+    assert_eq!(a.content_hash, b.content_hash);
+
+    std::fs::write(
+        dir.join("corpus.toml"),
+        "name = \"greek-letters\"\ndescription = \"test\"\n",
+    )
+    .unwrap();
+    let c = load_corpus(&by_abs, &LoadOptions::default()).unwrap();
+    assert_eq!(c.name, "greek-letters");
+    for (toml, expect) in [
+        ("name = \"2wiki\"", "is a built-in corpus's name"),
+        ("name = \"two words\"", "must be letters, digits"),
+        ("title = \"x\"", "unknown field"),
+    ] {
+        std::fs::write(dir.join("corpus.toml"), toml).unwrap();
+        let e = load_corpus(&by_abs, &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("corpus.toml") && e.contains(expect), "{e}");
+    }
 }
 
 #[test]

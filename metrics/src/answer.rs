@@ -104,6 +104,23 @@ pub fn evidence_recall<'a>(
     Some(hit as f64 / gold.len() as f64)
 }
 
+/// Share of `gold` documents with at least one chunk in `context` (chunk ids); `None` when the
+/// evidence names no whole document.
+pub fn document_recall<'a>(
+    gold: &[String],
+    context: impl IntoIterator<Item = &'a str>,
+) -> Option<f64> {
+    if gold.is_empty() {
+        return None;
+    }
+    let docs: std::collections::HashSet<&str> = context
+        .into_iter()
+        .map(bench_core::Chunk::document_of)
+        .collect();
+    let hit = gold.iter().filter(|g| docs.contains(g.as_str())).count();
+    Some(hit as f64 / gold.len() as f64)
+}
+
 /// EM, F1 and answer recall, each the best over the gold answer and its aliases.
 pub fn answer_quality(pred: &str, gold: &GoldAnswer) -> QualityMetrics {
     let best = |f: fn(&str, &str) -> f64| gold.all().map(|g| f(pred, g)).fold(0.0, f64::max);
@@ -111,12 +128,7 @@ pub fn answer_quality(pred: &str, gold: &GoldAnswer) -> QualityMetrics {
         em: best(exact_match),
         f1: best(token_f1),
         answer_recall: best(answer_recall),
-        evidence_recall: None,
-        semantic_f1: None,
-        coverage: None,
-        faithfulness_hard: None,
-        faithfulness_soft: None,
-        reader_correct: None,
+        ..QualityMetrics::default()
     }
 }
 
@@ -231,6 +243,7 @@ mod tests {
             gold: gold("1955", &[]),
             evidence: vec![],
             gold_chunks: vec![],
+            gold_documents: Vec::new(),
         };
         let v = OfflineJudge {
             correct_recall: 0.8,

@@ -294,6 +294,7 @@ mod tests {
             gold: gold("Tours", &[]),
             evidence: vec![],
             gold_chunks: vec![],
+            gold_documents: Vec::new(),
         };
         let j = DeliveredJudge::new();
         assert_eq!(j.identity(), "offline-delivered-v1");

@@ -13,7 +13,7 @@ use bench_core::{
     Result, ResultRecord, TokenEncoder,
 };
 
-use crate::answer::{answer_quality, evidence_recall, offline_label};
+use crate::answer::{answer_quality, document_recall, evidence_recall, offline_label};
 use crate::generation::{faithfulness, semantic_f1, soft_coverage, split_sentences, Faithfulness};
 
 /// Faithfulness threshold tau of eq. 14.
@@ -68,10 +68,9 @@ impl TupleEvaluator {
             quality: answer_quality(&output.answer, &query.gold),
             ..Judged::default()
         };
-        j.quality.evidence_recall = evidence_recall(
-            &query.gold_chunks,
-            output.context.iter().map(|c| c.chunk_id.as_str()),
-        );
+        let ids = || output.context.iter().map(|c| c.chunk_id.as_str());
+        j.quality.evidence_recall = evidence_recall(&query.gold_chunks, ids());
+        j.quality.document_recall = document_recall(&query.gold_documents, ids());
         let t = Instant::now();
         if let Some(cache) = self
             .faithfulness

@@ -114,7 +114,8 @@ fn query(gold: &str) -> Query {
             aliases: vec![],
         },
         evidence: vec![],
-        gold_chunks: vec!["a".into(), "b".into()],
+        gold_chunks: vec!["a#0".into(), "b#0".into()],
+        gold_documents: vec!["a".into(), "z".into()],
     }
 }
 
@@ -177,17 +178,17 @@ async fn judging_records_label_tokens_recall_and_faithfulness_where_it_applies()
     let q = query("Paris");
     let ctx = [
         ContextChunk {
-            chunk_id: "a",
+            chunk_id: "a#0",
             text: "The tower is in Paris. It is tall.",
             rank: 0,
         },
         ContextChunk {
-            chunk_id: "c",
+            chunk_id: "c#0",
             text: "Rome is old.",
             rank: 1,
         },
     ];
-    let out = output("The tower is in Paris.", &["a", "c"]);
+    let out = output("The tower is in Paris.", &["a#0", "c#0"]);
     let j = e.judge(ParadigmId::Naive, &q, &out, &ctx).await;
     assert_eq!(j.error, None);
     assert_eq!(j.label, Some(JudgeLabel::Correct));

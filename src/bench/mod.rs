@@ -18,7 +18,7 @@ use corpora::graph::{
     TripletExtractor,
 };
 use corpora::index::FlatIndex;
-use corpora::load::{load_corpus, LoadOptions};
+use corpora::load::load_corpus;
 use llm::{CachedLlm, LlmSettings, OpenAiLlm};
 use metrics::delivered::DeliveredJudge;
 use metrics::judge::LlmJudge;
@@ -149,15 +149,8 @@ fn load_questions(
 ) -> Result<(bench_core::Corpus, Vec<Query>)> {
     // Everything that can fail on bad input happens before the database is touched.
     let t_load = Instant::now();
-    let corpus = load_corpus(
-        &args.corpus,
-        &LoadOptions {
-            data_dir: args.data.data_dir.clone(),
-            chunking: config.chunking.clone(),
-            data: config.data.clone(),
-        },
-    )
-    .with_context(|| format!("loading corpus {}", args.corpus))?;
+    let corpus = load_corpus(&args.corpus, &args.data.load_options(config))
+        .with_context(|| format!("loading corpus {}", args.corpus))?;
     let mut queries = corpus.queries.clone();
     if let Some(limit) = args.limit {
         queries.truncate(limit);
@@ -191,7 +184,18 @@ fn load_questions(
         corpus.queries_with_gold_chunks(),
         t_load.elapsed().as_secs_f64()
     );
-
+    let unmatched = corpus
+        .queries
+        .iter()
+        .filter(|q| !q.evidence.is_empty() && q.gold_chunks.is_empty())
+        .count();
+    if unmatched > 0 {
+        eprintln!(
+            "{unmatched} of {} questions: evidence matched no document or chunk (evidence recall is \
+             not measured for them)",
+            corpus.queries.len()
+        );
+    }
     Ok((corpus, queries))
 }
 

@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use bench_core::{BenchConfig, Embedder, Store};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{build_graph, embed_entities, BuildOptions, OfflineExtractor};
-use corpora::load::{load_corpus, LoadOptions};
+use corpora::load::load_corpus;
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -21,9 +21,8 @@ pub struct GraphArgs {
     /// Directory for cached vectors.
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
-    /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub data: crate::cli::DataArgs,
     /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
     /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
@@ -40,15 +39,8 @@ fn bar(len: u64, msg: &str) -> indicatif::ProgressBar {
 pub fn run(args: &GraphArgs) -> Result<()> {
     let t_all = Instant::now();
     let config = BenchConfig::default();
-    let corpus = load_corpus(
-        &args.corpus,
-        &LoadOptions {
-            data_dir: args.data_dir.clone(),
-            chunking: config.chunking.clone(),
-            data: config.data.clone(),
-        },
-    )
-    .with_context(|| format!("loading corpus {}", args.corpus))?;
+    let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))
+        .with_context(|| format!("loading corpus {}", args.corpus))?;
     println!(
         "corpus {}: {} documents, {} chunks",
         corpus.name,

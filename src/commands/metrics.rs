@@ -33,9 +33,8 @@ pub struct MetricsArgs {
     /// Directory for cached vectors (corpus mode).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
-    /// Directory holding the data sets (corpus mode).
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub data: crate::cli::DataArgs,
     /// Directory of the encoder's weights (corpus mode) [default:
     /// ~/.cache/ragrouter/models/all-MiniLM-L6-v2, under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
@@ -81,15 +80,8 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
         bail!("give either a corpus name or --edges/--embeddings, not both");
     }
     let config = BenchConfig::default();
-    let corpus = corpora::load::load_corpus(
-        name,
-        &corpora::load::LoadOptions {
-            data_dir: args.data_dir.clone(),
-            chunking: config.chunking.clone(),
-            data: config.data.clone(),
-        },
-    )
-    .with_context(|| format!("loading corpus {name}"))?;
+    let corpus = corpora::load::load_corpus(name, &args.data.load_options(&config))
+        .with_context(|| format!("loading corpus {name}"))?;
     let embedder = corpora::embed::MiniLm::from_dir(args.model_dir.as_deref())
         .context("loading the sentence encoder")?;
     let cache = corpora::embed::VectorCache::new(&args.cache_dir);
@@ -258,7 +250,10 @@ mod tests {
             json: true,
             db: PathBuf::from("unused.sqlite"),
             cache_dir: PathBuf::from("unused-cache"),
-            data_dir: None,
+            data: crate::cli::DataArgs {
+                data_dir: None,
+                allow_missing_evidence: false,
+            },
             model_dir: None,
         }
     }

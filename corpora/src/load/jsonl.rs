@@ -11,6 +11,67 @@ use crate::error::Result;
 
 pub(crate) const CORPUS_FILE: &str = "corpus.jsonl";
 pub(crate) const QUERIES_FILE: &str = "queries.jsonl";
+pub(crate) const MANIFEST_FILE: &str = "corpus.toml";
+
+/// `corpus.toml`: what the files do not say about the corpus.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    /// The short name tables and figures show; the folder's name when absent.
+    name: Option<String>,
+    /// Free text for the record (where the data came from, its licence).
+    #[allow(dead_code)]
+    description: Option<String>,
+}
+
+/// The corpus's short name: `corpus.toml`'s `name`, else the folder's name. Its identity is its
+/// content hash, so the same files reached by any path are one corpus.
+fn short_name(dir: &Path) -> Result<String> {
+    let manifest = dir.join(MANIFEST_FILE);
+    let shown = manifest.display().to_string();
+    let (name, file) = match std::fs::read_to_string(&manifest) {
+        Ok(text) => {
+            let m: Manifest = toml::from_str(&text).map_err(|e| {
+                malformed(&shown, "whole file", format!("not a valid manifest: {e}"))
+            })?;
+            (m.name, Some(shown))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+        Err(e) => return Err(crate::error::CorpusError::io(format!("reading {shown}"), e)),
+    };
+    let name = match name {
+        Some(n) => n,
+        None => dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| dir.display().to_string()),
+    };
+    let bad = |why: &str| {
+        let (file, location) = match &file {
+            Some(f) => (f.clone(), "field \"name\"".to_string()),
+            None => (dir.display().to_string(), "the folder's name".to_string()),
+        };
+        Err(malformed(
+            &file,
+            location,
+            format!("corpus name {name:?} {why}"),
+        ))
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return bad(
+            "must be letters, digits, '-', '_' or '.' (set one in corpus.toml: name = \"...\")",
+        );
+    }
+    if super::REGISTRY.iter().any(|c| c.name == name) {
+        return bad("is a built-in corpus's name (set another in corpus.toml: name = \"...\")");
+    }
+    Ok(name)
+}
 
 /// Reads `<dir>/corpus.jsonl` and `<dir>/queries.jsonl`.
 pub(crate) fn parse_dir(dir: &Path) -> Result<Parsed> {
@@ -22,12 +83,15 @@ pub(crate) fn parse_dir(dir: &Path) -> Result<Parsed> {
     let queries_path = dir.join(QUERIES_FILE);
     let corpus_text = read_file(&corpus_path, &hint)?;
     let queries_text = read_file(&queries_path, &hint)?;
-    parse_texts(
+    let name = short_name(dir)?;
+    let mut parsed = parse_texts(
         &corpus_path.display().to_string(),
         &corpus_text,
         &queries_path.display().to_string(),
         &queries_text,
-    )
+    )?;
+    parsed.name = Some(name);
+    Ok(parsed)
 }
 
 /// Parses the two files' contents; the names are only used in errors.
@@ -110,6 +174,7 @@ pub(crate) fn parse_texts(
                 gold: GoldAnswer { answer, aliases },
                 evidence,
                 gold_chunks: Vec::new(),
+                gold_documents: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: gold_docs.into_iter().collect(),
@@ -129,5 +194,7 @@ pub(crate) fn parse_texts(
         corpus_file: corpus_file.to_string(),
         queries,
         queries_file: queries_file.to_string(),
+        name: None,
+        evidence_must_resolve: false,
     })
 }

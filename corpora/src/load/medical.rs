@@ -98,6 +98,7 @@ pub(crate) fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed>
                 },
                 evidence: sentences.clone(),
                 gold_chunks: Vec::new(),
+                gold_documents: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: Vec::new(),
@@ -109,6 +110,8 @@ pub(crate) fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed>
         corpus_file,
         queries,
         queries_file,
+        name: None,
+        evidence_must_resolve: false,
     })
 }
 

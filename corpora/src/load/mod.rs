@@ -228,6 +228,9 @@ pub struct LoadOptions {
     pub data_dir: Option<PathBuf>,
     pub chunking: ChunkingConfig,
     pub data: DataConfig,
+    /// Generic format: load a set whose evidence names something the corpus does not have
+    /// (else the first such question is an error). Native loaders never fail on evidence.
+    pub allow_missing_evidence: bool,
 }
 
 /// Loads, chunks and maps the gold evidence of the corpus `name` (see [`registry`]; `jsonl:<dir>`
@@ -242,7 +245,9 @@ pub fn load_corpus(name: &str, opts: &LoadOptions) -> Result<Corpus> {
             });
         }
         let dir = PathBuf::from(dir);
-        (jsonl::parse_dir(&dir)?, dir.display().to_string())
+        let mut parsed = jsonl::parse_dir(&dir)?;
+        parsed.evidence_must_resolve = !opts.allow_missing_evidence;
+        (parsed, dir.display().to_string())
     } else if name == "demo" {
         (demo::parse()?, demo::SOURCE.to_string())
     } else {
@@ -292,6 +297,12 @@ pub(crate) struct Parsed {
     pub corpus_file: String,
     pub queries: Vec<PendingQuery>,
     pub queries_file: String,
+    /// The corpus's short name when the files give one (generic format: `corpus.toml` or the
+    /// folder's name); else the name it was asked for by.
+    pub name: Option<String>,
+    /// Evidence that matches no document id, title or chunk sentence is an error (generic
+    /// format, unless `--allow-missing-evidence`).
+    pub evidence_must_resolve: bool,
 }
 
 /// Checks, chunks, maps evidence to chunks and hashes.
@@ -306,7 +317,10 @@ fn assemble(
         corpus_file,
         queries,
         queries_file,
+        name: short_name,
+        evidence_must_resolve,
     } = parsed;
+    let name = short_name.as_deref().unwrap_or(name);
     if documents.is_empty() {
         return Err(malformed(
             &corpus_file,
@@ -346,22 +360,43 @@ fn assemble(
         }
         doc_ranges.push(start..next);
     }
-    let sentence_lists: Vec<Vec<String>> =
-        queries.iter().map(|q| q.gold_sentences.clone()).collect();
-    let sentence_hits = evidence::sentences_to_chunks(&chunks, &sentence_lists);
-    let queries: Vec<Query> = queries
-        .into_iter()
-        .zip(sentence_hits)
-        .map(|(p, hits)| {
-            let mut gold: BTreeSet<usize> = hits.into_iter().collect();
-            for &d in &p.gold_docs {
-                gold.extend(doc_ranges[d].clone());
-            }
-            let mut query = p.query;
-            query.gold_chunks = gold.into_iter().map(|i| chunks[i].id.clone()).collect();
-            query
-        })
+    // One list per evidence sentence, so that a sentence that matches nothing can be named.
+    let sentence_lists: Vec<Vec<String>> = queries
+        .iter()
+        .flat_map(|q| q.gold_sentences.iter().map(|s| vec![s.clone()]))
         .collect();
+    let mut sentence_hits = evidence::sentences_to_chunks(&chunks, &sentence_lists).into_iter();
+    let mut out = Vec::with_capacity(queries.len());
+    for p in queries {
+        let mut gold: BTreeSet<usize> = BTreeSet::new();
+        for sentence in &p.gold_sentences {
+            let hits = sentence_hits.next().unwrap_or_default();
+            if hits.is_empty() && evidence_must_resolve {
+                return Err(malformed(
+                    &queries_file,
+                    p.location.clone(),
+                    format!(
+                        "field \"evidence\": {sentence:?} matched no document id, title or \
+                         sentence of the corpus (docs/data-format.md; --allow-missing-evidence \
+                         loads the set anyway and counts such questions)"
+                    ),
+                ));
+            }
+            gold.extend(hits);
+        }
+        for &d in &p.gold_docs {
+            gold.extend(doc_ranges[d].clone());
+        }
+        let mut query = p.query;
+        query.gold_chunks = gold.into_iter().map(|i| chunks[i].id.clone()).collect();
+        query.gold_documents = p
+            .gold_docs
+            .iter()
+            .map(|&d| documents[d].id.clone())
+            .collect();
+        out.push(query);
+    }
+    let queries = out;
     let content_hash = content_hash(chunking, &chunks, &queries);
     Ok(Corpus {
         name: name.to_string(),

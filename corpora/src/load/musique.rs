@@ -68,6 +68,7 @@ pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
                 },
                 evidence,
                 gold_chunks: Vec::new(),
+                gold_documents: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: gold_docs.into_iter().collect(),
@@ -79,5 +80,7 @@ pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
         corpus_file,
         queries,
         queries_file,
+        name: None,
+        evidence_must_resolve: false,
     })
 }

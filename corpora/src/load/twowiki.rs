@@ -85,6 +85,7 @@ pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
                     .map(|t| Value::Array(t.to_vec()).to_string())
                     .collect(),
                 gold_chunks: Vec::new(),
+                gold_documents: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: gold_docs.into_iter().collect(),
@@ -96,5 +97,7 @@ pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
         corpus_file,
         queries,
         queries_file,
+        name: None,
+        evidence_must_resolve: false,
     })
 }

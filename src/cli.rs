@@ -40,6 +40,8 @@ pub enum Command {
     /// Build (or load from cache) a corpus's knowledge graph and print its statistics.
     #[command(after_help = "Example:\n  ragrouter graph musique-dev")]
     Graph(crate::commands::graph::GraphArgs),
+    /// Generate verified questions per type from a corpus (paper Algorithm 2) into a generic-format set.
+    Generate(crate::commands::generate::GenerateArgs),
     /// Corpus metrics: of a corpus by name (its knowledge graph and chunk vectors; stored for the
     /// routers), or of raw files (edge list TSV and/or float32 embeddings).
     #[command(after_help = METRICS_EXAMPLES)]

@@ -31,6 +31,7 @@ fn main() {
         Command::Setup(args) => commands::setup::run(&args),
         Command::CheckLlm(args) => commands::check_llm::run(&args),
         Command::Graph(args) => commands::graph::run(&args),
+        Command::Generate(args) => commands::generate::run(&args),
         Command::Metrics(args) => commands::metrics::run(&args),
         Command::Route(args) => commands::route::run(&args),
         Command::Report(args) => commands::report::run(&args),

@@ -2,6 +2,7 @@
 
 pub mod embed;
 pub mod error;
+pub mod generate;
 pub mod graph;
 pub mod index;
 pub mod load;

@@ -2,6 +2,7 @@
 
 pub mod check_llm;
 pub mod corpora;
+pub mod generate;
 pub mod graph;
 pub mod import;
 pub mod merge;

@@ -6,7 +6,7 @@
 
 mod chunk;
 mod demo;
-mod evidence;
+pub(crate) mod evidence;
 mod jsonl;
 mod medical;
 mod musique;

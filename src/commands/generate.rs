@@ -1,0 +1,294 @@
+//! `ragrouter generate <corpus>`: questions per type from the corpus and its knowledge graph, verified and filtered (paper Algorithm 2), written as a generic-format set.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use bench_core::{BenchConfig, Embedder, QueryType, Store};
+use corpora::embed::MiniLm;
+use corpora::generate::{
+    llm::LlmGenerator, offline::TemplateGenerator, write_set, Filter, Generator, LlmChecks,
+    Pipeline, Statistics,
+};
+use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
+use corpora::load::load_corpus;
+
+use crate::bench::engines::{resolve_llm, Engines, LlmClients};
+use crate::bench::BadInput;
+
+#[derive(clap::Args, Debug)]
+pub struct GenerateArgs {
+    /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
+    pub corpus: String,
+    /// Folder to write the set into (must not exist): corpus.jsonl, queries.jsonl, corpus.toml,
+    /// construction.json; `ragrouter bench jsonl:<out>` runs it.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Kept questions wanted per type.
+    #[arg(long, default_value_t = 20)]
+    pub per_type: usize,
+    /// Query types to generate (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "factual,reasoning,summary"
+    )]
+    pub types: Vec<String>,
+    /// Candidates tried per type at most [default: 4 x --per-type; the paper kept 46 %].
+    #[arg(long)]
+    pub max_candidates: Option<usize>,
+    /// The set's short name (corpus.toml) [default: <corpus>-generated].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Seed of the source sampling (overrides the configuration's) [default: 42].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Generation temperature (the paper's 0.7).
+    #[arg(long, default_value_t = 0.7)]
+    pub temperature: f32,
+    /// Stop before the LLM tokens spent pass N (what was kept so far is written).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Print the LLM calls a run would make at most, and exit without calling anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// TOML configuration (chunking, seed, [llm]) [default: none].
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Results database (graph extractions and the LLM response cache live there).
+    #[arg(long, default_value = ".ragrouter/results.sqlite")]
+    pub db: PathBuf,
+    #[command(flatten)]
+    pub data: crate::cli::DataArgs,
+    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
+    /// under $XDG_CACHE_HOME when set].
+    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Base URL of the OpenAI-compatible endpoint (as for `bench`).
+    #[arg(long)]
+    pub llm_base_url: Option<String>,
+    /// Model of the endpoint: naming one generates and verifies with the LLM.
+    #[arg(long)]
+    pub llm_model: Option<String>,
+}
+
+fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
+    let mut out = Vec::new();
+    for n in names {
+        let t: QueryType = n.parse().map_err(|_| {
+            BadInput(format!(
+                "--types: unknown query type {n:?} (expected factual, reasoning or summary)"
+            ))
+        })?;
+        if t == QueryType::Other {
+            return Err(BadInput("--types: `other` has no generation strategy".into()).into());
+        }
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(args: &GenerateArgs) -> Result<()> {
+    let types = parse_types(&args.types)?;
+    if args.per_type == 0 {
+        return Err(BadInput("--per-type: expected at least 1".into()).into());
+    }
+    let mut config = match &args.config {
+        Some(p) => BenchConfig::from_toml_file(p)?,
+        None => BenchConfig::default(),
+    };
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+    }
+    config
+        .validate()
+        .map_err(|e| BadInput(format!("configuration: {e}")))?;
+    if args.out.exists() {
+        return Err(BadInput(format!(
+            "--out {}: already exists (generate writes a new folder)",
+            args.out.display()
+        ))
+        .into());
+    }
+    let settings = resolve_llm(args.llm_base_url.clone(), args.llm_model.clone(), &config)?;
+    let clients = settings.as_ref().map(LlmClients::new).transpose()?;
+    let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))
+        .with_context(|| format!("loading corpus {}", args.corpus))?;
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-generated", corpus.name));
+    let max_candidates = args.max_candidates.unwrap_or(4 * args.per_type);
+    if args.dry_run {
+        // Per candidate: one generation; grounding, closed book: a reader and a judge call each;
+        // shortcut (reasoning): a reader and a judge call per source chunk (two).
+        let per = |t: QueryType| {
+            if t == QueryType::Reasoning {
+                1 + 2 + 4 + 2
+            } else {
+                1 + 2 + 2
+            }
+        };
+        let calls: usize = types.iter().map(|&t| per(t) * max_candidates).sum();
+        println!(
+            "dry run: {} types x at most {max_candidates} candidates on {}: at most {calls} LLM calls \
+             (plus the graph's extraction for uncached chunks){}",
+            types.len(),
+            corpus.name,
+            if settings.is_some() { "" } else { " (offline: no call is made)" }
+        );
+        return Ok(());
+    }
+    let encoder: Arc<dyn Embedder> = Arc::new(
+        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+    );
+    eprintln!(
+        "generate: {} ({} documents, {} chunks), {} per type of {}, at most {max_candidates} candidates each, seed {}, {}",
+        corpus.name,
+        corpus.documents.len(),
+        corpus.chunks.len(),
+        args.per_type,
+        types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", "),
+        config.seed,
+        match &settings {
+            None => "offline (templates; shortcut and closed-book filters not applied)".to_owned(),
+            Some(s) => format!("LLM {}", s.answer.model),
+        }
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let (kept, stats) = runtime.block_on(async {
+        let store = Store::open(&args.db).await?;
+        let (extractor, generator, checks): (Arc<dyn TripletExtractor>, Arc<dyn Generator>, _) =
+            match clients {
+                None => (
+                    Arc::new(OfflineExtractor::new()),
+                    Arc::new(TemplateGenerator),
+                    None,
+                ),
+                Some(clients) => {
+                    let engines = Engines::llm(&config, clients, &store);
+                    // The answering endpoint, through the response cache (the prompt is part
+                    // of the cache key, and its version is in GENERATE_PROMPT_VERSION).
+                    let generation: Arc<dyn bench_core::Llm> = engines
+                        .cached
+                        .iter()
+                        .find(|(role, _)| *role == "answer")
+                        .map(|(_, c)| c.clone())
+                        .context("the answering endpoint")?;
+                    (
+                        engines.graph_extractor.clone(),
+                        Arc::new(LlmGenerator::new(generation, args.temperature))
+                            as Arc<dyn Generator>,
+                        Some(LlmChecks {
+                            reader: engines.reader.clone(),
+                            judge: engines.judge.clone(),
+                        }),
+                    )
+                }
+            };
+        let bar = crate::progress::bar(corpus.chunks.len() as u64, "extracting triplets", "chunks");
+        let build = build_graph(
+            &corpus,
+            extractor,
+            &store,
+            &BuildOptions::default(),
+            &|d, _| bar.set_position(d as u64),
+        )
+        .await
+        .context("building the knowledge graph")?;
+        bar.finish_and_clear();
+        let pipeline = Pipeline {
+            corpus: &corpus,
+            graph: &build.graph,
+            generator,
+            embedder: encoder,
+            checks,
+            seed: config.seed,
+            per_type: args.per_type,
+            max_candidates,
+            max_tokens: args.max_tokens,
+        };
+        anyhow::Ok(pipeline.run(&types).await?)
+    })?;
+    print!("{}", render_stats(&stats));
+    write_set(&args.out, &name, &corpus, &kept, &stats)
+        .with_context(|| format!("writing the set into {}", args.out.display()))?;
+    println!(
+        "wrote {} questions to {} (name {name}); run them with: ragrouter bench jsonl:{}",
+        kept.len(),
+        args.out.display(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// The construction statistics as a table: per type, candidates, removals per filter, kept.
+pub fn render_stats(s: &Statistics) -> String {
+    let mut out = format!("construction statistics ({}):\n", s.generator);
+    let mut header = vec!["type".to_owned(), "drawn".into(), "candidates".into()];
+    header.extend(Filter::ALL.iter().map(|f| format!("-{}", f.as_str())));
+    header.extend(["kept".into(), "pass %".into()]);
+    let mut rows = vec![header];
+    for (t, st) in &s.per_type {
+        let mut row = vec![
+            t.as_str().to_owned(),
+            (st.generated + st.no_candidate).to_string(),
+            st.generated.to_string(),
+        ];
+        for f in Filter::ALL {
+            row.push(if s.not_applied.contains(&f) {
+                "n/a".into()
+            } else {
+                st.removed.get(&f).copied().unwrap_or(0).to_string()
+            });
+        }
+        row.push(st.kept.to_string());
+        row.push(format!(
+            "{:.1}",
+            100.0 * st.kept as f64 / st.generated.max(1) as f64
+        ));
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for r in &rows {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, x)| {
+                if c == 0 {
+                    format!("{x:<w$}", w = widths[c])
+                } else {
+                    format!("{x:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        out.push_str("  ");
+        out.push_str(&cells.join("  "));
+        out.push('\n');
+    }
+    if !s.not_applied.is_empty() {
+        out.push_str(&format!(
+            "  n/a: {} need an LLM and were not applied\n",
+            s.not_applied
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if s.stopped_at_budget {
+        out.push_str(&format!(
+            "  stopped at --max-tokens after {} LLM tokens\n",
+            s.llm_tokens
+        ));
+    }
+    out
+}

@@ -281,3 +281,65 @@ fn every_configuration_key_is_read() {
         "configuration keys no code reads: {unread:?}"
     );
 }
+
+/// The results store's modules in bench-core: the only library code that speaks SQL.
+const STORE_MODULES: &[&str] = &[
+    // The store's error type wraps sqlx's.
+    "error.rs",
+    "store.rs",
+    "store_open.rs",
+    "store_reads.rs",
+    "runs.rs",
+    "route_evals.rs",
+    "merge.rs",
+    "llm_cache.rs",
+    "imports.rs",
+    "extractions.rs",
+];
+
+#[test]
+fn nothing_outside_the_store_speaks_sql() {
+    // No crate but bench-core links sqlx for its own code (tests may read a database).
+    for (name, man) in std::iter::once(("ragrouter".to_owned(), manifest(root()))).chain(
+        [
+            "corpora",
+            "paradigms",
+            "metrics",
+            "routers",
+            "reports",
+            "fixtures",
+            "llm",
+        ]
+        .iter()
+        .map(|c| (c.to_string(), manifest(&root().join(c)))),
+    ) {
+        let deps = man.get("dependencies").and_then(|t| t.as_table());
+        assert!(
+            !deps.is_some_and(|d| d.contains_key("sqlx")),
+            "{name} depends on sqlx: its queries belong in the store (bench-core)"
+        );
+    }
+    // And no library or binary source outside the store's modules names it.
+    let offenders: Vec<_> = rust_files(&[
+        "src",
+        "bench-core/src",
+        "corpora/src",
+        "paradigms/src",
+        "metrics/src",
+        "routers/src",
+        "reports/src",
+        "fixtures/src",
+        "llm/src",
+    ])
+    .into_iter()
+    .filter(|f| {
+        let in_store = f.starts_with(root().join("bench-core/src"))
+            && STORE_MODULES.contains(&f.file_name().unwrap().to_str().unwrap());
+        !in_store && std::fs::read_to_string(f).unwrap().contains("sqlx")
+    })
+    .collect();
+    assert!(
+        offenders.is_empty(),
+        "SQL outside the store's modules (ARCHITECTURE.md, invariant 12): {offenders:?}"
+    );
+}

@@ -17,6 +17,60 @@ use crate::types::{ParadigmId, QueryType};
 /// The name of the class that says no paradigm answers the query.
 pub const CANNOT_ANSWER: &str = "cannot-answer";
 
+/// One of the six corpus indicators routers read (paper Appendix D.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CorpusIndicator {
+    /// The flat key of `ragrouter metrics`' stored JSON.
+    pub key: &'static str,
+    /// The routing feature's column name.
+    pub name: &'static str,
+    /// How tables and figures label it.
+    pub label: &'static str,
+    /// A structural (graph) indicator; else a semantic (embedding) one.
+    pub structural: bool,
+}
+
+/// The six corpus indicators, in feature-column order: the one list that routers, reports and
+/// the CLI read (the intrinsic dimension is the paper's form 1/mean(ln mu)).
+pub const CORPUS_INDICATORS: [CorpusIndicator; 6] = [
+    CorpusIndicator {
+        key: "graph.lcc_ratio",
+        name: "lcc_ratio",
+        label: "LCC ratio",
+        structural: true,
+    },
+    CorpusIndicator {
+        key: "graph.density",
+        name: "density",
+        label: "density",
+        structural: true,
+    },
+    CorpusIndicator {
+        key: "graph.average_clustering",
+        name: "clustering",
+        label: "clustering",
+        structural: true,
+    },
+    CorpusIndicator {
+        key: "embeddings.twonn_mle",
+        name: "intrinsic_dim",
+        label: "intrinsic dimension (TwoNN)",
+        structural: false,
+    },
+    CorpusIndicator {
+        key: "embeddings.hubness_skew_k10",
+        name: "hubness",
+        label: "hubness (skew N10)",
+        structural: false,
+    },
+    CorpusIndicator {
+        key: "embeddings.dispersion_mean",
+        name: "mean_dispersion",
+        label: "mean dispersion",
+        structural: false,
+    },
+];
+
 /// What a block of feature columns holds: routers that treat inputs differently (the neural
 /// routers project text and bin indicators, paper Appendix D.2) find their columns by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -278,6 +278,9 @@ pub struct RunSpec<'a> {
     /// The graph extractor's identity; empty when no paradigm of the run uses the graph.
     pub extractor: String,
     pub crate_version: String,
+    /// LLM mode: every role's settings (names of key variables, never keys), recorded as the
+    /// stored configuration's `llm` field (not part of the run's identity).
+    pub llm: Option<serde_json::Value>,
 }
 
 impl RunSpec<'_> {
@@ -442,11 +445,20 @@ impl Store {
             "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder, extractor)
              SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{guard}"
         );
+        let config_json = match &spec.llm {
+            None => spec.config.canonical_json(),
+            Some(llm) => {
+                let mut v: serde_json::Value = serde_json::from_str(&spec.config.canonical_json())
+                    .expect("the canonical configuration is JSON");
+                v["llm"] = llm.clone();
+                v.to_string()
+            }
+        };
         let mut insert = sqlx::query(&sql)
             .bind(&key)
             .bind(&spec.corpus.name)
             .bind(&spec.corpus.content_hash)
-            .bind(spec.config.canonical_json())
+            .bind(&config_json)
             .bind(spec.config_hash())
             .bind(spec.config.seed as i64)
             .bind(&spec.crate_version)
@@ -471,6 +483,15 @@ impl Store {
             .fetch_one(&self.pool)
             .await
             .map_err(|e| self.err(e))?;
+        if let Some(llm) = &spec.llm {
+            // This invocation's settings (timeouts, concurrency) replace the last one's.
+            sqlx::query("UPDATE runs SET config_json = json_set(config_json, '$.llm', json(?)) WHERE id = ?")
+                .bind(llm.to_string())
+                .bind(id)
+                .execute(&self.pool)
+                .await
+                .map_err(|e| self.err(e))?;
+        }
         Ok(RunHandle { id, resumed: true })
     }
 

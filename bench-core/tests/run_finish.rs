@@ -45,6 +45,7 @@ async fn a_resume_keeps_the_first_finish() {
         embedder: "e".into(),
         extractor: String::new(),
         crate_version: "0".into(),
+        llm: None,
     };
     let run = store.start_run(&spec, false).await.unwrap();
     assert_eq!(finished_at(&store, run.id).await, None);

@@ -49,6 +49,7 @@ fn spec<'a>(c: &'a Corpus, cfg: &'a BenchConfig) -> RunSpec<'a> {
         embedder: "e".into(),
         extractor: String::new(),
         crate_version: "0".into(),
+        llm: None,
     }
 }
 

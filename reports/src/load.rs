@@ -1,9 +1,9 @@
-//! Reads what a report shows from the results store (SQL through `Store::pool`).
+//! Reads what a report shows from the results store, through its typed reads (no SQL here).
 
 use std::collections::BTreeMap;
 
+use bench_core::runs::{select_runs, RunSelection, SplitUse};
 use bench_core::{BenchError, Result, Store};
-use sqlx::Row;
 
 use crate::model::{CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, Tokens, Tuple};
 
@@ -18,83 +18,55 @@ pub struct Selection {
     pub evals: Vec<i64>,
 }
 
-fn store_err(store: &Store, e: sqlx::Error) -> BenchError {
-    BenchError::Store {
-        path: store.path().to_owned(),
-        source: e,
-    }
-}
-
 /// Loads the selected runs with their tuples, corpora, corpus metrics and router evaluations.
-/// Unknown run or evaluation ids, or a selection with no run, are bad input.
+/// Unknown run or evaluation ids, or a selection with no run, are bad input. The runs are
+/// chosen by the rule `route eval` uses ([`bench_core::runs::select_runs`]: the latest run with
+/// tuples per corpus and split tag, train-tagged runs left out), without its one-mode check: a
+/// report may set runs of different modes side by side.
 pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
-    let pool = store.pool();
-    let e = |err| store_err(store, err);
-    let run_ids: Vec<i64> = if sel.runs.is_empty() {
-        // Latest run with at least one tuple, per corpus.
-        sqlx::query_scalar(
-            "SELECT max(u.id) FROM runs u WHERE EXISTS (SELECT 1 FROM results r WHERE r.run_id = u.id)
-             GROUP BY u.corpus ORDER BY u.corpus",
-        )
-        .fetch_all(pool)
-        .await
-        .map_err(e)?
-    } else {
-        sel.runs.clone()
-    };
+    let chosen = select_runs(
+        store,
+        &RunSelection {
+            run_ids: sel.runs.clone(),
+            corpora: sel.corpora.clone(),
+            splits: SplitUse::Pooled,
+        },
+    )
+    .await?;
     let mut runs = Vec::new();
-    for id in run_ids {
-        let row = sqlx::query(
-            "SELECT id, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader,
-                    judge, embedder, extractor, started_at, finished_at
-             FROM runs WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-        .map_err(e)?
-        .ok_or_else(|| {
+    for r in chosen {
+        let row = store.run_row(r.id).await?.ok_or_else(|| {
             BenchError::Invalid(format!(
-                "results store {}: no run with id {id}",
-                store.path()
+                "results store {}: no run with id {}",
+                store.path(),
+                r.id
             ))
         })?;
-        let mut run = RunInfo {
-            id: row.get(0),
-            corpus: row.get(1),
-            corpus_hash: row.get(2),
-            config_json: row.get(3),
-            config_hash: row.get(4),
-            seed: row.get(5),
-            crate_version: row.get(6),
-            mode: row.get(7),
-            reader: row.get(8),
-            judge: row.get(9),
-            embedder: row.get(10),
-            extractor: row.get(11),
-            started_at: row.get(12),
-            finished_at: row.get(13),
-            construction: None,
+        let construction = if row.extractor.is_empty() {
+            None
+        } else {
+            store
+                .run_construction_tokens(&row.corpus, &row.corpus_hash, &row.extractor)
+                .await?
+                .map(|(i, o)| (i as f64, o as f64))
         };
-        if !sel.corpora.is_empty() && !sel.corpora.contains(&run.corpus) {
-            continue;
-        }
-        if !run.extractor.is_empty() {
-            let c = sqlx::query(
-                "SELECT tokens_in, tokens_out FROM graph_builds
-                 WHERE corpus = ? AND corpus_hash = ?
-                   AND extractor || ':' || model || ':' || prompt_hash = ?
-                 ORDER BY id DESC LIMIT 1",
-            )
-            .bind(&run.corpus)
-            .bind(&run.corpus_hash)
-            .bind(&run.extractor)
-            .fetch_optional(pool)
-            .await
-            .map_err(e)?;
-            run.construction = c.map(|r| (r.get::<i64, _>(0) as f64, r.get::<i64, _>(1) as f64));
-        }
-        runs.push(run);
+        runs.push(RunInfo {
+            id: row.id,
+            corpus: row.corpus,
+            corpus_hash: row.corpus_hash,
+            config_json: row.config_json,
+            config_hash: row.config_hash,
+            seed: row.seed,
+            crate_version: row.crate_version,
+            mode: row.mode,
+            reader: row.reader,
+            judge: row.judge,
+            embedder: row.embedder,
+            extractor: row.extractor,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+            construction,
+        });
     }
     if !sel.corpora.is_empty() {
         for c in &sel.corpora {
@@ -125,23 +97,14 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         if corpora.iter().any(|c: &CorpusInfo| c.name == run.corpus) {
             continue;
         }
-        if let Some(r) = sqlx::query(
-            "SELECT name, content_hash, source, documents, chunks, queries FROM corpora
-             WHERE name = ? AND content_hash = ?",
-        )
-        .bind(&run.corpus)
-        .bind(&run.corpus_hash)
-        .fetch_optional(pool)
-        .await
-        .map_err(e)?
-        {
+        if let Some(r) = store.corpus_row(&run.corpus, &run.corpus_hash).await? {
             corpora.push(CorpusInfo {
-                name: r.get(0),
-                content_hash: r.get(1),
-                source: r.get(2),
-                documents: r.get(3),
-                chunks: r.get(4),
-                queries: r.get(5),
+                name: r.name,
+                content_hash: r.content_hash,
+                source: r.source,
+                documents: r.documents,
+                chunks: r.chunks,
+                queries: r.queries,
             });
         }
         if let Some((configuration, v)) =
@@ -222,33 +185,18 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
 
 /// The tuples of one run joined with their questions, in question (file) order then paradigm.
 async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
-    let rows = sqlx::query(
-        "SELECT r.query_id, coalesce(q.text, ''), coalesce(q.qtype, 'other'), r.paradigm, r.answer,
-                r.judge_label, r.em, r.f1, r.semantic_f1, r.evidence_recall,
-                r.tokens_construction_in, r.tokens_construction_out, r.tokens_retrieval_in,
-                r.tokens_retrieval_out, r.tokens_generation_in, r.tokens_generation_out,
-                r.tokens_judge_in, r.tokens_judge_out, r.context_tokens,
-                r.latency_retrieval_ms + r.latency_generation_ms, r.mode, r.error
-         FROM results r
-         LEFT JOIN queries q ON q.corpus = ? AND q.corpus_hash = ? AND q.query_id = r.query_id
-         WHERE r.run_id = ?
-         ORDER BY q.rowid, r.query_id, r.paradigm",
-    )
-    .bind(&run.corpus)
-    .bind(&run.corpus_hash)
-    .bind(run.id)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| store_err(store, e))?;
+    let rows = store
+        .report_tuples(run.id, &run.corpus, &run.corpus_hash)
+        .await?;
     let questions = {
-        let mut ids: Vec<&str> = rows.iter().map(|r| r.get::<&str, _>(0)).collect();
+        let mut ids: Vec<&str> = rows.iter().map(|r| r.query_id.as_str()).collect();
         ids.sort_unstable();
         ids.dedup();
         ids.len().max(1) as f64
     };
     let (con_in, con_out) = run.construction.unwrap_or((0.0, 0.0));
     let mut out = Vec::with_capacity(rows.len());
-    for (i, r) in rows.iter().enumerate() {
+    for (i, r) in rows.into_iter().enumerate() {
         let bad = |field: &str, e: BenchError| {
             BenchError::Invalid(format!(
                 "results store {}: run {} row {i} field {field}: {e}",
@@ -256,12 +204,10 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
                 run.id
             ))
         };
-        let paradigm: bench_core::ParadigmId = r
-            .get::<String, _>(3)
-            .parse()
-            .map_err(|e| bad("paradigm", e))?;
-        let qtype = r.get::<String, _>(2).parse().map_err(|e| bad("qtype", e))?;
-        let n = |k: usize| r.get::<i64, _>(k) as f64;
+        let paradigm: bench_core::ParadigmId =
+            r.paradigm.parse().map_err(|e| bad("paradigm", e))?;
+        let qtype = r.qtype.parse().map_err(|e| bad("qtype", e))?;
+        let n = |k: usize| r.tokens[k] as f64;
         let share = if paradigm.uses_graph() {
             1.0 / questions
         } else {
@@ -270,32 +216,32 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
         out.push(Tuple {
             run_id: run.id,
             corpus: run.corpus.clone(),
-            query_id: r.get(0),
-            query: r.get(1),
+            query_id: r.query_id,
+            query: r.question,
             qtype,
             paradigm,
-            answer: r.get(4),
-            judge: r.get(5),
-            em: r.get(6),
-            f1: r.get(7),
-            semantic_f1: r.get(8),
-            evidence_recall: r.get(9),
+            answer: r.answer,
+            judge: r.judge_label,
+            em: r.em,
+            f1: r.f1,
+            semantic_f1: r.semantic_f1,
+            evidence_recall: r.evidence_recall,
             tokens: Tokens {
-                construction_in: n(10),
-                construction_out: n(11),
+                construction_in: n(0),
+                construction_out: n(1),
                 amortised_in: con_in * share,
                 amortised_out: con_out * share,
-                retrieval_in: n(12),
-                retrieval_out: n(13),
-                generation_in: n(14),
-                generation_out: n(15),
-                judge_in: n(16),
-                judge_out: n(17),
+                retrieval_in: n(2),
+                retrieval_out: n(3),
+                generation_in: n(4),
+                generation_out: n(5),
+                judge_in: n(6),
+                judge_out: n(7),
             },
-            context_tokens: n(18),
-            latency_ms: r.get(19),
-            mode: r.get(20),
-            error: r.get(21),
+            context_tokens: r.context_tokens as f64,
+            latency_ms: r.latency_ms,
+            mode: r.mode,
+            error: r.error,
         });
     }
     Ok(out)

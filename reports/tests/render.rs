@@ -60,6 +60,7 @@ async fn bench(store: &Store, c: &Corpus, results: &[(&str, ParadigmId, JudgeLab
         embedder: "e".into(),
         extractor: String::new(),
         crate_version: "0".into(),
+        llm: None,
     };
     let run = store.start_run(&spec, false).await.unwrap();
     for (q, p, l, t) in results {

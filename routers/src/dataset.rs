@@ -17,70 +17,22 @@ use bench_core::{
     RoutingRow, RoutingSchema, RoutingSet, SplitTag, Store,
 };
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
-use sqlx::Row;
 
 use crate::features::INDICATOR_NAMES;
 
 /// The flat keys (`ragrouter metrics`' stored JSON) of the six indicators, in
-/// [`INDICATOR_NAMES`] order; the intrinsic dimension is the paper's form 1/mean(ln mu).
-pub const INDICATOR_KEYS: [&str; 6] = [
-    "graph.lcc_ratio",
-    "graph.density",
-    "graph.average_clustering",
-    "embeddings.twonn_mle",
-    "embeddings.hubness_skew_k10",
-    "embeddings.dispersion_mean",
-];
-
-/// Which split tags the chosen runs may carry.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SplitUse {
-    /// Per corpus the latest run not tagged `train` (k-fold and leave-one-corpus-out).
-    #[default]
-    Pooled,
-    /// Per corpus the latest `train` run and the latest `test` run (`--split given`).
-    Given,
-}
-
-/// Which runs feed the data set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunSelection {
-    /// Explicit run ids (one per corpus and split tag); when empty, the latest runs per corpus.
-    pub run_ids: Vec<i64>,
-    /// Restrict to these corpora (empty: every corpus with results).
-    pub corpora: Vec<String>,
-    pub splits: SplitUse,
-}
-
-/// One selected run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunRef {
-    pub id: i64,
-    pub corpus: String,
-    pub corpus_hash: String,
-    pub mode: String,
-    /// The split tag of an imported run (`None` for benched runs).
-    pub split: Option<SplitTag>,
-    /// The unit of an imported run's costs.
-    pub cost_unit: Option<String>,
-}
-
-impl RunRef {
-    /// What a tuple's cost counts in this run: the imported unit, offline the context tokens
-    /// a paradigm assembled, in LLM mode the tokens it was billed.
-    pub fn cost_unit(&self) -> String {
-        match &self.cost_unit {
-            Some(u) if is_imported(&self.mode) => u.clone(),
-            _ if self.mode == "offline" => "context tokens".into(),
-            _ if is_imported(&self.mode) => "cost".into(),
-            _ => "LLM tokens".into(),
-        }
+/// [`INDICATOR_NAMES`] order (`bench_core::CORPUS_INDICATORS`).
+pub const INDICATOR_KEYS: [&str; 6] = {
+    let mut keys = [""; 6];
+    let mut i = 0;
+    while i < 6 {
+        keys[i] = bench_core::routing::CORPUS_INDICATORS[i].key;
+        i += 1;
     }
+    keys
+};
 
-    fn key(&self) -> (String, Option<SplitTag>) {
-        (self.corpus.clone(), self.split)
-    }
-}
+pub use bench_core::runs::{RunRef, RunSelection, SplitUse};
 
 /// One stored tuple, as the data set reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,100 +86,10 @@ pub struct BuildOptions {
     pub classes: Option<Vec<ParadigmId>>,
 }
 
-/// The runs to use: explicit ids, or per corpus the latest run with results (and split tags as
-/// `sel.splits` asks). All must share one mode, and a (corpus, split tag) may appear once.
+/// The runs of a routing set: [`bench_core::runs::select_runs`]'s rule, then all must share one
+/// mode and one cost unit (a routing set compares tuples of one kind).
 pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
-    let err = |e: sqlx::Error| BenchError::Other(format!("results store {}: {e}", store.path()));
-    let rows = sqlx::query(
-        "SELECT r.id, r.corpus, r.corpus_hash, r.mode, r.split, r.cost_unit FROM runs r
-         WHERE EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id) ORDER BY r.id",
-    )
-    .fetch_all(store.pool())
-    .await
-    .map_err(err)?;
-    let mut all: Vec<RunRef> = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let split: Option<String> = r.get(4);
-        all.push(RunRef {
-            id: r.get(0),
-            corpus: r.get(1),
-            corpus_hash: r.get(2),
-            mode: r.get(3),
-            split: split.as_deref().map(str::parse).transpose()?,
-            cost_unit: r.get(5),
-        });
-    }
-    let mut chosen: BTreeMap<(String, Option<SplitTag>), RunRef> = BTreeMap::new();
-    if sel.run_ids.is_empty() {
-        // Ids grow with time: the last one seen per (corpus, split) is the latest.
-        for r in all {
-            let keep = match sel.splits {
-                SplitUse::Pooled => r.split != Some(SplitTag::Train),
-                SplitUse::Given => r.split.is_some(),
-            };
-            if keep {
-                chosen.insert(r.key(), r);
-            }
-        }
-        if chosen.is_empty() {
-            return Err(BenchError::Invalid(match sel.splits {
-                SplitUse::Pooled => format!(
-                    "results store {} has no run with results outside a train split: run `ragrouter bench <corpus>` or `ragrouter import` first",
-                    store.path()
-                ),
-                SplitUse::Given => format!(
-                    "results store {} has no run tagged train or test: import with --split train and --split test for `--split given`",
-                    store.path()
-                ),
-            }));
-        }
-    } else {
-        for id in &sel.run_ids {
-            let r = all.iter().find(|r| r.id == *id).ok_or_else(|| {
-                BenchError::Invalid(format!(
-                    "run {id} does not exist or has no results in {}",
-                    store.path()
-                ))
-            })?;
-            if let Some(prev) = chosen.insert(r.key(), r.clone()) {
-                return Err(BenchError::Invalid(format!(
-                    "runs {} and {id} are both of corpus {}{}: give one run per corpus",
-                    prev.id,
-                    r.corpus,
-                    r.split.map(|s| format!(" (split {s})")).unwrap_or_default()
-                )));
-            }
-        }
-    }
-    if !sel.corpora.is_empty() {
-        let names: BTreeSet<String> = chosen.keys().map(|k| k.0.clone()).collect();
-        for c in &sel.corpora {
-            if !names.contains(c) {
-                return Err(BenchError::Invalid(format!(
-                    "corpus {c:?} has no {} with results in {} (corpora with results: {})",
-                    if sel.run_ids.is_empty() {
-                        "run"
-                    } else {
-                        "selected run"
-                    },
-                    store.path(),
-                    names.iter().cloned().collect::<Vec<_>>().join(", ")
-                )));
-            }
-        }
-        chosen.retain(|k, _| sel.corpora.contains(&k.0));
-    }
-    if sel.splits == SplitUse::Given {
-        for tag in [SplitTag::Train, SplitTag::Test] {
-            if !chosen.keys().any(|k| k.1 == Some(tag)) {
-                return Err(BenchError::Invalid(format!(
-                    "--split given needs runs tagged train and test; the selection has no {tag} run \
-                     (import one with `ragrouter import ... --split {tag}`)"
-                )));
-            }
-        }
-    }
-    let runs: Vec<RunRef> = chosen.into_values().collect();
+    let runs = bench_core::runs::select_runs(store, sel).await?;
     let modes: BTreeSet<&str> = runs.iter().map(|r| r.mode.as_str()).collect();
     if modes.len() > 1 {
         return Err(BenchError::Invalid(format!(
@@ -251,24 +113,12 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
 
 /// Reads the questions, tuples and indicators of each run.
 pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> {
-    let err = |e: sqlx::Error| BenchError::Other(format!("results store {}: {e}", store.path()));
     let mut out = Vec::with_capacity(runs.len());
     for run in runs {
-        let rows = sqlx::query(
-            "SELECT query_id, paradigm, judge_label, coalesce(score, semantic_f1),
-                    tokens_construction_in + tokens_construction_out + tokens_retrieval_in
-                    + tokens_retrieval_out + tokens_generation_in + tokens_generation_out,
-                    error, context_tokens, cost
-             FROM results WHERE run_id = ? ORDER BY query_id, paradigm",
-        )
-        .bind(run.id)
-        .fetch_all(store.pool())
-        .await
-        .map_err(err)?;
+        let rows = store.routing_tuples(run.id).await?;
         let mut tuples = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let query_id: String = r.get(0);
-            let paradigm: String = r.get(1);
+        for r in rows {
+            let query_id = r.query_id;
             let what = |m: String| {
                 BenchError::Invalid(format!(
                     "results store {}: run {} query {query_id}: {m}",
@@ -276,58 +126,48 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
                     run.id
                 ))
             };
-            let paradigm: ParadigmId = paradigm
+            let paradigm: ParadigmId = r
+                .paradigm
                 .parse()
                 .map_err(|e| what(format!("paradigm: {e}")))?;
-            let judge: Option<String> = r.get(2);
-            let judge = match judge {
+            let judge = match r.judge_label {
                 None => None,
                 Some(s) => Some(
                     JudgeLabel::parse(&s)
                         .ok_or_else(|| what(format!("unknown judge label {s:?}")))?,
                 ),
             };
-            let llm_tokens: i64 = r.get(4);
-            let context_tokens: i64 = r.get(6);
-            let imported_cost: Option<f64> = r.get(7);
             let tokens = if is_imported(&run.mode) {
-                imported_cost.unwrap_or(0.0)
+                r.cost.unwrap_or(0.0)
             } else {
                 bench_core::cost_tokens(
                     &run.mode,
-                    llm_tokens.max(0) as u64,
-                    context_tokens.max(0) as u64,
+                    r.llm_tokens.max(0) as u64,
+                    r.context_tokens.max(0) as u64,
                 ) as f64
             };
             tuples.push(Tuple {
                 query_id,
                 paradigm,
                 judge,
-                semantic_f1: r.get(3),
+                semantic_f1: r.score,
                 tokens,
-                error: r.get(5),
+                error: r.error,
             });
         }
         let with_tuples: BTreeSet<&str> = tuples.iter().map(|t| t.query_id.as_str()).collect();
-        let qrows = sqlx::query(
-            "SELECT query_id, text, qtype FROM queries WHERE corpus = ? AND corpus_hash = ? ORDER BY rowid",
-        )
-        .bind(&run.corpus)
-        .bind(&run.corpus_hash)
-        .fetch_all(store.pool())
-        .await
-        .map_err(err)?;
         let mut queries = Vec::new();
-        for r in &qrows {
-            let id: String = r.get(0);
-            if !with_tuples.contains(id.as_str()) {
+        for q in store
+            .stored_questions(&run.corpus, &run.corpus_hash)
+            .await?
+        {
+            if !with_tuples.contains(q.id.as_str()) {
                 continue;
             }
-            let qtype: String = r.get(2);
-            let qtype: QueryType = qtype.parse().map_err(|e| {
-                BenchError::Invalid(format!("corpus {} query {id}: {e}", run.corpus))
+            let qtype: QueryType = q.qtype.parse().map_err(|e| {
+                BenchError::Invalid(format!("corpus {} query {}: {e}", run.corpus, q.id))
             })?;
-            queries.push((id, r.get(1), qtype));
+            queries.push((q.id, q.text, qtype));
         }
         let known: BTreeSet<&str> = queries.iter().map(|q| q.0.as_str()).collect();
         if let Some(t) = tuples.iter().find(|t| !known.contains(t.query_id.as_str())) {
@@ -700,6 +540,7 @@ mod tests {
                     embedder: "e".into(),
                     extractor: String::new(),
                     crate_version: "0".into(),
+                    llm: None,
                 },
                 true,
             )

@@ -5,15 +5,16 @@ use std::str::FromStr;
 
 use bench_core::{BenchError, RoutingSet};
 
-/// The six corpus indicators of Appendix D.2, in column order.
-pub const INDICATOR_NAMES: [&str; 6] = [
-    "lcc_ratio",
-    "density",
-    "clustering",
-    "intrinsic_dim",
-    "hubness",
-    "mean_dispersion",
-];
+/// The six corpus indicators of Appendix D.2, in column order (`bench_core::CORPUS_INDICATORS`).
+pub const INDICATOR_NAMES: [&str; 6] = {
+    let mut names = [""; 6];
+    let mut i = 0;
+    while i < 6 {
+        names[i] = bench_core::routing::CORPUS_INDICATORS[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// Which feature blocks a router sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -205,24 +205,6 @@ pub(crate) fn resolve_llm(
         .map_err(|e| BadInput(e.to_string()).into())
 }
 
-/// Adds the run's LLM settings (every role; names of key variables, never keys) to the run's
-/// stored configuration as its `llm` field.
-pub(crate) async fn record_llm_settings(
-    store: &Store,
-    run_id: i64,
-    settings: &LlmSettings,
-) -> Result<()> {
-    sqlx::query(
-        "UPDATE runs SET config_json = json_set(config_json, '$.llm', json(?)) WHERE id = ?",
-    )
-    .bind(settings.record_json().to_string())
-    .bind(run_id)
-    .execute(store.pool())
-    .await
-    .context("recording the LLM settings with the run")?;
-    Ok(())
-}
-
 /// Whether the configuration's `[llm.embedding]` table names a model: only then are chunks,
 /// questions and graph entities embedded by the endpoint (the role otherwise inherits the
 /// answering model, which is a chat model, so the local encoder stays).
@@ -284,27 +266,18 @@ pub(crate) async fn record_embedding_usage(
         return Ok(());
     };
     let u = endpoint.take_unrecorded();
-    let field = |name: &str| {
-        format!("'{name}', coalesce(json_extract(config_json, '$.embedding_usage.{name}'), 0) + ?")
-    };
-    let sql = format!(
-        "UPDATE runs SET config_json = json_set(config_json, '$.embedding_usage', json_object(
-            'encoder', ?, {}, {}, {}, {}, {})) WHERE id = ?",
-        field("requests"),
-        field("texts"),
-        field("tokens"),
-        field("usage_tokens"),
-        field("counted_tokens")
-    );
-    sqlx::query(&sql)
-        .bind(endpoint.identity())
-        .bind(u.requests as i64)
-        .bind(u.texts as i64)
-        .bind(u.tokens as i64)
-        .bind(u.usage_tokens as i64)
-        .bind(u.counted_tokens as i64)
-        .bind(run_id)
-        .execute(store.pool())
+    store
+        .add_embedding_usage(
+            run_id,
+            &endpoint.identity(),
+            bench_core::store_reads::EmbeddingUsage {
+                requests: u.requests,
+                texts: u.texts,
+                tokens: u.tokens,
+                usage_tokens: u.usage_tokens,
+                counted_tokens: u.counted_tokens,
+            },
+        )
         .await
         .context("recording the embedding endpoint's usage with the run")?;
     Ok(())

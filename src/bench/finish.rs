@@ -21,33 +21,10 @@ pub(crate) fn check_db(db: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// A run's stored tuples: how many, how many without an error, and the first error.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Outcome {
-    pub(crate) tuples: i64,
-    pub(crate) ok: i64,
-    pub(crate) first_error: Option<String>,
-}
+pub(crate) use bench_core::store_reads::RunOutcome as Outcome;
 
 pub(crate) async fn outcome(store: &Store, run_id: i64) -> Result<Outcome> {
-    let (tuples, ok): (i64, i64) = sqlx::query_as(
-        "SELECT count(*), coalesce(sum(error IS NULL), 0) FROM results WHERE run_id = ?",
-    )
-    .bind(run_id)
-    .fetch_one(store.pool())
-    .await?;
-    let first_error: Option<String> = sqlx::query_scalar(
-        "SELECT error FROM results WHERE run_id = ? AND error IS NOT NULL
-         ORDER BY query_id, paradigm LIMIT 1",
-    )
-    .bind(run_id)
-    .fetch_optional(store.pool())
-    .await?;
-    Ok(Outcome {
-        tuples,
-        ok,
-        first_error,
-    })
+    Ok(store.run_outcome(run_id).await?)
 }
 
 /// An error when tuples ran and every one of them failed: such a run measured nothing, so it

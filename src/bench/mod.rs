@@ -418,11 +418,9 @@ impl Step<'_> {
                 String::new()
             },
             crate_version: env!("CARGO_PKG_VERSION").to_owned(),
+            llm: self.llm_settings.map(LlmSettings::record_json),
         };
         let run = store.start_run(&spec, self.args.fresh).await?;
-        if let Some(settings) = self.llm_settings {
-            record_llm_settings(store, run.id, settings).await?;
-        }
         let endpoint = self.embedded.endpoint_embedder.as_deref();
         record_embedding_usage(store, run.id, endpoint).await?;
         if let Some(signature) = &graph_build {

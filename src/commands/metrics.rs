@@ -41,20 +41,12 @@ pub struct MetricsArgs {
     pub model_dir: Option<PathBuf>,
 }
 
-/// The six router indicators (paper Appendix D.2) by their flat keys.
-pub const INDICATORS: [(&str, &str); 6] = [
-    ("graph.lcc_ratio", "LCC ratio"),
-    ("graph.density", "density"),
-    ("graph.average_clustering", "clustering"),
-    ("embeddings.twonn_mle", "intrinsic dimension (TwoNN)"),
-    ("embeddings.hubness_skew_k10", "hubness (skew N10)"),
-    ("embeddings.dispersion_mean", "mean dispersion"),
-];
-
 /// The six indicators of stored flat metrics as a two-column table.
 pub fn render_indicators(flat: &Value) -> String {
     let mut out = String::new();
-    for (key, label) in INDICATORS {
+    for bench_core::routing::CorpusIndicator { key, label, .. } in
+        bench_core::routing::CORPUS_INDICATORS
+    {
         let v = flat.get(key).map_or_else(|| "n/a".to_owned(), format_value);
         out.push_str(&format!("  {label:<28} {v}\n"));
     }

@@ -9,16 +9,21 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::{colour, draw_err, label, text, Figure};
 use crate::model::CorpusMetrics;
 
-/// The indicators drawn: (flat key, label, row), row 0 structural and 1 semantic.
-pub const INDICATORS: [(&str, &str, usize); 7] = [
-    ("graph.lcc_ratio", "LCC ratio", 0),
-    ("graph.density", "density", 0),
-    ("graph.average_clustering", "clustering coefficient", 0),
-    ("graph.average_degree", "average degree", 0),
-    ("embeddings.twonn_mle", "intrinsic dimension (TwoNN)", 1),
-    ("embeddings.dispersion_mean", "mean dispersion", 1),
-    ("embeddings.hubness_skew_k10", "hubness (skew of N10)", 1),
-];
+/// The indicators drawn: (flat key, label, row), row 0 structural and 1 semantic: the six of
+/// `bench_core::CORPUS_INDICATORS`, with the graph's average degree after the structural ones.
+pub fn indicators() -> Vec<(&'static str, &'static str, usize)> {
+    let row = |structural: bool| usize::from(!structural);
+    let mut out: Vec<_> = bench_core::routing::CORPUS_INDICATORS
+        .iter()
+        .map(|i| (i.key, i.label, row(i.structural)))
+        .collect();
+    let after_structural = out.iter().filter(|i| i.2 == 0).count();
+    out.insert(
+        after_structural,
+        ("graph.average_degree", "average degree", 0),
+    );
+    out
+}
 
 const PANEL: (u32, u32) = (300, 280);
 
@@ -40,7 +45,7 @@ impl ProfilesFigure {
         if corpora.is_empty() {
             return None;
         }
-        let values = INDICATORS
+        let values = indicators()
             .iter()
             .map(|(key, _, _)| {
                 corpora
@@ -92,7 +97,7 @@ impl Figure for ProfilesFigure {
         let body = root.margin(36, 0, 0, 0);
         let cells = body.split_evenly((2, 4));
         let mut col = [0usize; 2];
-        for (i, (_, name, row)) in INDICATORS.iter().enumerate() {
+        for (i, (_, name, row)) in indicators().iter().enumerate() {
             let area = &cells[row * 4 + col[*row]];
             col[*row] += 1;
             self.bars(area, name, &self.values[i])?;

@@ -1,0 +1,162 @@
+//! Which stored runs a routing set or a report reads: the one selection rule.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sqlx::Row;
+
+use crate::outcomes::is_imported;
+use crate::{BenchError, Result, SplitTag, Store};
+
+/// Which split tags the chosen runs may carry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SplitUse {
+    /// Per corpus the latest run not tagged `train` (k-fold and leave-one-corpus-out).
+    #[default]
+    Pooled,
+    /// Per corpus the latest `train` run and the latest `test` run (`--split given`).
+    Given,
+}
+
+/// Which runs feed the data set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSelection {
+    /// Explicit run ids (one per corpus and split tag); when empty, the latest runs per corpus.
+    pub run_ids: Vec<i64>,
+    /// Restrict to these corpora (empty: every corpus with results).
+    pub corpora: Vec<String>,
+    pub splits: SplitUse,
+}
+
+/// One selected run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRef {
+    pub id: i64,
+    pub corpus: String,
+    pub corpus_hash: String,
+    pub mode: String,
+    /// The split tag of an imported run (`None` for benched runs).
+    pub split: Option<SplitTag>,
+    /// The unit of an imported run's costs.
+    pub cost_unit: Option<String>,
+}
+
+impl RunRef {
+    /// What a tuple's cost counts in this run: the imported unit, offline the context tokens
+    /// a paradigm assembled, in LLM mode the tokens it was billed.
+    pub fn cost_unit(&self) -> String {
+        match &self.cost_unit {
+            Some(u) if is_imported(&self.mode) => u.clone(),
+            _ if self.mode == "offline" => "context tokens".into(),
+            _ if is_imported(&self.mode) => "cost".into(),
+            _ => "LLM tokens".into(),
+        }
+    }
+
+    pub(crate) fn key(&self) -> (String, Option<SplitTag>) {
+        (self.corpus.clone(), self.split)
+    }
+}
+
+/// The runs to use: explicit ids, or per corpus the latest run with results (and split tags as
+/// `sel.splits` asks); a (corpus, split tag) may appear once. The one selection rule of
+/// `route eval` and `report`.
+pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
+    let all = store.runs_with_results().await?;
+    let mut chosen: BTreeMap<(String, Option<SplitTag>), RunRef> = BTreeMap::new();
+    if sel.run_ids.is_empty() {
+        // Ids grow with time: the last one seen per (corpus, split) is the latest.
+        for r in all {
+            let keep = match sel.splits {
+                SplitUse::Pooled => r.split != Some(SplitTag::Train),
+                SplitUse::Given => r.split.is_some(),
+            };
+            if keep {
+                chosen.insert(r.key(), r);
+            }
+        }
+        if chosen.is_empty() {
+            return Err(BenchError::Invalid(match sel.splits {
+                SplitUse::Pooled => format!(
+                    "results store {} has no run with results outside a train split: run `ragrouter bench <corpus>` or `ragrouter import` first",
+                    store.path()
+                ),
+                SplitUse::Given => format!(
+                    "results store {} has no run tagged train or test: import with --split train and --split test for `--split given`",
+                    store.path()
+                ),
+            }));
+        }
+    } else {
+        for id in &sel.run_ids {
+            let r = all.iter().find(|r| r.id == *id).ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "run {id} does not exist or has no results in {}",
+                    store.path()
+                ))
+            })?;
+            if let Some(prev) = chosen.insert(r.key(), r.clone()) {
+                return Err(BenchError::Invalid(format!(
+                    "runs {} and {id} are both of corpus {}{}: give one run per corpus",
+                    prev.id,
+                    r.corpus,
+                    r.split.map(|s| format!(" (split {s})")).unwrap_or_default()
+                )));
+            }
+        }
+    }
+    if !sel.corpora.is_empty() {
+        let names: BTreeSet<String> = chosen.keys().map(|k| k.0.clone()).collect();
+        for c in &sel.corpora {
+            if !names.contains(c) {
+                return Err(BenchError::Invalid(format!(
+                    "corpus {c:?} has no {} with results in {} (corpora with results: {})",
+                    if sel.run_ids.is_empty() {
+                        "run"
+                    } else {
+                        "selected run"
+                    },
+                    store.path(),
+                    names.iter().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        chosen.retain(|k, _| sel.corpora.contains(&k.0));
+    }
+    if sel.splits == SplitUse::Given {
+        for tag in [SplitTag::Train, SplitTag::Test] {
+            if !chosen.keys().any(|k| k.1 == Some(tag)) {
+                return Err(BenchError::Invalid(format!(
+                    "--split given needs runs tagged train and test; the selection has no {tag} run \
+                     (import one with `ragrouter import ... --split {tag}`)"
+                )));
+            }
+        }
+    }
+    Ok(chosen.into_values().collect())
+}
+
+impl Store {
+    /// Every run with at least one tuple, oldest first.
+    pub async fn runs_with_results(&self) -> Result<Vec<RunRef>> {
+        let rows = sqlx::query(
+            "SELECT r.id, r.corpus, r.corpus_hash, r.mode, r.split, r.cost_unit FROM runs r
+             WHERE EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id) ORDER BY r.id",
+        )
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.err(e))?;
+        let mut all = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let split: Option<String> = r.get(4);
+            all.push(RunRef {
+                id: r.get(0),
+                corpus: r.get(1),
+                corpus_hash: r.get(2),
+                mode: r.get(3),
+                split: split.as_deref().map(str::parse).transpose()?,
+                cost_unit: r.get(5),
+            });
+        }
+        Ok(all)
+    }
+}

@@ -38,7 +38,7 @@ fn words(text: &str) -> Vec<&str> {
 }
 
 fn pooled(text: &str) -> Vec<f32> {
-    let mut v = vec![0.0f32; DIM];
+    let mut v = [0.0f32; DIM];
     for w in words(text) {
         for (a, b) in v.iter_mut().zip(row(w)) {
             *a += b;

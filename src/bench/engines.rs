@@ -269,7 +269,7 @@ pub(crate) async fn record_embedding_usage(
     store
         .add_embedding_usage(
             run_id,
-            &endpoint.identity(),
+            endpoint.identity(),
             bench_core::store_reads::EmbeddingUsage {
                 requests: u.requests,
                 texts: u.texts,

@@ -212,7 +212,7 @@ fn embed(
         MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
     );
     let (embedder, endpoint_embedder) =
-        choose_embedder(&config, llm_settings, encoder.clone(), &args.cache_dir)?;
+        choose_embedder(config, llm_settings, encoder.clone(), &args.cache_dir)?;
     let cache = VectorCache::new(&args.cache_dir);
     let chunk_vectors = embed_with_progress(
         &cache,
@@ -476,7 +476,7 @@ impl Step<'_> {
         shared: &Shared,
         [graph_secs, answer_secs]: [f64; 2],
     ) -> Result<()> {
-        let outcome = finish::outcome(&store, run.id).await?;
+        let outcome = finish::outcome(store, run.id).await?;
         if let Some(err) = finish::all_failed(&outcome, run.id, &self.args.db) {
             print!("{}", table::render(&store.summary(run.id).await?));
             return Err(err);
@@ -513,7 +513,7 @@ impl Step<'_> {
             );
         }
         finish::ensure_corpus_metrics(
-            &store,
+            store,
             self.corpus,
             graph_used,
             &self.embedded.cache,

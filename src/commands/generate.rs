@@ -219,26 +219,41 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     print!("{}", render_stats(&stats));
     write_set(&args.out, &name, &corpus, &kept, &stats)
         .with_context(|| format!("writing the set into {}", args.out.display()))?;
-    println!(
-        "wrote {} questions to {} (name {name}); run them with: ragrouter bench jsonl:{}",
-        kept.len(),
-        args.out.display(),
-        args.out.display()
-    );
+    if kept.is_empty() {
+        // The statistics say why; the folder keeps them, but `bench` needs a question.
+        println!(
+            "kept no question: {} holds the construction statistics only (`bench` needs at \
+             least one question; see which filter removed the candidates above)",
+            args.out.display()
+        );
+    } else {
+        println!(
+            "wrote {} questions to {} (name {name}); run them with: ragrouter bench jsonl:{}",
+            kept.len(),
+            args.out.display(),
+            args.out.display()
+        );
+    }
     Ok(())
 }
 
 /// The construction statistics as a table: per type, candidates, removals per filter, kept.
 pub fn render_stats(s: &Statistics) -> String {
     let mut out = format!("construction statistics ({}):\n", s.generator);
-    let mut header = vec!["type".to_owned(), "drawn".into(), "candidates".into()];
+    let mut header = vec![
+        "type".to_owned(),
+        "drawn".into(),
+        "no source".into(),
+        "candidates".into(),
+    ];
     header.extend(Filter::ALL.iter().map(|f| format!("-{}", f.as_str())));
     header.extend(["kept".into(), "pass %".into()]);
     let mut rows = vec![header];
     for (t, st) in &s.per_type {
         let mut row = vec![
             t.as_str().to_owned(),
-            (st.generated + st.no_candidate).to_string(),
+            (st.generated + st.no_candidate + st.no_source).to_string(),
+            st.no_source.to_string(),
             st.generated.to_string(),
         ];
         for f in Filter::ALL {

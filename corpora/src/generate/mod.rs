@@ -13,7 +13,7 @@
 pub mod llm;
 pub mod offline;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -167,7 +167,9 @@ pub struct Kept {
 pub struct TypeStats {
     /// Sources drawn that gave a candidate.
     pub generated: usize,
-    /// Sources drawn that gave none (no usable fact, an unreadable reply).
+    /// Draws that found no source (no graph path or entity with facts in two documents).
+    pub no_source: usize,
+    /// Sources that gave no candidate (no usable fact, an unreadable or declined reply).
     pub no_candidate: usize,
     /// Candidates each filter removed (the first that failed).
     pub removed: BTreeMap<Filter, usize>,
@@ -217,7 +219,7 @@ impl Pipeline<'_> {
                 }
                 tried += 1;
                 let Some(source) = sources.draw(qtype, &mut rng) else {
-                    st.no_candidate += 1;
+                    st.no_source += 1;
                     continue;
                 };
                 let Some(c) = self.generator.generate(qtype, &source).await? else {
@@ -392,8 +394,11 @@ struct Sources<'a> {
     by_subject: BTreeMap<u32, Vec<usize>>,
     /// Triplet indices per node, either end.
     by_node: BTreeMap<u32, Vec<usize>>,
-    /// Cumulative node degrees, for drawing an entity in proportion to its degree.
-    cumulative: Vec<u64>,
+    /// (cumulative degree, node) over the entities with facts from two or more documents, for
+    /// drawing one in proportion to its degree.
+    cumulative: Vec<(u64, u32)>,
+    /// Facts A -r1-> B with a fact B -r2-> C from another document (C is not A).
+    chain_starts: Vec<usize>,
     /// Triplets with a relation other than the offline extractor's co-occurrence link: a
     /// question over "related_to" says little, so these are preferred where there are any.
     specific: Vec<bool>,
@@ -407,7 +412,8 @@ impl<'a> Sources<'a> {
             by_chunk: BTreeMap::new(),
             by_subject: BTreeMap::new(),
             by_node: BTreeMap::new(),
-            cumulative: Vec::with_capacity(graph.nodes.len()),
+            cumulative: Vec::new(),
+            chain_starts: Vec::new(),
             specific: graph
                 .triplets
                 .iter()
@@ -422,9 +428,21 @@ impl<'a> Sources<'a> {
         }
         let mut total = 0u64;
         for n in 0..graph.nodes.len() as u32 {
-            total += graph.adjacency.degree(n) as u64;
-            s.cumulative.push(total);
+            let docs: BTreeSet<&str> = s
+                .by_node
+                .get(&n)
+                .into_iter()
+                .flatten()
+                .map(|&i| corpus.chunks[graph.triplets[i].chunk as usize].document.as_str())
+                .collect();
+            if docs.len() >= 2 {
+                total += graph.adjacency.degree(n) as u64;
+                s.cumulative.push((total, n));
+            }
         }
+        s.chain_starts = (0..graph.triplets.len())
+            .filter(|&i| !s.continuations(i).is_empty())
+            .collect();
         s
     }
 
@@ -436,6 +454,22 @@ impl<'a> Sources<'a> {
             self.graph.nodes[t.v as usize].clone(),
             t.chunk,
         )
+    }
+
+    /// The facts B -r2-> C that continue fact `first` (A -r1-> B) from another document.
+    fn continuations(&self, first: usize) -> Vec<usize> {
+        let t1 = self.graph.triplets[first];
+        let doc1 = &self.chunk(t1.chunk).document;
+        self.by_subject
+            .get(&t1.v)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&j| {
+                let t2 = self.graph.triplets[j];
+                t2.v != t1.u && &self.chunk(t2.chunk).document != doc1
+            })
+            .collect()
     }
 
     /// The triplets of `ts` with a specific relation, or all of them when none has one.
@@ -472,28 +506,14 @@ impl<'a> Sources<'a> {
             }
             QueryType::Reasoning => {
                 // A two-step walk: A -r1-> B in one document, B -r2-> C in another.
-                if self.graph.triplets.is_empty() {
+                // Only facts that start such a walk are drawn: a sparse graph has few.
+                if self.chain_starts.is_empty() {
                     return None;
                 }
-                let all: Vec<usize> = (0..self.graph.triplets.len()).collect();
-                let starts = self.prefer_specific(&all);
+                let starts = self.prefer_specific(&self.chain_starts);
                 let first = starts[rng.below(starts.len())];
                 let t1 = self.graph.triplets[first];
-                let doc1 = &self.chunk(t1.chunk).document;
-                let next: Vec<usize> = self
-                    .by_subject
-                    .get(&t1.v)?
-                    .iter()
-                    .copied()
-                    .filter(|&j| {
-                        let t2 = self.graph.triplets[j];
-                        t2.v != t1.u && &self.chunk(t2.chunk).document != doc1
-                    })
-                    .collect();
-                if next.is_empty() {
-                    return None;
-                }
-                let next = self.prefer_specific(&next);
+                let next = self.prefer_specific(&self.continuations(first));
                 let second = next[rng.below(next.len())];
                 let t2 = self.graph.triplets[second];
                 Some(Source {
@@ -503,13 +523,14 @@ impl<'a> Sources<'a> {
                 })
             }
             QueryType::Summary => {
-                // An entity drawn in proportion to its degree, with facts from two or more documents.
-                let total = *self.cumulative.last()?;
+                // An entity with facts from two or more documents, drawn in proportion to its
+                // degree among such entities.
+                let total = self.cumulative.last()?.0;
                 if total == 0 {
                     return None;
                 }
                 let x = rng.next_u64() % total;
-                let node = self.cumulative.partition_point(|&c| c <= x) as u32;
+                let node = self.cumulative[self.cumulative.partition_point(|&(c, _)| c <= x)].1;
                 let mut facts: Vec<usize> = self.by_node.get(&node)?.clone();
                 rng.shuffle(&mut facts);
                 let mut docs = Vec::new();

@@ -433,7 +433,11 @@ impl<'a> Sources<'a> {
                 .get(&n)
                 .into_iter()
                 .flatten()
-                .map(|&i| corpus.chunks[graph.triplets[i].chunk as usize].document.as_str())
+                .map(|&i| {
+                    corpus.chunks[graph.triplets[i].chunk as usize]
+                        .document
+                        .as_str()
+                })
                 .collect();
             if docs.len() >= 2 {
                 total += graph.adjacency.degree(n) as u64;

@@ -173,12 +173,19 @@ pub struct BenchArgs {
     /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// The LLM endpoint flags of `bench` and `generate`.
+#[derive(Debug, Args, Clone)]
+pub struct LlmArgs {
     /// Base URL of the OpenAI-compatible answering endpoint (else the configuration's
     /// llm.answer.base_url, else $OPENAI_BASE_URL, else OpenAI's). Needs a model to take effect.
     #[arg(long)]
     pub llm_base_url: Option<String>,
-    /// Model of the answering endpoint: naming one switches the run to LLM mode. The API key is
-    /// read from $OPENAI_API_KEY (or the configuration's api_key_env), never from a flag.
+    /// Model of the answering endpoint: naming one switches to LLM mode. The API key is read
+    /// from $OPENAI_API_KEY (or the configuration's api_key_env), never from a flag.
     #[arg(long)]
     pub llm_model: Option<String>,
 }

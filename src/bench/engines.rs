@@ -190,8 +190,7 @@ pub(crate) async fn build_graph_with_progress(
 /// The LLM settings of the run from the configuration's `[llm.*]` tables, the flags and the
 /// environment; `None` runs offline.
 pub(crate) fn resolve_llm(
-    base_url: Option<String>,
-    model: Option<String>,
+    args: &crate::cli::LlmArgs,
     config: &BenchConfig,
 ) -> Result<Option<LlmSettings>> {
     let file = config
@@ -200,7 +199,10 @@ pub(crate) fn resolve_llm(
         .map(serde_json::from_value::<llm::LlmFileConfig>)
         .transpose()
         .map_err(|e| BadInput(format!("configuration [llm]: {e}")))?;
-    let flags = llm::LlmFlags { base_url, model };
+    let flags = llm::LlmFlags {
+        base_url: args.llm_base_url.clone(),
+        model: args.llm_model.clone(),
+    };
     llm::resolve(file.as_ref(), &flags, &|k| std::env::var(k).ok())
         .map_err(|e| BadInput(e.to_string()).into())
 }

@@ -82,7 +82,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
     // A --db that is a directory or another application's file is refused before any work.
     finish::check_db(&args.db)?;
-    let llm_settings = resolve_llm(args.llm_base_url.clone(), args.llm_model.clone(), &config)?;
+    let llm_settings = resolve_llm(&args.llm, &config)?;
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
     let llm_clients = llm_settings.as_ref().map(LlmClients::new).transpose()?;

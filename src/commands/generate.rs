@@ -64,12 +64,8 @@ pub struct GenerateArgs {
     /// under $XDG_CACHE_HOME when set].
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
-    /// Base URL of the OpenAI-compatible endpoint (as for `bench`).
-    #[arg(long)]
-    pub llm_base_url: Option<String>,
-    /// Model of the endpoint: naming one generates and verifies with the LLM.
-    #[arg(long)]
-    pub llm_model: Option<String>,
+    #[command(flatten)]
+    pub llm: crate::cli::LlmArgs,
 }
 
 fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
@@ -112,7 +108,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         ))
         .into());
     }
-    let settings = resolve_llm(args.llm_base_url.clone(), args.llm_model.clone(), &config)?;
+    let settings = resolve_llm(&args.llm, &config)?;
     let clients = settings.as_ref().map(LlmClients::new).transpose()?;
     let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))
         .with_context(|| format!("loading corpus {}", args.corpus))?;

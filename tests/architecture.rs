@@ -301,17 +301,10 @@ const STORE_MODULES: &[&str] = &[
 fn nothing_outside_the_store_speaks_sql() {
     // No crate but bench-core links sqlx for its own code (tests may read a database).
     for (name, man) in std::iter::once(("ragrouter".to_owned(), manifest(root()))).chain(
-        [
-            "corpora",
-            "paradigms",
-            "metrics",
-            "routers",
-            "reports",
-            "fixtures",
-            "llm",
-        ]
-        .iter()
-        .map(|c| (c.to_string(), manifest(&root().join(c)))),
+        SOURCES
+            .iter()
+            .filter(|d| !matches!(**d, "src" | "tests" | "bench-core"))
+            .map(|c| (c.to_string(), manifest(&root().join(c)))),
     ) {
         let deps = man.get("dependencies").and_then(|t| t.as_table());
         assert!(
@@ -320,24 +313,25 @@ fn nothing_outside_the_store_speaks_sql() {
         );
     }
     // And no library or binary source outside the store's modules names it.
-    let offenders: Vec<_> = rust_files(&[
-        "src",
-        "bench-core/src",
-        "corpora/src",
-        "paradigms/src",
-        "metrics/src",
-        "routers/src",
-        "reports/src",
-        "fixtures/src",
-        "llm/src",
-    ])
-    .into_iter()
-    .filter(|f| {
-        let in_store = f.starts_with(root().join("bench-core/src"))
-            && STORE_MODULES.contains(&f.file_name().unwrap().to_str().unwrap());
-        !in_store && std::fs::read_to_string(f).unwrap().contains("sqlx")
-    })
-    .collect();
+    let libraries: Vec<String> = SOURCES
+        .iter()
+        .filter(|d| **d != "tests")
+        .map(|d| {
+            if *d == "src" {
+                d.to_string()
+            } else {
+                format!("{d}/src")
+            }
+        })
+        .collect();
+    let offenders: Vec<_> = rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>())
+        .into_iter()
+        .filter(|f| {
+            let in_store = f.starts_with(root().join("bench-core/src"))
+                && STORE_MODULES.contains(&f.file_name().unwrap().to_str().unwrap());
+            !in_store && std::fs::read_to_string(f).unwrap().contains("sqlx")
+        })
+        .collect();
     assert!(
         offenders.is_empty(),
         "SQL outside the store's modules (ARCHITECTURE.md, invariant 12): {offenders:?}"

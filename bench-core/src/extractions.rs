@@ -19,6 +19,13 @@ pub struct ExtractorKey {
     pub prompt_hash: String,
 }
 
+impl ExtractorKey {
+    /// `extractor:model:prompt_hash`: how a run records the extractor its graph came from.
+    pub fn label(&self) -> String {
+        format!("{}:{}:{}", self.extractor, self.model, self.prompt_hash)
+    }
+}
+
 /// Outcome of one chunk's extraction as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExtractionStatus {
@@ -175,20 +182,10 @@ impl Store {
         corpus_hash: &str,
         key: &ExtractorKey,
     ) -> Result<Option<(u64, u64)>> {
-        let row = sqlx::query(
-            "SELECT tokens_in, tokens_out FROM graph_builds
-             WHERE corpus = ? AND corpus_hash = ? AND extractor = ? AND model = ? AND prompt_hash = ?
-             ORDER BY id DESC LIMIT 1",
-        )
-        .bind(corpus)
-        .bind(corpus_hash)
-        .bind(&key.extractor)
-        .bind(&key.model)
-        .bind(&key.prompt_hash)
-        .fetch_optional(self.pool())
-        .await
-        .map_err(|e| self.store_err(e))?;
-        Ok(row.map(|r| (r.get::<i64, _>(0) as u64, r.get::<i64, _>(1) as u64)))
+        let t = self
+            .run_construction_tokens(corpus, corpus_hash, &key.label())
+            .await?;
+        Ok(t.map(|(i, o)| (i.max(0) as u64, o.max(0) as u64)))
     }
 
     fn store_err(&self, source: sqlx::Error) -> BenchError {

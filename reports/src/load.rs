@@ -68,22 +68,6 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
             construction,
         });
     }
-    if !sel.corpora.is_empty() {
-        for c in &sel.corpora {
-            if !runs.iter().any(|r| &r.corpus == c) {
-                return Err(BenchError::Invalid(format!(
-                    "results store {}: no selected run of corpus {c:?}",
-                    store.path()
-                )));
-            }
-        }
-    }
-    if runs.is_empty() {
-        return Err(BenchError::Invalid(format!(
-            "results store {}: no run with results to report (run `ragrouter bench` first)",
-            store.path()
-        )));
-    }
     runs.sort_by(|a, b| a.corpus.cmp(&b.corpus).then(a.id.cmp(&b.id)));
 
     let mut tuples = Vec::new();

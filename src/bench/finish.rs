@@ -21,15 +21,13 @@ pub(crate) fn check_db(db: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) use bench_core::store_reads::RunOutcome as Outcome;
-
-pub(crate) async fn outcome(store: &Store, run_id: i64) -> Result<Outcome> {
-    Ok(store.run_outcome(run_id).await?)
-}
-
 /// An error when tuples ran and every one of them failed: such a run measured nothing, so it
 /// is left unfinished and the command exits non-zero (the same command retries the tuples).
-pub(crate) fn all_failed(o: &Outcome, run_id: i64, db: &std::path::Path) -> Option<anyhow::Error> {
+pub(crate) fn all_failed(
+    o: &bench_core::store_reads::RunOutcome,
+    run_id: i64,
+    db: &std::path::Path,
+) -> Option<anyhow::Error> {
     (o.tuples > 0 && o.ok == 0).then(|| {
         anyhow::anyhow!(
             "every one of run {run_id}'s {} tuples failed, so the run is not marked finished; \

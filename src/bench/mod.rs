@@ -412,8 +412,7 @@ impl Step<'_> {
             judge: engines.judge.identity(),
             embedder: self.embedded.embedder.name().to_owned(),
             extractor: if graph_build.is_some() {
-                let id = engines.graph_extractor.identity();
-                format!("{}:{}:{}", id.extractor, id.model, id.prompt_hash)
+                engines.graph_extractor.identity().label()
             } else {
                 String::new()
             },
@@ -476,7 +475,7 @@ impl Step<'_> {
         shared: &Shared,
         [graph_secs, answer_secs]: [f64; 2],
     ) -> Result<()> {
-        let outcome = finish::outcome(store, run.id).await?;
+        let outcome = store.run_outcome(run.id).await?;
         if let Some(err) = finish::all_failed(&outcome, run.id, &self.args.db) {
             print!("{}", table::render(&store.summary(run.id).await?));
             return Err(err);

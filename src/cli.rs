@@ -129,9 +129,18 @@ pub struct BenchArgs {
     /// --sample), into this --db; `ragrouter merge` joins the shards' files into one run.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// Results database.
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    /// Results database: an SQLite file, or postgres://USER@HOST[:PORT]/DB, which several
+    /// workers (on one machine or many) share to answer one run together.
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
+    /// With a PostgreSQL --db: seconds a claimed (question, paradigm) item stays this worker's
+    /// before another worker may take it; a worker that dies loses only the items it held.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub lease: u64,
     /// Directory for cached vectors.
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,

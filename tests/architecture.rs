@@ -289,6 +289,8 @@ const STORE_MODULES: &[&str] = &[
     "store.rs",
     "store_open.rs",
     "store_reads.rs",
+    "store_backend.rs",
+    "leases.rs",
     "runs.rs",
     "route_evals.rs",
     "merge.rs",

@@ -82,35 +82,47 @@ impl Store {
         key: &ExtractorKey,
         chunk_hashes: &[String],
     ) -> Result<HashMap<String, ExtractionRow>> {
-        // One JSON parameter instead of thousands of placeholders: SQLite caps bound variables.
-        let hashes = serde_json::to_string(chunk_hashes).expect("strings serialise");
-        let rows = sqlx::query(
-            "SELECT chunk_hash, status, triplets_json, tokens_in, tokens_out, error
-             FROM extractions
-             WHERE extractor = ? AND model = ? AND prompt_hash = ?
-               AND chunk_hash IN (SELECT value FROM json_each(?))",
-        )
-        .bind(&key.extractor)
-        .bind(&key.model)
-        .bind(&key.prompt_hash)
-        .bind(hashes)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.store_err(e))?;
-        rows.into_iter()
-            .map(|r| {
-                let row = row_from(&r)?;
-                Ok((row.chunk_hash.clone(), row))
-            })
-            .collect()
+        // In slices: both backends cap the parameters of one statement (SQLite 32,766,
+        // PostgreSQL 65,535).
+        let mut out = HashMap::with_capacity(chunk_hashes.len());
+        for slice in chunk_hashes.chunks(1000) {
+            let list: Vec<String> = (0..slice.len()).map(|i| format!("${}", i + 4)).collect();
+            let sql = format!(
+                "SELECT chunk_hash, status, triplets_json, tokens_in, tokens_out, error
+                 FROM extractions
+                 WHERE extractor = $1 AND model = $2 AND prompt_hash = $3
+                   AND chunk_hash IN ({})",
+                list.join(", ")
+            );
+            let mut q = sqlx::query(&sql)
+                .bind(&key.extractor)
+                .bind(&key.model)
+                .bind(&key.prompt_hash);
+            for h in slice {
+                q = q.bind(h);
+            }
+            let rows = q
+                .fetch_all(self.pool())
+                .await
+                .map_err(|e| self.store_err(e))?;
+            for r in &rows {
+                let row = row_from(r)?;
+                out.insert(row.chunk_hash.clone(), row);
+            }
+        }
+        Ok(out)
     }
 
     /// Writes one chunk's extraction, replacing an earlier (failed) attempt of the same key.
     pub async fn put_extraction(&self, key: &ExtractorKey, row: &ExtractionRow) -> Result<()> {
         sqlx::query(
-            "INSERT OR REPLACE INTO extractions
+            "INSERT INTO extractions
                 (chunk_hash, extractor, model, prompt_hash, status, triplets_json, tokens_in, tokens_out, error)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT (chunk_hash, extractor, model, prompt_hash) DO UPDATE SET
+                status = excluded.status, triplets_json = excluded.triplets_json,
+                tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
+                error = excluded.error, created_at = excluded.created_at",
         )
         .bind(&row.chunk_hash)
         .bind(&key.extractor)
@@ -131,7 +143,7 @@ impl Store {
     pub async fn extraction_failures(&self, key: &ExtractorKey) -> Result<Vec<(String, String)>> {
         let rows = sqlx::query(
             "SELECT chunk_hash, coalesce(error, '') FROM extractions
-             WHERE extractor = ? AND model = ? AND prompt_hash = ? AND status = 'failed'
+             WHERE extractor = $1 AND model = $2 AND prompt_hash = $3 AND status = 'failed'
              ORDER BY chunk_hash",
         )
         .bind(&key.extractor)
@@ -151,7 +163,7 @@ impl Store {
         sqlx::query(
             "INSERT INTO graph_builds (corpus, corpus_hash, extractor, model, prompt_hash, chunks, nodes, edges,
                 relation_types, triplets, components, failures, tokens_in, tokens_out, signature)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(&b.corpus)
         .bind(&b.corpus_hash)
@@ -196,7 +208,7 @@ impl Store {
     }
 }
 
-fn row_from(r: &sqlx::sqlite::SqliteRow) -> Result<ExtractionRow> {
+fn row_from(r: &sqlx::any::AnyRow) -> Result<ExtractionRow> {
     let status: String = r.get(1);
     let status = match status.as_str() {
         "ok" => ExtractionStatus::Ok,

@@ -42,7 +42,7 @@ impl Store {
                 config_hash.as_bytes(),
             ]);
             let tuples: usize = records.iter().map(|r| r.outcomes.len()).sum();
-            let existing: Option<i64> = sqlx::query("SELECT max(id) FROM runs WHERE run_key = ?")
+            let existing: Option<i64> = sqlx::query("SELECT max(id) FROM runs WHERE run_key = $1")
                 .bind(&run_key)
                 .fetch_one(&mut *tx)
                 .await
@@ -59,8 +59,8 @@ impl Store {
                 continue;
             }
             sqlx::query(
-                "INSERT OR IGNORE INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
-                 VALUES (?, ?, ?, 0, 0, 0, ?, 0)",
+                "INSERT INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
+                 VALUES ($1, $2, $3, 0, 0, 0, $4, 0) ON CONFLICT DO NOTHING",
             )
             .bind(corpus)
             .bind(&hash)
@@ -73,8 +73,8 @@ impl Store {
                 let answer = r.answers.first().cloned().unwrap_or_default();
                 let aliases: Vec<&String> = r.answers.iter().skip(1).collect();
                 sqlx::query(
-                    "INSERT OR IGNORE INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, '[]', '[]')",
+                    "INSERT INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, '[]', '[]') ON CONFLICT DO NOTHING",
                 )
                 .bind(corpus)
                 .bind(&hash)
@@ -87,10 +87,11 @@ impl Store {
                 .await
                 .map_err(|e| self.err(e))?;
             }
-            let run_id = sqlx::query(
+            let run_id: i64 = sqlx::query_scalar(&format!(
                 "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder, extractor, split, cost_unit, finished_at)
-                 VALUES (?, ?, ?, ?, ?, 0, ?, ?, 'imported', ?, '', '', ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
-            )
+                 VALUES ($1, $2, $3, $4, $5, 0, $6, $7, 'imported', $8, '', '', $9, $10, {}) RETURNING id",
+                self.backend().now_text()
+            ))
             .bind(&run_key)
             .bind(corpus)
             .bind(&hash)
@@ -101,10 +102,9 @@ impl Store {
             .bind(&imp.metric)
             .bind(&split)
             .bind(&imp.cost_unit)
-            .execute(&mut *tx)
+            .fetch_one(&mut *tx)
             .await
-            .map_err(|e| self.err(e))?
-            .last_insert_rowid();
+            .map_err(|e| self.err(e))?;
             for r in &records {
                 for (p, o) in &r.outcomes {
                     // The quality columns repeat the imported score (or 1/0 of `correct` when the
@@ -119,7 +119,7 @@ impl Store {
                             latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
                             judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
                             score, cost)
-                         VALUES (?, ?, ?, '', '[]', 0, 0, 0, 0, 0, 0, 0, 'imported', 0, 0, 0, ?, ?, ?, ?, NULL, ?, ?, NULL, ?, ?, ?)",
+                         VALUES ($1, $2, $3, '', '[]', 0, 0, 0, 0, 0, 0, 0, 'imported', 0, 0, 0, $4, $5, $6, $7, NULL, $8, $9, NULL, $10, $11, $12)",
                     )
                     .bind(run_id)
                     .bind(&r.id)

@@ -8,6 +8,7 @@ pub mod error;
 pub mod extractions;
 pub mod imports;
 pub mod input;
+pub mod leases;
 pub mod llm_cache;
 pub mod merge;
 pub mod outcomes;
@@ -35,7 +36,7 @@ pub use routing::{
     ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, RouteEvalTest,
     RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
 };
-pub use store::{RunHandle, RunSpec, Store, SummaryRow};
+pub use store::{Backend, DbTarget, RunHandle, RunSpec, Store, SummaryRow};
 pub use traits::{
     ChatMessage, ChatRequest, ChatResponse, ContextChunk, Embedder, Embeddings, Generation, Judge,
     Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, TokenEncoder, Usage,

@@ -29,7 +29,7 @@ impl Store {
     pub async fn llm_cache_get(&self, key: &str) -> Result<Option<ChatResponse>> {
         let row = sqlx::query(
             "SELECT response, prompt_tokens, completion_tokens, usage_reported \
-             FROM llm_cache WHERE key = ?",
+             FROM llm_cache WHERE key = $1",
         )
         .bind(key)
         .fetch_optional(self.pool())
@@ -53,9 +53,9 @@ impl Store {
     /// the stored reply, or a rerun answered from the cache would differ from this run.
     pub async fn llm_cache_put(&self, entry: &LlmCacheEntry<'_>) -> Result<bool> {
         let done = sqlx::query(
-            "INSERT OR IGNORE INTO llm_cache \
+            "INSERT INTO llm_cache \
              (key, identity, model, request_json, response, prompt_tokens, completion_tokens, usage_reported) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
         )
         .bind(entry.key)
         .bind(entry.identity)

@@ -47,7 +47,7 @@ impl Store {
         for &input in inputs {
             let store = Store::open_existing(input).await?;
             let these: BTreeSet<String> = store.run_keys().await?.into_keys().collect();
-            store.pool().close().await;
+            store.close().await;
             match &keys {
                 None => keys = Some((these, input)),
                 Some((first, first_path)) if *first != these => {
@@ -76,6 +76,13 @@ impl Store {
     /// the run is finished when every input's is. Router evaluations are not merged (run
     /// `route eval` on the result).
     pub async fn merge_from(&self, inputs: &[&Path]) -> Result<Vec<MergedRun>> {
+        if self.backend() != crate::store::Backend::Sqlite {
+            return Err(BenchError::Invalid(format!(
+                "merge: the output {} is not an SQLite file: merge joins shard files into a new \
+                 file; workers that share a PostgreSQL database need no merge",
+                self.path()
+            )));
+        }
         if !self.run_keys().await?.is_empty() {
             return Err(BenchError::Invalid(format!(
                 "merge: the output {} already holds runs; merge into a new file",
@@ -97,7 +104,7 @@ impl Store {
         // transaction, so every input is attached first.
         let mut conn = self.pool().acquire().await.map_err(|e| self.err(e))?;
         for (n, &input) in inputs.iter().enumerate() {
-            sqlx::query(&format!("ATTACH DATABASE ? AS shard{n}"))
+            sqlx::query(&format!("ATTACH DATABASE $1 AS shard{n}"))
                 .bind(input.to_string_lossy().into_owned())
                 .execute(&mut *conn)
                 .await
@@ -124,7 +131,7 @@ impl Store {
 
     async fn merge_attached(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut sqlx::AnyConnection,
         inputs: usize,
         results_cols: &str,
         runs_cols: &str,
@@ -150,14 +157,14 @@ impl Store {
             .await
             .map_err(|e| self.err(e))?;
             let runs = sqlx::query(&format!(
-                "SELECT id, run_key, corpus, finished_at IS NOT NULL FROM {alias}.runs ORDER BY id"
+                "SELECT id, run_key, corpus, CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END FROM {alias}.runs ORDER BY id"
             ))
             .fetch_all(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
             for r in runs {
                 let (old, key, corpus, finished): (i64, String, String, bool) =
-                    (r.get(0), r.get(1), r.get(2), r.get(3));
+                    (r.get(0), r.get(1), r.get(2), r.get::<i64, _>(3) != 0);
                 let id = match merged.get_mut(&key) {
                     Some(m) => {
                         m.finished &= finished;
@@ -167,7 +174,7 @@ impl Store {
                         let no_id = without(runs_cols, "id");
                         let id: i64 = sqlx::query_scalar(&format!(
                             "INSERT INTO main.runs ({no_id}) SELECT {no_id} FROM {alias}.runs \
-                             WHERE id = ? RETURNING id"
+                             WHERE id = $1 RETURNING id"
                         ))
                         .bind(old)
                         .fetch_one(&mut *tx)
@@ -191,7 +198,7 @@ impl Store {
                     .split(", ")
                     .map(|c| {
                         if c == "run_id" {
-                            "?".to_owned()
+                            "$1".to_owned()
                         } else {
                             c.to_owned()
                         }
@@ -206,7 +213,7 @@ impl Store {
                     .join(", ");
                 sqlx::query(&format!(
                     "INSERT INTO main.results ({results_cols}) SELECT {select} FROM {alias}.results \
-                     WHERE run_id = ? \
+                     WHERE run_id = $2 \
                      ON CONFLICT (run_id, query_id, paradigm) DO UPDATE SET {update} \
                      WHERE main.results.error IS NOT NULL AND excluded.error IS NULL"
                 ))
@@ -218,13 +225,13 @@ impl Store {
             }
         }
         for m in merged.values_mut() {
-            m.tuples = sqlx::query_scalar("SELECT count(*) FROM main.results WHERE run_id = ?")
+            m.tuples = sqlx::query_scalar("SELECT count(*) FROM main.results WHERE run_id = $1")
                 .bind(m.id)
                 .fetch_one(&mut *tx)
                 .await
                 .map_err(|e| self.err(e))?;
             if !m.finished {
-                sqlx::query("UPDATE main.runs SET finished_at = NULL WHERE id = ?")
+                sqlx::query("UPDATE main.runs SET finished_at = NULL WHERE id = $1")
                     .bind(m.id)
                     .execute(&mut *tx)
                     .await

@@ -21,9 +21,9 @@ impl Store {
         tests: &[RouteEvalTest],
     ) -> Result<i64> {
         let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
-        let id = sqlx::query(
+        let id: i64 = sqlx::query_scalar(
             "INSERT INTO route_evals (split, folds, seed, features, policy, mode, runs_json, config_json, crate_version)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
         )
         .bind(&spec.split)
         .bind(spec.folds as i64)
@@ -34,15 +34,14 @@ impl Store {
         .bind(json(&spec.runs))
         .bind(spec.config.to_string())
         .bind(env!("CARGO_PKG_VERSION"))
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await
-        .map_err(|e| self.err(e))?
-        .last_insert_rowid();
+        .map_err(|e| self.err(e))?;
         for r in rows {
             sqlx::query(
                 "INSERT INTO route_eval_results (eval_id, router, param, corpus, fold, n, accuracy, macro_f1,
                     mrr, correct_rate, mean_tokens, regret_correct, regret_tokens, latency_ms, fit_ms)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
             .bind(id)
             .bind(&r.router)
@@ -66,7 +65,7 @@ impl Store {
         for p in predictions {
             sqlx::query(
                 "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             )
             .bind(id)
             .bind(&p.router)
@@ -76,7 +75,7 @@ impl Store {
             .bind(&p.query_id)
             .bind(&p.chosen)
             .bind(p.played.as_deref().unwrap_or(""))
-            .bind(p.correct)
+            .bind(i64::from(p.correct))
             .bind(p.cost)
             .bind(json(&p.scores))
             .execute(&mut *tx)
@@ -86,7 +85,7 @@ impl Store {
         for t in tests {
             sqlx::query(
                 "INSERT INTO route_eval_tests (eval_id, router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             )
             .bind(id)
             .bind(&t.router)
@@ -112,7 +111,7 @@ impl Store {
     pub async fn route_eval_tests(&self, eval_id: i64) -> Result<Vec<RouteEvalTest>> {
         let rows = sqlx::query(
             "SELECT router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples
-             FROM route_eval_tests WHERE eval_id = ? ORDER BY router, param",
+             FROM route_eval_tests WHERE eval_id = $1 ORDER BY router, param",
         )
         .bind(eval_id)
         .fetch_all(self.pool())
@@ -140,7 +139,7 @@ impl Store {
     pub async fn route_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
         let rows = sqlx::query(
             "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json
-             FROM route_predictions WHERE eval_id = ? ORDER BY router, param, corpus, query_id",
+             FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
         )
         .bind(eval_id)
         .fetch_all(self.pool())
@@ -158,7 +157,7 @@ impl Store {
                     query_id: r.get(4),
                     chosen: r.get(5),
                     played: (!played.is_empty()).then_some(played),
-                    correct: r.get(7),
+                    correct: r.get::<i64, _>(7) != 0,
                     cost: r.get(8),
                     scores: serde_json::from_str(&scores).map_err(|e| {
                         BenchError::Invalid(format!(

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::str::FromStr;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
-use sqlx::{Row, SqlitePool};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Row};
 
 use crate::config::{hash_parts, BenchConfig};
 use crate::error::{BenchError, Result};
@@ -16,8 +16,12 @@ use crate::record::ResultRecord;
 use crate::routing::{RouteEvalRow, RouteEvalSpec};
 use crate::types::{Corpus, ParadigmId, QueryType};
 
+#[path = "store_backend.rs"]
+mod backend;
 #[path = "store_open.rs"]
 mod open;
+
+pub use backend::{redact, Backend, DbTarget};
 
 /// Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
 const MIGRATIONS: &[&str] = &[
@@ -260,6 +264,8 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE results ADD COLUMN document_recall REAL;
     "#,
+    // 12: work leases of workers sharing one run (`leases`).
+    crate::leases::CLAIMS_DDL,
 ];
 
 /// The schema version this build writes.
@@ -335,8 +341,10 @@ pub struct SummaryRow {
 /// The results database.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    /// The file path, or the PostgreSQL URL without its password: what messages show.
     path: String,
+    backend: Backend,
 }
 
 impl Store {
@@ -356,34 +364,52 @@ impl Store {
 
     /// A private in-memory database (tests).
     pub async fn open_in_memory() -> Result<Store> {
-        let opts = SqliteConnectOptions::from_str("sqlite::memory:")
-            .map_err(|e| store_err(":memory:", e))?
-            .foreign_keys(true);
-        Self::connect(opts, ":memory:".into()).await
+        Self::connect_sqlite("sqlite::memory:", ":memory:".into(), false).await
     }
 
-    async fn connect(opts: SqliteConnectOptions, path: String) -> Result<Store> {
-        // One connection: SQLite serialises writers anyway, and in-memory databases are per connection.
-        let pool = SqlitePoolOptions::new()
+    /// One connection: SQLite serialises writers anyway, and an in-memory database lives as
+    /// long as its connection, so the pool never closes it. Every connection gets the
+    /// store's pragmas (the `Any` driver takes a URL, which cannot carry them).
+    pub(crate) async fn connect_sqlite(url: &str, path: String, wal: bool) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let opts = AnyConnectOptions::from_str(url).map_err(|e| store_err(&path, e))?;
+        let pool = AnyPoolOptions::new()
             .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .after_connect(move |conn, _| {
+                let pragmas: &'static str = if wal {
+                    "PRAGMA busy_timeout = 30000; PRAGMA foreign_keys = ON; \
+                     PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                } else {
+                    "PRAGMA busy_timeout = 30000; PRAGMA foreign_keys = ON;"
+                };
+                set_pragmas(conn, pragmas)
+            })
             .connect_with(opts)
             .await
             .map_err(|e| store_err(&path, e))?;
-        let store = Store { pool, path };
-        store.migrate().await?;
+        let store = Store {
+            pool,
+            path,
+            backend: Backend::Sqlite,
+        };
+        store.migrate_locked().await?;
         Ok(store)
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    /// The connection pool, for the store's own modules only: nothing outside speaks SQL.
+    pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// Closes the connections (a merge input or output must be released before it is moved).
+    pub async fn close(&self) {
+        self.pool.close().await;
     }
 
     pub fn path(&self) -> &str {
         &self.path
-    }
-
-    async fn migrate(&self) -> Result<()> {
-        self.migrate_locked().await
     }
 
     pub(crate) fn err(&self, e: sqlx::Error) -> BenchError {
@@ -394,8 +420,8 @@ impl Store {
     pub async fn upsert_corpus(&self, corpus: &Corpus) -> Result<()> {
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
         sqlx::query(
-            "INSERT OR IGNORE INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
         )
         .bind(&corpus.name)
         .bind(&corpus.content_hash)
@@ -410,8 +436,8 @@ impl Store {
         .map_err(|e| self.err(e))?;
         for q in &corpus.queries {
             sqlx::query(
-                "INSERT OR IGNORE INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
             )
             .bind(&corpus.name)
             .bind(&corpus.content_hash)
@@ -431,30 +457,25 @@ impl Store {
 
     /// Resumes the latest run with the same spec, or starts a new one (always when `fresh`).
     ///
-    /// Without `fresh` the check and the insert are one statement: a write statement takes
-    /// SQLite's write lock before it reads, so processes started at once on one file agree on
-    /// a single run instead of each starting its own.
+    /// Without `fresh` the check and the insert are one statement: on SQLite a write statement
+    /// takes the write lock before it reads, and on PostgreSQL the statement runs under a
+    /// transaction-scoped advisory lock, so processes started at once on one store agree on a
+    /// single run instead of each starting its own.
     pub async fn start_run(&self, spec: &RunSpec<'_>, fresh: bool) -> Result<RunHandle> {
         let key = spec.run_key();
         let guard = if fresh {
             ""
         } else {
-            " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_key = ?)"
+            " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_key = $13)"
         };
         let sql = format!(
             "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder, extractor)
-             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{guard}"
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12{guard} RETURNING id"
         );
-        let config_json = match &spec.llm {
-            None => spec.config.canonical_json(),
-            Some(llm) => {
-                let mut v: serde_json::Value = serde_json::from_str(&spec.config.canonical_json())
-                    .expect("the canonical configuration is JSON");
-                v["llm"] = llm.clone();
-                v.to_string()
-            }
-        };
-        let mut insert = sqlx::query(&sql)
+        let config_json = with_llm(&spec.config.canonical_json(), spec.llm.as_ref());
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        self.lock_runs(&mut tx).await?;
+        let mut insert = sqlx::query_scalar::<_, i64>(&sql)
             .bind(&key)
             .bind(&spec.corpus.name)
             .bind(&spec.corpus.content_hash)
@@ -470,35 +491,54 @@ impl Store {
         if !fresh {
             insert = insert.bind(&key);
         }
-        let done = insert.execute(&self.pool).await.map_err(|e| self.err(e))?;
-        if done.rows_affected() == 1 {
-            return Ok(RunHandle {
-                id: done.last_insert_rowid(),
-                resumed: false,
-            });
-        }
-        // A resume keeps `finished_at`: it is when the run first finished.
-        let id: i64 = sqlx::query_scalar("SELECT max(id) FROM runs WHERE run_key = ?")
-            .bind(&key)
-            .fetch_one(&self.pool)
+        let started = insert
+            .fetch_optional(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
-        if let Some(llm) = &spec.llm {
-            // This invocation's settings (timeouts, concurrency) replace the last one's.
-            sqlx::query("UPDATE runs SET config_json = json_set(config_json, '$.llm', json(?)) WHERE id = ?")
-                .bind(llm.to_string())
-                .bind(id)
-                .execute(&self.pool)
+        let handle = match started {
+            Some(id) => RunHandle { id, resumed: false },
+            None => {
+                // A resume keeps `finished_at`: it is when the run first finished.
+                let (id, stored): (i64, String) = sqlx::query_as(
+                    "SELECT id, config_json FROM runs WHERE id = (SELECT max(id) FROM runs WHERE run_key = $1)",
+                )
+                .bind(&key)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+                if spec.llm.is_some() {
+                    // This invocation's settings (timeouts, concurrency) replace the last one's.
+                    sqlx::query("UPDATE runs SET config_json = $1 WHERE id = $2")
+                        .bind(with_llm(&stored, spec.llm.as_ref()))
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| self.err(e))?;
+                }
+                RunHandle { id, resumed: true }
+            }
+        };
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(handle)
+    }
+
+    /// On PostgreSQL, serialises run starts for the rest of the transaction (SQLite's first
+    /// write statement does that by itself).
+    async fn lock_runs(&self, tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<()> {
+        if self.backend == Backend::Postgres {
+            sqlx::query("SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                .bind(backend::PG_RUN_LOCK)
+                .fetch_one(&mut **tx)
                 .await
                 .map_err(|e| self.err(e))?;
         }
-        Ok(RunHandle { id, resumed: true })
+        Ok(())
     }
 
     /// (query, paradigm) pairs of the run that finished without error: a resume skips them.
     pub async fn finished_pairs(&self, run_id: i64) -> Result<HashSet<(String, ParadigmId)>> {
         let rows = sqlx::query(
-            "SELECT query_id, paradigm FROM results WHERE run_id = ? AND error IS NULL",
+            "SELECT query_id, paradigm FROM results WHERE run_id = $1 AND error IS NULL",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
@@ -524,8 +564,8 @@ impl Store {
         let mut n = 0;
         for p in paradigms {
             n += sqlx::query(
-                "DELETE FROM results WHERE run_id = ? AND paradigm = ?
-                 AND graph_build IS NOT NULL AND graph_build <> ?",
+                "DELETE FROM results WHERE run_id = $1 AND paradigm = $2
+                 AND graph_build IS NOT NULL AND graph_build <> $3",
             )
             .bind(run_id)
             .bind(p.as_str())
@@ -542,53 +582,54 @@ impl Store {
     pub async fn write_result(&self, run_id: i64, r: &ResultRecord) -> Result<()> {
         let t = &r.output.tokens;
         let l = &r.output.latency;
-        sqlx::query(
-            "INSERT OR REPLACE INTO results (run_id, query_id, paradigm, answer, context_json, context_tokens,
-                tokens_construction_in, tokens_construction_out, tokens_retrieval_in, tokens_retrieval_out,
-                tokens_generation_in, tokens_generation_out, token_source,
-                latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
-                judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
-                semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft,
-                reader_correct, graph_build, document_recall)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(run_id)
-        .bind(&r.query_id)
-        .bind(r.paradigm.as_str())
-        .bind(&r.output.answer)
-        .bind(json(&r.output.context))
-        .bind(r.output.context_tokens as i64)
-        .bind(t.construction_in as i64)
-        .bind(t.construction_out as i64)
-        .bind(t.retrieval_in as i64)
-        .bind(t.retrieval_out as i64)
-        .bind(t.generation_in as i64)
-        .bind(t.generation_out as i64)
-        .bind(r.output.token_source.as_str())
-        .bind(l.retrieval_ms)
-        .bind(l.generation_ms)
-        .bind(l.judge_ms)
-        .bind(r.judge.map(|j| j.as_str()))
-        .bind(r.quality.em)
-        .bind(r.quality.f1)
-        .bind(r.quality.answer_recall)
-        .bind(r.quality.evidence_recall)
-        .bind(&r.mode)
-        .bind(&r.config_hash)
-        .bind(&r.error)
-        .bind(r.output.trace.to_string())
-        .bind(r.quality.semantic_f1)
-        .bind(r.quality.coverage)
-        .bind(r.judge_tokens_in as i64)
-        .bind(r.judge_tokens_out as i64)
-        .bind(r.quality.faithfulness_hard)
-        .bind(r.quality.faithfulness_soft)
-        .bind(r.quality.reader_correct)
-        .bind(&r.graph_build)
-        .bind(r.quality.document_recall)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
+        static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            let placeholders: Vec<String> = (1..=RESULT_COLUMNS.split(", ").count())
+                .map(|i| format!("${i}"))
+                .collect();
+            format!(
+                "INSERT INTO results ({RESULT_COLUMNS}) VALUES ({}) {}",
+                placeholders.join(", "),
+                upsert("run_id, query_id, paradigm", RESULT_COLUMNS, "created_at")
+            )
+        });
+        sqlx::query(SQL.as_str())
+            .bind(run_id)
+            .bind(&r.query_id)
+            .bind(r.paradigm.as_str())
+            .bind(&r.output.answer)
+            .bind(json(&r.output.context))
+            .bind(r.output.context_tokens as i64)
+            .bind(t.construction_in as i64)
+            .bind(t.construction_out as i64)
+            .bind(t.retrieval_in as i64)
+            .bind(t.retrieval_out as i64)
+            .bind(t.generation_in as i64)
+            .bind(t.generation_out as i64)
+            .bind(r.output.token_source.as_str())
+            .bind(l.retrieval_ms)
+            .bind(l.generation_ms)
+            .bind(l.judge_ms)
+            .bind(r.judge.map(|j| j.as_str()))
+            .bind(r.quality.em)
+            .bind(r.quality.f1)
+            .bind(r.quality.answer_recall)
+            .bind(r.quality.evidence_recall)
+            .bind(&r.mode)
+            .bind(&r.config_hash)
+            .bind(&r.error)
+            .bind(r.output.trace.to_string())
+            .bind(r.quality.semantic_f1)
+            .bind(r.quality.coverage)
+            .bind(r.judge_tokens_in as i64)
+            .bind(r.judge_tokens_out as i64)
+            .bind(r.quality.faithfulness_hard)
+            .bind(r.quality.faithfulness_soft)
+            .bind(r.quality.reader_correct.map(i64::from))
+            .bind(&r.graph_build)
+            .bind(r.quality.document_recall)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
         Ok(())
     }
 
@@ -638,7 +679,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT router, param, corpus, fold, n, accuracy, macro_f1, mrr, correct_rate, mean_tokens,
                     regret_correct, regret_tokens, latency_ms, fit_ms
-             FROM route_eval_results WHERE eval_id = ? ORDER BY router, param, corpus, fold",
+             FROM route_eval_results WHERE eval_id = $1 ORDER BY router, param, corpus, fold",
         )
         .bind(eval_id)
         .fetch_all(&self.pool)
@@ -668,9 +709,10 @@ impl Store {
     /// Marks the run finished; the first finish is kept (a resume that retries failed tuples
     /// does not move it; the rows' `created_at` say when each tuple was written).
     pub async fn finish_run(&self, run_id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET finished_at = coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ','now')) WHERE id = ?",
-        )
+        sqlx::query(&format!(
+            "UPDATE runs SET finished_at = coalesce(finished_at, {}) WHERE id = $1",
+            self.backend.now_text()
+        ))
         .bind(run_id)
         .execute(&self.pool)
         .await
@@ -688,7 +730,9 @@ impl Store {
         metrics: &serde_json::Value,
     ) -> Result<()> {
         sqlx::query(
-            "INSERT OR REPLACE INTO corpus_metrics (corpus, corpus_hash, configuration, metrics_json) VALUES (?, ?, ?, ?)",
+            "INSERT INTO corpus_metrics (corpus, corpus_hash, configuration, metrics_json) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (corpus, corpus_hash, configuration)
+             DO UPDATE SET metrics_json = excluded.metrics_json, computed_at = excluded.computed_at",
         )
         .bind(corpus)
         .bind(corpus_hash)
@@ -707,7 +751,7 @@ impl Store {
         corpus_hash: &str,
     ) -> Result<Option<(String, serde_json::Value)>> {
         let row = sqlx::query(
-            "SELECT configuration, metrics_json FROM corpus_metrics WHERE corpus = ? AND corpus_hash = ?
+            "SELECT configuration, metrics_json FROM corpus_metrics WHERE corpus = $1 AND corpus_hash = $2
              ORDER BY computed_at DESC LIMIT 1",
         )
         .bind(corpus)
@@ -727,10 +771,10 @@ impl Store {
     /// LLM tokens of a run's stored tuples: every phase plus the judge.
     pub async fn run_tokens(&self, run_id: i64) -> Result<u64> {
         let n: i64 = sqlx::query_scalar(
-            "SELECT coalesce(sum(tokens_construction_in + tokens_construction_out + tokens_retrieval_in
+            "SELECT CAST(coalesce(sum(tokens_construction_in + tokens_construction_out + tokens_retrieval_in
                 + tokens_retrieval_out + tokens_generation_in + tokens_generation_out
-                + tokens_judge_in + tokens_judge_out), 0)
-             FROM results WHERE run_id = ?",
+                + tokens_judge_in + tokens_judge_out), 0) AS BIGINT)
+             FROM results WHERE run_id = $1",
         )
         .bind(run_id)
         .fetch_one(&self.pool)
@@ -744,7 +788,7 @@ impl Store {
         let r = sqlx::query(
             "SELECT coalesce(sum(latency_retrieval_ms), 0.0), coalesce(sum(latency_generation_ms), 0.0),
                     coalesce(sum(latency_judge_ms), 0.0)
-             FROM results WHERE run_id = ?",
+             FROM results WHERE run_id = $1",
         )
         .bind(run_id)
         .fetch_one(&self.pool)
@@ -755,7 +799,7 @@ impl Store {
 
     /// Number of result rows of a run.
     pub async fn count_results(&self, run_id: i64) -> Result<i64> {
-        sqlx::query_scalar("SELECT count(*) FROM results WHERE run_id = ?")
+        sqlx::query_scalar("SELECT count(*) FROM results WHERE run_id = $1")
             .bind(run_id)
             .fetch_one(&self.pool)
             .await
@@ -765,36 +809,53 @@ impl Store {
     /// Per paradigm, how many of a run's answered tuples ended their loop for `stop` (the
     /// `stop` field of an iterative paradigm's trace), and how many it answered.
     pub async fn count_stops(&self, run_id: i64, stop: &str) -> Result<Vec<(String, i64, i64)>> {
-        self.count_traces(run_id, "json_extract(trace_json, '$.stop') = ?", stop)
-            .await
+        self.count_traces(run_id, |t| {
+            t.get("stop").and_then(|s| s.as_str()) == Some(stop)
+        })
+        .await
     }
 
     /// Per paradigm, how many of a run's answered tuples had a graph retrieval fall back to the
     /// question because the entity list was unreadable, and how many it answered.
     pub async fn count_unreadable_entities(&self, run_id: i64) -> Result<Vec<(String, i64, i64)>> {
-        self.count_traces(run_id, "trace_json LIKE ?", "%\"entities_unreadable\":\"%")
-            .await
+        fn unreadable(v: &serde_json::Value) -> bool {
+            match v {
+                serde_json::Value::Object(m) => m
+                    .iter()
+                    .any(|(k, v)| (k == "entities_unreadable" && v.is_string()) || unreadable(v)),
+                serde_json::Value::Array(a) => a.iter().any(unreadable),
+                _ => false,
+            }
+        }
+        self.count_traces(run_id, unreadable).await
     }
 
+    /// Per paradigm with at least one match: (paradigm, tuples whose trace matches, answered
+    /// tuples). Traces are read here rather than in SQL: the JSON functions differ by backend.
     async fn count_traces(
         &self,
         run_id: i64,
-        condition: &str,
-        value: &str,
+        matches: impl Fn(&serde_json::Value) -> bool,
     ) -> Result<Vec<(String, i64, i64)>> {
-        let rows = sqlx::query(&format!(
-            "SELECT paradigm, sum({condition}) AS n, count(*) AS of
-             FROM results WHERE run_id = ? AND error IS NULL
-             GROUP BY paradigm HAVING n > 0 ORDER BY paradigm"
-        ))
-        .bind(value)
+        let rows = sqlx::query(
+            "SELECT paradigm, trace_json FROM results WHERE run_id = $1 AND error IS NULL",
+        )
         .bind(run_id)
         .fetch_all(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
+        let mut counts: std::collections::BTreeMap<String, (i64, i64)> = Default::default();
+        for r in &rows {
+            let trace: serde_json::Value =
+                serde_json::from_str(&r.get::<String, _>(1)).unwrap_or_default();
+            let c = counts.entry(r.get(0)).or_default();
+            c.0 += i64::from(matches(&trace));
+            c.1 += 1;
+        }
+        Ok(counts
+            .into_iter()
+            .filter(|(_, (n, _))| *n > 0)
+            .map(|(p, (n, of))| (p, n, of))
             .collect())
     }
 
@@ -810,20 +871,28 @@ impl Store {
             };
             let sql = format!(
                 "SELECT r.paradigm, {select} AS qtype, count(*) AS n,
-                    sum(r.error IS NOT NULL) AS errors,
-                    avg(r.judge_label = 'correct') AS correct,
-                    avg(r.judge_label = 'no-answer') AS no_answer,
-                    avg(r.reader_correct) AS reader_correct,
-                    avg(r.evidence_recall) AS evidence_recall,
-                    avg(r.document_recall) AS document_recall,
-                    avg(r.context_tokens) AS context_tokens,
-                    avg(r.latency_retrieval_ms + r.latency_generation_ms) AS latency_ms,
-                    avg(r.tokens_retrieval_in + r.tokens_retrieval_out + r.tokens_generation_in + r.tokens_generation_out) AS total_tokens
+                    CAST(sum(CASE WHEN r.error IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT) AS errors,
+                    {} AS correct,
+                    {} AS no_answer,
+                    {} AS reader_correct,
+                    {} AS evidence_recall,
+                    {} AS document_recall,
+                    {} AS context_tokens,
+                    {} AS latency_ms,
+                    {} AS total_tokens
                  FROM results r
                  JOIN runs u ON u.id = r.run_id
                  JOIN queries q ON q.corpus = u.corpus AND q.corpus_hash = u.corpus_hash AND q.query_id = r.query_id
-                 WHERE r.run_id = ?
-                 GROUP BY {group}"
+                 WHERE r.run_id = $1
+                 GROUP BY {group}",
+                mean("CASE WHEN r.judge_label = 'correct' THEN 1 ELSE 0 END"),
+                mean("CASE WHEN r.judge_label = 'no-answer' THEN 1 ELSE 0 END"),
+                mean("r.reader_correct"),
+                mean("r.evidence_recall"),
+                mean("r.document_recall"),
+                mean("r.context_tokens"),
+                mean("r.latency_retrieval_ms + r.latency_generation_ms"),
+                mean("r.tokens_retrieval_in + r.tokens_retrieval_out + r.tokens_generation_in + r.tokens_generation_out"),
             );
             let rows = sqlx::query(&sql)
                 .bind(run_id)
@@ -853,6 +922,60 @@ impl Store {
         // Per paradigm: its query types in order, then its overall row.
         out.sort_by_key(|r| (r.paradigm, r.qtype.is_none(), r.qtype));
         Ok(out)
+    }
+}
+
+/// Runs `pragmas` on a new connection (a named function: the closure form trips the
+/// compiler's higher-ranked lifetime inference for `Executor`).
+fn set_pragmas<'c>(
+    conn: &'c mut sqlx::AnyConnection,
+    pragmas: &'static str,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = std::result::Result<(), sqlx::Error>> + Send + 'c>,
+> {
+    Box::pin(async move {
+        sqlx::Executor::execute(conn, pragmas).await?;
+        Ok(())
+    })
+}
+
+/// The mean of `expr` as a double on both backends (PostgreSQL's `avg` of integers is NUMERIC).
+pub(crate) fn mean(expr: &str) -> String {
+    format!("CAST(avg({expr}) AS DOUBLE PRECISION)")
+}
+
+/// The columns `write_result` binds, in order.
+const RESULT_COLUMNS: &str = "run_id, query_id, paradigm, answer, context_json, context_tokens, \
+    tokens_construction_in, tokens_construction_out, tokens_retrieval_in, tokens_retrieval_out, \
+    tokens_generation_in, tokens_generation_out, token_source, \
+    latency_retrieval_ms, latency_generation_ms, latency_judge_ms, \
+    judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json, \
+    semantic_f1, coverage, tokens_judge_in, tokens_judge_out, faithfulness_hard, faithfulness_soft, \
+    reader_correct, graph_build, document_recall";
+
+/// `ON CONFLICT (key) DO UPDATE SET` every column of `columns` outside the key, plus
+/// `refreshed` (a defaulted timestamp): SQLite's `INSERT OR REPLACE`, in SQL both backends take.
+pub(crate) fn upsert(key: &str, columns: &str, refreshed: &str) -> String {
+    let keys: Vec<&str> = key.split(", ").collect();
+    let set: Vec<String> = columns
+        .split(", ")
+        .chain(std::iter::once(refreshed))
+        .filter(|c| !keys.contains(c))
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    format!("ON CONFLICT ({key}) DO UPDATE SET {}", set.join(", "))
+}
+
+/// A stored configuration with `llm` set to this invocation's LLM settings (none: unchanged).
+fn with_llm(config_json: &str, llm: Option<&serde_json::Value>) -> String {
+    match llm {
+        None => config_json.to_owned(),
+        Some(llm) => {
+            let mut v: serde_json::Value =
+                serde_json::from_str(config_json).expect("a stored configuration is JSON");
+            v["llm"] = llm.clone();
+            v.to_string()
+        }
     }
 }
 

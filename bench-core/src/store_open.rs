@@ -5,14 +5,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
 use super::{store_err, Store, MIGRATIONS, SCHEMA_VERSION};
 use crate::error::{BenchError, Result};
 
 /// How long an opener waits for another process's lock (schema creation, a long write).
-const BUSY_WAIT: Duration = Duration::from_secs(30);
+pub(super) const BUSY_WAIT: Duration = Duration::from_secs(30);
 
 /// What a database path holds, found without writing to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,15 +104,14 @@ fn newer(shown: &str, version: i64) -> BenchError {
     ))
 }
 
-/// The connection options of a store that may be written: WAL, so readers can look at a live run.
-pub(super) fn write_options(path: &Path) -> SqliteConnectOptions {
+/// The URL of a store file that may be written (created if missing); the pragmas (WAL, so
+/// readers can look at a live run) are set on every connection by `connect_sqlite`.
+pub(super) fn write_url(path: &Path) -> String {
     SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .foreign_keys(true)
-        .busy_timeout(BUSY_WAIT)
+        .to_url_lossy()
+        .to_string()
 }
 
 /// SQLITE_BUSY or SQLITE_LOCKED (any extended code): another connection holds the lock.
@@ -161,7 +160,7 @@ impl Store {
         let mut wait = Duration::from_millis(20);
         let deadline = std::time::Instant::now() + BUSY_WAIT;
         loop {
-            match Store::connect(write_options(path), shown.clone()).await {
+            match Store::connect_sqlite(&write_url(path), shown.clone(), true).await {
                 Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_millis(500));

@@ -2,6 +2,7 @@
 
 use sqlx::Row;
 
+use crate::error::BenchError;
 use crate::{Result, Store};
 
 /// One stored tuple as a routing set reads it.
@@ -107,7 +108,7 @@ impl Store {
                     tokens_construction_in + tokens_construction_out + tokens_retrieval_in
                     + tokens_retrieval_out + tokens_generation_in + tokens_generation_out,
                     error, context_tokens, cost
-             FROM results WHERE run_id = ? ORDER BY query_id, paradigm",
+             FROM results WHERE run_id = $1 ORDER BY query_id, paradigm",
         )
         .bind(run_id)
         .fetch_all(self.pool())
@@ -131,7 +132,7 @@ impl Store {
     /// The stored questions of a corpus, in stored (file) order.
     pub async fn stored_questions(&self, corpus: &str, hash: &str) -> Result<Vec<StoredQuestion>> {
         let rows = sqlx::query(
-            "SELECT query_id, text, qtype FROM queries WHERE corpus = ? AND corpus_hash = ? ORDER BY rowid",
+            "SELECT query_id, text, qtype FROM queries WHERE corpus = $1 AND corpus_hash = $2 ORDER BY rowid",
         )
         .bind(corpus)
         .bind(hash)
@@ -153,7 +154,7 @@ impl Store {
         let row = sqlx::query(
             "SELECT id, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader,
                     judge, embedder, extractor, started_at, finished_at
-             FROM runs WHERE id = ?",
+             FROM runs WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(self.pool())
@@ -188,8 +189,8 @@ impl Store {
     ) -> Result<Option<(i64, i64)>> {
         let row = sqlx::query(
             "SELECT tokens_in, tokens_out FROM graph_builds
-             WHERE corpus = ? AND corpus_hash = ?
-               AND extractor || ':' || model || ':' || prompt_hash = ?
+             WHERE corpus = $1 AND corpus_hash = $2
+               AND extractor || ':' || model || ':' || prompt_hash = $3
              ORDER BY id DESC LIMIT 1",
         )
         .bind(corpus)
@@ -205,7 +206,7 @@ impl Store {
     pub async fn corpus_row(&self, name: &str, hash: &str) -> Result<Option<CorpusRow>> {
         let row = sqlx::query(
             "SELECT name, content_hash, source, documents, chunks, queries FROM corpora
-             WHERE name = ? AND content_hash = ?",
+             WHERE name = $1 AND content_hash = $2",
         )
         .bind(name)
         .bind(hash)
@@ -237,8 +238,8 @@ impl Store {
                     r.tokens_judge_in, r.tokens_judge_out, r.context_tokens,
                     r.latency_retrieval_ms + r.latency_generation_ms, r.mode, r.error
              FROM results r
-             LEFT JOIN queries q ON q.corpus = ? AND q.corpus_hash = ? AND q.query_id = r.query_id
-             WHERE r.run_id = ?
+             LEFT JOIN queries q ON q.corpus = $1 AND q.corpus_hash = $2 AND q.query_id = r.query_id
+             WHERE r.run_id = $3
              ORDER BY q.rowid, r.query_id, r.paradigm",
         )
         .bind(corpus)
@@ -272,14 +273,15 @@ impl Store {
     /// How many tuples a run has, how many without an error, and the first error.
     pub async fn run_outcome(&self, run_id: i64) -> Result<RunOutcome> {
         let (tuples, ok): (i64, i64) = sqlx::query_as(
-            "SELECT count(*), coalesce(sum(error IS NULL), 0) FROM results WHERE run_id = ?",
+            "SELECT count(*), CAST(coalesce(sum(CASE WHEN error IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
+             FROM results WHERE run_id = $1",
         )
         .bind(run_id)
         .fetch_one(self.pool())
         .await
         .map_err(|e| self.err(e))?;
         let first_error: Option<String> = sqlx::query_scalar(
-            "SELECT error FROM results WHERE run_id = ? AND error IS NOT NULL
+            "SELECT error FROM results WHERE run_id = $1 AND error IS NOT NULL
              ORDER BY query_id, paradigm LIMIT 1",
         )
         .bind(run_id)
@@ -301,31 +303,42 @@ impl Store {
         encoder: &str,
         u: EmbeddingUsage,
     ) -> Result<()> {
-        let field = |name: &str| {
-            format!(
-                "'{name}', coalesce(json_extract(config_json, '$.embedding_usage.{name}'), 0) + ?"
-            )
-        };
-        let sql = format!(
-            "UPDATE runs SET config_json = json_set(config_json, '$.embedding_usage', json_object(
-                'encoder', ?, {}, {}, {}, {}, {})) WHERE id = ?",
-            field("requests"),
-            field("texts"),
-            field("tokens"),
-            field("usage_tokens"),
-            field("counted_tokens")
-        );
-        sqlx::query(&sql)
-            .bind(encoder)
-            .bind(u.requests as i64)
-            .bind(u.texts as i64)
-            .bind(u.tokens as i64)
-            .bind(u.usage_tokens as i64)
-            .bind(u.counted_tokens as i64)
+        // Read, add and write back under the row's write lock (the first statement of the
+        // transaction writes the row), so workers adding at once lose no count.
+        let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
+        sqlx::query("UPDATE runs SET config_json = config_json WHERE id = $1")
             .bind(run_id)
-            .execute(self.pool())
+            .execute(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
+        let stored: String = sqlx::query_scalar("SELECT config_json FROM runs WHERE id = $1")
+            .bind(run_id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        let mut config: serde_json::Value = serde_json::from_str(&stored).map_err(|e| {
+            BenchError::Invalid(format!(
+                "results store {}: run {run_id}: config_json: {e}",
+                self.path()
+            ))
+        })?;
+        let before = &config["embedding_usage"];
+        let add = |name: &str, n: u64| before[name].as_u64().unwrap_or(0) + n;
+        config["embedding_usage"] = serde_json::json!({
+            "encoder": encoder,
+            "requests": add("requests", u.requests),
+            "texts": add("texts", u.texts),
+            "tokens": add("tokens", u.tokens),
+            "usage_tokens": add("usage_tokens", u.usage_tokens),
+            "counted_tokens": add("counted_tokens", u.counted_tokens),
+        });
+        sqlx::query("UPDATE runs SET config_json = $1 WHERE id = $2")
+            .bind(config.to_string())
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        tx.commit().await.map_err(|e| self.err(e))?;
         Ok(())
     }
 }

@@ -24,11 +24,7 @@ fn corpus() -> Corpus {
 }
 
 async fn finished_at(store: &Store, id: i64) -> Option<String> {
-    sqlx::query_scalar("SELECT finished_at FROM runs WHERE id = ?")
-        .bind(id)
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
+    store.run_row(id).await.unwrap().unwrap().finished_at
 }
 
 #[tokio::test]

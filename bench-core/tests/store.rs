@@ -207,21 +207,31 @@ async fn schema_is_versioned_and_a_newer_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.sqlite");
     let store = Store::open(&path).await.unwrap();
+    store.close().await;
+    // Looked at from outside, as another program would.
+    let mut conn = {
+        use sqlx::ConnectOptions;
+        sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .connect()
+            .await
+            .unwrap()
+    };
     let v: i64 = sqlx::query_scalar("PRAGMA user_version")
-        .fetch_one(store.pool())
+        .fetch_one(&mut conn)
         .await
         .unwrap();
     assert_eq!(v, SCHEMA_VERSION);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(store.pool())
+        .fetch_one(&mut conn)
         .await
         .unwrap();
     assert_eq!(mode, "wal");
     sqlx::raw_sql(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1))
-        .execute(store.pool())
+        .execute(&mut conn)
         .await
         .unwrap();
-    drop(store);
+    drop(conn);
     let err = Store::open(&path).await.unwrap_err().to_string();
     assert!(err.contains("newer"), "{err}");
 }

@@ -61,10 +61,16 @@ fn concurrent_openers_of_a_new_file_all_get_one_whole_schema() {
                     barrier.wait();
                     block_on(async {
                         let store = Store::open(&path).await?;
-                        let v: i64 = sqlx::query_scalar("PRAGMA user_version")
-                            .fetch_one(store.pool())
+                        let mut conn = SqliteConnectOptions::new()
+                            .filename(&*path)
+                            .connect()
                             .await
                             .unwrap();
+                        let v: i64 = sqlx::query_scalar("PRAGMA user_version")
+                            .fetch_one(&mut conn)
+                            .await
+                            .unwrap();
+                        drop(store);
                         Ok::<i64, BenchError>(v)
                     })
                 })

@@ -124,7 +124,7 @@ async fn failures_are_not_cached_and_the_key_is_nowhere() {
     assert!(contains(&bytes, "ok now"), "the grep itself works");
     assert!(!contains(&bytes, KEY));
     drop(cached);
-    store.pool().close().await;
+    store.close().await;
     assert!(!contains(&db_bytes(dir.path()), KEY));
 }
 

@@ -93,6 +93,8 @@ pub(crate) async fn execute(
     let vectors = Arc::new(vectors.clone());
     let mut tasks = JoinSet::new();
     let mut next = units.into_iter();
+    // Shared store: units whose items other workers hold, tried again when the queue is empty.
+    let mut waiting: Vec<(usize, Vec<Arc<dyn Paradigm>>)> = Vec::new();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let mut interrupted = false;
@@ -101,9 +103,26 @@ pub(crate) async fn execute(
     let mut in_flight = 0u64;
     loop {
         while !interrupted && !budget_hit && tasks.len() < concurrency {
-            let Some((qi, unit)) = next.next() else {
+            let Some((qi, mut unit)) = next.next() else {
                 break;
             };
+            if let Some(lease) = &shared.lease {
+                let ids: Vec<ParadigmId> = unit.iter().map(|p| p.id()).collect();
+                let claimed = shared.store.claim(lease, &queries[qi].id, &ids).await?;
+                bar.inc(claimed.gone.len() as u64);
+                if !claimed.held.is_empty() {
+                    let held = unit
+                        .iter()
+                        .filter(|p| claimed.held.contains(&p.id()))
+                        .cloned()
+                        .collect();
+                    waiting.push((qi, held));
+                }
+                unit.retain(|p| claimed.mine.contains(&p.id()));
+                if unit.is_empty() {
+                    continue;
+                }
+            }
             if let Some(max) = budget.max_tokens {
                 // The next tuple is expected to cost what finished ones did on average; the
                 // tuples in flight are counted at that rate too.
@@ -126,6 +145,20 @@ pub(crate) async fn execute(
                 tasks.spawn(async move {
                     run_unit(&shared, &unit, &queries[qi], vectors.row(qi)).await
                 });
+            }
+        }
+        if tasks.is_empty() && !waiting.is_empty() && !interrupted && !budget_hit {
+            // Everything left is leased by other workers: look again once a lease may have
+            // run out (a dead worker's items come back then).
+            tokio::select! {
+                _ = tokio::time::sleep(LEASE_POLL) => {
+                    next = std::mem::take(&mut waiting).into_iter();
+                    continue;
+                }
+                _ = &mut ctrl_c => {
+                    interrupted = true;
+                    bar.println("interrupt: stopping");
+                }
             }
         }
         tokio::select! {
@@ -178,6 +211,12 @@ async fn run_unit(
         }
         let t = Instant::now();
         shared.store.write_result(shared.run_id, record).await?;
+        if let Some(lease) = &shared.lease {
+            shared
+                .store
+                .release_done(lease, &record.query_id, record.paradigm)
+                .await?;
+        }
         shared
             .clock
             .storing
@@ -187,6 +226,9 @@ async fn run_unit(
     }
     Ok((records.len() as u64, tokens))
 }
+
+/// How often a worker on a shared store looks again at items other workers hold.
+const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The token budget of `--max-tokens`.
 #[derive(Debug, Clone, Copy)]

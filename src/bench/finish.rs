@@ -13,11 +13,11 @@ use crate::commands::metrics::{configuration, knowledge_graph_metrics};
 
 /// Refuses, before the corpus is loaded, a `--db` that `Store::open` would refuse later
 /// (a directory, a file that is not a ragrouter store, a newer schema); writes nothing.
-pub(crate) fn check_db(db: &std::path::Path) -> Result<()> {
+pub(crate) fn check_db(db: &bench_core::DbTarget) -> Result<()> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(Store::check(db))?;
+        .block_on(Store::check_db(db))?;
     Ok(())
 }
 
@@ -26,7 +26,7 @@ pub(crate) fn check_db(db: &std::path::Path) -> Result<()> {
 pub(crate) fn all_failed(
     o: &bench_core::store_reads::RunOutcome,
     run_id: i64,
-    db: &std::path::Path,
+    db: &bench_core::DbTarget,
 ) -> Option<anyhow::Error> {
     (o.tuples > 0 && o.ok == 0).then(|| {
         anyhow::anyhow!(
@@ -35,7 +35,7 @@ pub(crate) fn all_failed(
              command again to retry them",
             o.tuples,
             o.first_error.as_deref().unwrap_or("(none recorded)"),
-            db.display()
+            db
         )
     })
 }

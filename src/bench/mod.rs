@@ -75,6 +75,8 @@ pub(crate) struct Shared {
     pub(crate) chunks: Arc<ChunkTable>,
     /// The signature of this run's graph build, recorded with every tuple that reads the graph.
     pub(crate) graph_build: Option<String>,
+    /// On a shared (PostgreSQL) store: this worker's lease; items are claimed before answering.
+    pub(crate) lease: Option<bench_core::leases::Lease>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -271,7 +273,7 @@ fn announce_mode(llm_settings: Option<&LlmSettings>) -> Mode {
 impl Step<'_> {
     /// Opens the store, assembles the paradigms, answers the pending tuples and reports.
     async fn answer(&self, llm_clients: Option<LlmClients>) -> Result<()> {
-        let store = Store::open(&self.args.db).await?;
+        let store = Store::open_db(&self.args.db).await?;
         store.upsert_corpus(self.corpus).await?;
         let chunks = Arc::new(ChunkTable::new(self.corpus.chunks.clone()));
         let offline_reader = Arc::new(OfflineReader::new(
@@ -348,13 +350,13 @@ impl Step<'_> {
                      finished tuples are stored in {}; run again with a larger budget to continue",
                     run.id,
                     self.args.max_tokens.unwrap_or_default(),
-                    self.args.db.display()
+                    self.args.db
                 );
                 return Ok(());
             }
             Stop::Interrupted => anyhow::bail!(
                 "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
-                self.args.db.display(),
+                self.args.db,
                 run.id
             ),
         }
@@ -439,6 +441,18 @@ impl Step<'_> {
                 );
             }
         }
+        let lease = match store.backend() {
+            bench_core::Backend::Sqlite => None,
+            bench_core::Backend::Postgres => {
+                let started_ms = store.clock_ms().await?;
+                Some(bench_core::leases::Lease {
+                    run_id: run.id,
+                    worker: worker_name(started_ms),
+                    lease_ms: (self.args.lease.max(1) * 1000) as i64,
+                    started_ms,
+                })
+            }
+        };
         let llm = self.llm_settings.is_some();
         let shared = Arc::new(Shared {
             store: store.clone(),
@@ -460,6 +474,7 @@ impl Step<'_> {
             blocking: !llm,
             chunks,
             graph_build,
+            lease,
         });
         Ok((run, shared))
     }
@@ -488,7 +503,7 @@ impl Step<'_> {
             if run.resumed { "resumed" } else { "new" },
             self.corpus.name,
             store.count_results(run.id).await?,
-            self.args.db.display()
+            self.args.db
         );
         println!("mode: {}", self.mode.label());
         if self.llm_settings.is_none() {
@@ -557,6 +572,17 @@ fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
 }
 
 /// `I/N` with `1 <= I <= N`.
+/// A worker's name in the claims table: host, process and start (database clock).
+fn worker_name(started_ms: i64) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    format!("{host}/{}/{started_ms}", std::process::id())
+}
+
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let parsed = s
         .split_once('/')

@@ -56,8 +56,12 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Results database (graph extractions and the LLM response cache live there).
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
     #[command(flatten)]
     pub data: crate::cli::DataArgs,
     /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
@@ -159,7 +163,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .build()
         .context("starting the async runtime")?;
     let (kept, stats) = runtime.block_on(async {
-        let store = Store::open(&args.db).await?;
+        let store = Store::open_db(&args.db).await?;
         let (extractor, generator, checks): (Arc<dyn TripletExtractor>, Arc<dyn Generator>, _) =
             match clients {
                 None => (

@@ -16,8 +16,12 @@ pub struct GraphArgs {
     /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
     pub corpus: String,
     /// Results database (the per-chunk extractions are stored there).
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
     /// Directory for cached vectors.
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
@@ -63,7 +67,7 @@ pub fn run(args: &GraphArgs) -> Result<()> {
         .context("starting the async runtime")?;
     let t_build = Instant::now();
     let build = runtime.block_on(async {
-        let store = Store::open(&args.db).await?;
+        let store = Store::open_db(&args.db).await?;
         let progress = bar(0, "extracting triplets");
         let build = build_graph(&corpus, extractor, &store, &options, &|done, total| {
             progress.set_length(total as u64);

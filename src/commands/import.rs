@@ -1,7 +1,7 @@
 //! `ragrouter import`: published outcome matrices into the results database, so routers see
 //! them through the same routing data set as benched tuples.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use bench_core::{OutcomeImport, SplitTag, Store};
@@ -43,8 +43,12 @@ pub struct Common {
     #[arg(long)]
     pub source: Option<String>,
     /// Results database.
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
 }
 
 #[derive(clap::Args, Debug)]
@@ -110,12 +114,12 @@ fn split(c: &Common) -> Result<Option<SplitTag>> {
     Ok(c.split.as_deref().map(str::parse).transpose()?)
 }
 
-fn write(imp: &OutcomeImport, db: &Path) -> Result<()> {
+fn write(imp: &OutcomeImport, db: &bench_core::DbTarget) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let done = runtime.block_on(async {
-        let store = Store::open(db).await?;
+        let store = Store::open_db(db).await?;
         store.import_outcomes(imp).await
     })?;
     println!(
@@ -127,7 +131,7 @@ fn write(imp: &OutcomeImport, db: &Path) -> Result<()> {
             .unwrap_or_default(),
         imp.cost_unit,
         imp.records.len(),
-        db.display()
+        db
     );
     for c in &done {
         if c.already {

@@ -48,7 +48,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         let merged = match out.merge_from(&inputs).await {
             Ok(m) => m,
             Err(e) => {
-                out.pool().close().await;
+                out.close().await;
                 for suffix in ["", "-wal", "-shm"] {
                     let _ = std::fs::remove_file(format!("{}{suffix}", args.out.display()));
                 }

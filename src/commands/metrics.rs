@@ -28,8 +28,12 @@ pub struct MetricsArgs {
     #[arg(long)]
     pub json: bool,
     /// Results database (corpus mode: metrics are stored there per corpus and configuration).
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
     /// Directory for cached vectors (corpus mode).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
@@ -90,7 +94,7 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store = Store::open(&args.db).await?;
+        let store = Store::open_db(&args.db).await?;
         store.upsert_corpus(&corpus).await?;
         let extractor = Arc::new(OfflineExtractor::new());
         let id = extractor.identity();
@@ -240,7 +244,7 @@ mod tests {
             embeddings: emb.map(fixture),
             dim,
             json: true,
-            db: PathBuf::from("unused.sqlite"),
+            db: bench_core::DbTarget::Sqlite(PathBuf::from("unused.sqlite")),
             cache_dir: PathBuf::from("unused-cache"),
             data: crate::cli::DataArgs {
                 data_dir: None,

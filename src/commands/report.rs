@@ -21,8 +21,12 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Results database.
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
 }
 
 /// Loads the selection and writes the report; prints what was written and what is missing.
@@ -32,7 +36,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         .build()?;
     let data = runtime.block_on(async {
         // Reading only: a missing, empty or foreign file is refused, never given a schema.
-        let store = Store::open_existing(&args.db).await?;
+        let store = Store::open_existing_db(&args.db).await?;
         reports::load(
             &store,
             &reports::Selection {

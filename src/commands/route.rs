@@ -89,8 +89,12 @@ pub struct RouteEvalArgs {
     #[arg(long, value_delimiter = ',')]
     pub runs: Vec<i64>,
     /// Results database.
-    #[arg(long, default_value = ".ragrouter/results.sqlite")]
-    pub db: PathBuf,
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
     /// Directory for cached vectors (question embeddings).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
@@ -306,10 +310,10 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             llm::OpenAiLlm::new(cfg).map_err(|e| BenchError::Invalid(format!("router LLM: {e}")))
         })
         .transpose()?;
-    if !a.db.exists() {
+    if a.db.sqlite_path().is_some_and(|p| !p.exists()) {
         return Err(BenchError::Invalid(format!(
             "results database {} does not exist: run `ragrouter bench <corpus>` or `ragrouter import` first",
-            a.db.display()
+            a.db
         ))
         .into());
     }
@@ -318,7 +322,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         .build()?;
     runtime.block_on(async {
         // Reading only: an empty or foreign file is refused, never given a schema.
-        let store = Store::open_existing(&a.db).await?;
+        let store = Store::open_existing_db(&a.db).await?;
         let sel = RunSelection {
             run_ids: a.runs.clone(),
             corpora: a.corpora.clone(),
@@ -508,7 +512,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             );
             println!(
                 "evaluation {id} stored in {} ({:.1} s)",
-                a.db.display(),
+                a.db,
                 took.as_secs_f64()
             );
         }

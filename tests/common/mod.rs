@@ -151,3 +151,78 @@ pub fn content_for(kind: Kind, user: &str) -> String {
         }
     }
 }
+
+/// The test PostgreSQL server (`RAGROUTER_TEST_PG`, a URL whose role may create databases), or
+/// `None` with a note when there is none; `.ci/run` starts one and sets
+/// `RAGROUTER_REQUIRE_PG=1`, so there a missing server fails the test instead of skipping it.
+pub fn test_pg() -> Option<String> {
+    match std::env::var("RAGROUTER_TEST_PG") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("RAGROUTER_REQUIRE_PG").as_deref() != Ok("1"),
+                "RAGROUTER_REQUIRE_PG=1 but RAGROUTER_TEST_PG is not set (scripts/pg-test.sh start prints it)"
+            );
+            eprintln!("skipped: no PostgreSQL (set RAGROUTER_TEST_PG, e.g. from scripts/pg-test.sh start)");
+            None
+        }
+    }
+}
+
+/// A new, empty database `name` on the test server (dropped first if a run before left one);
+/// returns its URL.
+pub fn fresh_pg(admin: &str, name: &str) -> String {
+    pg_block_on(admin, |mut conn| async move {
+        use sqlx::Executor;
+        conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+            .await?;
+        conn.execute(format!("CREATE DATABASE {name}").as_str())
+            .await?;
+        Ok(())
+    })
+    .unwrap();
+    let (base, _) = admin.rsplit_once('/').expect("a URL with a database");
+    format!("{base}/{name}")
+}
+
+/// The scalars a query returns on a PostgreSQL database.
+pub fn pg_fetch<T>(url: &str, sql: &str) -> Vec<T>
+where
+    T: for<'r> sqlx::Decode<'r, sqlx::Postgres>
+        + sqlx::Type<sqlx::Postgres>
+        + Send
+        + Unpin
+        + 'static,
+{
+    let sql = sql.to_owned();
+    pg_block_on(url, |mut conn| async move {
+        sqlx::query_scalar(&sql).fetch_all(&mut conn).await
+    })
+    .unwrap()
+}
+
+fn pg_block_on<T, F, Fut>(url: &str, f: F) -> Result<T, sqlx::Error>
+where
+    F: FnOnce(sqlx::PgConnection) -> Fut,
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::Connection;
+        let conn = sqlx::PgConnection::connect(url).await?;
+        f(conn).await
+    })
+}
+
+/// Runs one statement on a PostgreSQL database.
+pub fn pg_exec(url: &str, sql: &str) {
+    let sql = sql.to_owned();
+    pg_block_on(url, |mut conn| async move {
+        use sqlx::Executor;
+        conn.execute(sql.as_str()).await.map(|_| ())
+    })
+    .unwrap()
+}

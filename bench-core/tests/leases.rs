@@ -1,0 +1,175 @@
+//! Work leases (`bench_core::leases`), the same checks on both backends: SQLite always,
+//! PostgreSQL when `RAGROUTER_TEST_PG` names a server (`.ci/run` starts one and requires it).
+
+use std::time::Duration;
+
+use bench_core::leases::{Claimed, Lease};
+use bench_core::{
+    BenchConfig, Chunk, Corpus, DbTarget, Document, GoldAnswer, JudgeLabel, ParadigmId,
+    ParadigmOutput, Query, QueryType, ResultRecord, RunSpec, Store,
+};
+use ParadigmId::{Graph, Naive};
+
+fn corpus() -> Corpus {
+    Corpus {
+        name: "t".into(),
+        documents: vec![Document {
+            id: "d".into(),
+            title: String::new(),
+            text: "text".into(),
+        }],
+        chunks: vec![Chunk {
+            id: "d#0".into(),
+            index: 0,
+            document: "d".into(),
+            text: "text".into(),
+            tokens: 1,
+        }],
+        queries: vec![Query {
+            id: "q1".into(),
+            text: "question".into(),
+            qtype: QueryType::Factual,
+            gold: GoldAnswer {
+                answer: "a".into(),
+                aliases: vec![],
+            },
+            evidence: vec![],
+            gold_chunks: vec![],
+            gold_documents: vec![],
+        }],
+        content_hash: "h1".into(),
+        source: "test".into(),
+    }
+}
+
+fn record(p: ParadigmId, error: Option<&str>) -> ResultRecord {
+    ResultRecord {
+        query_id: "q1".into(),
+        paradigm: p,
+        output: ParadigmOutput::default(),
+        judge: Some(JudgeLabel::Correct),
+        quality: Default::default(),
+        judge_tokens_in: 0,
+        judge_tokens_out: 0,
+        mode: "offline".into(),
+        config_hash: "c".into(),
+        error: error.map(str::to_owned),
+        graph_build: None,
+    }
+}
+
+fn claimed(mine: &[ParadigmId], held: &[ParadigmId], gone: &[ParadigmId]) -> Claimed {
+    Claimed {
+        mine: mine.to_vec(),
+        held: held.to_vec(),
+        gone: gone.to_vec(),
+    }
+}
+
+/// Two workers on one run: claims exclude each other, a done item is gone for peers, an
+/// expired lease is taken over, and a failed item is retried by a later invocation only.
+async fn check(store: Store) {
+    let (c, cfg) = (corpus(), BenchConfig::default());
+    store.upsert_corpus(&c).await.unwrap();
+    let spec = RunSpec {
+        corpus: &c,
+        config: &cfg,
+        mode: "offline".into(),
+        reader: "r".into(),
+        judge: "j".into(),
+        embedder: "e".into(),
+        extractor: String::new(),
+        crate_version: "0".into(),
+        llm: None,
+    };
+    let run = store.start_run(&spec, false).await.unwrap();
+    let now = store.clock_ms().await.unwrap();
+    let worker = |name: &str, lease_ms: i64, started_ms: i64| Lease {
+        run_id: run.id,
+        worker: name.into(),
+        lease_ms,
+        started_ms,
+    };
+    let a = worker("a", 150, now);
+    let b = worker("b", 150, now);
+    let c_ = worker("c", 60_000, now);
+    let both = [Naive, Graph];
+    let expire = || tokio::time::sleep(Duration::from_millis(250));
+
+    assert_eq!(
+        store.claim(&a, "q1", &both).await.unwrap(),
+        claimed(&both, &[], &[])
+    );
+    assert_eq!(
+        store.claim(&b, "q1", &both).await.unwrap(),
+        claimed(&[], &both, &[])
+    );
+    // A writes naive (it fails) and marks it done: gone for B, who started with A.
+    store
+        .write_result(run.id, &record(Naive, Some("timeout")))
+        .await
+        .unwrap();
+    store.release_done(&a, "q1", Naive).await.unwrap();
+    assert_eq!(
+        store.claim(&b, "q1", &both).await.unwrap(),
+        claimed(&[], &[Graph], &[Naive])
+    );
+    // A dies holding graph: once its lease has run out, B takes it.
+    expire().await;
+    assert_eq!(
+        store.claim(&b, "q1", &[Graph]).await.unwrap(),
+        claimed(&[Graph], &[], &[])
+    );
+    // B writes graph and dies before marking it done: a claim that lands on a finished item
+    // hands it back as gone (and marks it done).
+    store
+        .write_result(run.id, &record(Graph, None))
+        .await
+        .unwrap();
+    expire().await;
+    assert_eq!(
+        store.claim(&c_, "q1", &[Graph]).await.unwrap(),
+        claimed(&[], &[], &[Graph])
+    );
+    assert_eq!(
+        store.claim(&b, "q1", &[Graph]).await.unwrap(),
+        claimed(&[], &[], &[Graph])
+    );
+
+    // A later invocation (started after those claims) retries the failed naive tuple only.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let later = worker("d", 60_000, store.clock_ms().await.unwrap());
+    assert_eq!(
+        store.claim(&later, "q1", &both).await.unwrap(),
+        claimed(&[Naive], &[], &[Graph])
+    );
+}
+
+#[tokio::test]
+async fn leases_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    check(Store::open(&dir.path().join("r.sqlite")).await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn leases_on_postgres() {
+    let Ok(admin) = std::env::var("RAGROUTER_TEST_PG") else {
+        assert!(
+            std::env::var("RAGROUTER_REQUIRE_PG").as_deref() != Ok("1"),
+            "RAGROUTER_REQUIRE_PG=1 but RAGROUTER_TEST_PG is not set"
+        );
+        eprintln!("skipped: no PostgreSQL (RAGROUTER_TEST_PG)");
+        return;
+    };
+    let url = {
+        use sqlx::{Connection, Executor};
+        let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+        conn.execute("DROP DATABASE IF EXISTS rr_leases WITH (FORCE)")
+            .await
+            .unwrap();
+        conn.execute("CREATE DATABASE rr_leases").await.unwrap();
+        format!("{}/rr_leases", admin.rsplit_once('/').unwrap().0)
+    };
+    let target: DbTarget = url.parse().unwrap();
+    check(Store::open_db(&target).await.unwrap()).await;
+}

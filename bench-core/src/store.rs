@@ -578,7 +578,8 @@ impl Store {
         Ok(n)
     }
 
-    /// Writes one finished tuple atomically; an earlier failed attempt of the same tuple is replaced.
+    /// Writes one finished tuple atomically; an earlier failed attempt of the same tuple is
+    /// replaced, a stored successful one is kept.
     pub async fn write_result(&self, run_id: i64, r: &ResultRecord) -> Result<()> {
         let t = &r.output.tokens;
         let l = &r.output.latency;
@@ -586,8 +587,10 @@ impl Store {
             let placeholders: Vec<String> = (1..=RESULT_COLUMNS.split(", ").count())
                 .map(|i| format!("${i}"))
                 .collect();
+            // Only a failed row is replaced: the first successful answer of a tuple is final,
+            // even when two workers answered it (a lease that ran out mid-answer).
             format!(
-                "INSERT INTO results ({RESULT_COLUMNS}) VALUES ({}) {}",
+                "INSERT INTO results ({RESULT_COLUMNS}) VALUES ({}) {} WHERE results.error IS NOT NULL",
                 placeholders.join(", "),
                 upsert("run_id, query_id, paradigm", RESULT_COLUMNS, "created_at")
             )

@@ -126,6 +126,16 @@ async fn check(store: Store) {
         .write_result(run.id, &record(Graph, None))
         .await
         .unwrap();
+    // A second answer of a finished tuple (a worker whose lease ran out mid-answer) is not
+    // stored over the first: the first success is final, only failures are replaced.
+    store
+        .write_result(run.id, &record(Graph, Some("late duplicate")))
+        .await
+        .unwrap();
+    let rows = store.routing_tuples(run.id).await.unwrap();
+    let graph = rows.iter().find(|r| r.paradigm == "graph").unwrap();
+    assert_eq!(graph.error, None);
+    assert_eq!(rows.len(), 2);
     expire().await;
     assert_eq!(
         store.claim(&c_, "q1", &[Graph]).await.unwrap(),

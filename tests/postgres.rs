@@ -294,3 +294,70 @@ fn an_import_lands_the_same_and_a_foreign_database_is_refused() {
     );
     assert_eq!(none, [0]);
 }
+
+#[test]
+fn llm_workers_share_the_response_cache_in_postgres() {
+    use llm::mock::{MockReply, MockServer};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let Some(admin) = test_pg() else { return };
+    let pg = fresh_pg(&admin, "rr_llm");
+    const KEY: &str = "sk-pg-test-key-never-stored";
+    let requests = Arc::new(AtomicUsize::new(0));
+    let seen = requests.clone();
+    let mock = MockServer::start(move |r| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        let content = content_for(kind_of(r), r.last_content());
+        MockReply::with_usage(content, 10, 5)
+    });
+    let worker = |extra: &[&str]| {
+        let mut c = cmd(
+            &pg,
+            &[
+                "bench",
+                "demo",
+                "--paradigms",
+                "llm-only,naive",
+                "--llm-base-url",
+                &mock.base_url(),
+                "--llm-model",
+                "mock-model",
+            ],
+        );
+        c.env("OPENAI_API_KEY", KEY).args(extra);
+        c
+    };
+    // Two workers on one LLM run.
+    let children: Vec<Child> = (0..2)
+        .map(|_| {
+            worker(&[])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        check_ok(&c.wait_with_output().unwrap());
+    }
+    let counts = |sql: &str| pg_fetch::<i64>(&pg, sql)[0];
+    assert_eq!(counts("SELECT count(*) FROM results"), 40);
+    assert_eq!(
+        counts("SELECT count(*) FROM results WHERE error IS NOT NULL"),
+        0
+    );
+    let paid = requests.load(Ordering::SeqCst);
+    assert!(paid > 0);
+    // Another machine starts a new run of the same configuration: every reply is already in
+    // the shared cache, so the endpoint sees no request.
+    out(&mut worker(&["--fresh"]));
+    assert_eq!(counts("SELECT count(*) FROM runs"), 2);
+    assert_eq!(counts("SELECT count(*) FROM results"), 80);
+    assert_eq!(requests.load(Ordering::SeqCst), paid);
+    // The key is sent to the endpoint only, never stored.
+    let stored = counts(&format!(
+        "SELECT (SELECT count(*) FROM llm_cache WHERE request_json LIKE '%{KEY}%')
+              + (SELECT count(*) FROM runs WHERE config_json LIKE '%{KEY}%')"
+    ));
+    assert_eq!(stored, 0);
+}

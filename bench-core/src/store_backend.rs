@@ -200,7 +200,16 @@ impl Store {
     async fn connect_postgres(url: &str, how: PgOpen) -> Result<Store> {
         sqlx::any::install_default_drivers();
         let shown = redact(url);
-        let opts = AnyConnectOptions::from_str(url).map_err(|e| store_err(&shown, e))?;
+        // No prepared-statement cache: sqlx's Any driver sends a NULL double as float4, and a
+        // statement cached with that type rejects the next non-NULL double ("incorrect binary
+        // data format"); unnamed statements take their types from each call's values.
+        let url = if url.contains("statement-cache-capacity=") {
+            url.to_owned()
+        } else {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}statement-cache-capacity=0")
+        };
+        let opts = AnyConnectOptions::from_str(&url).map_err(|e| store_err(&shown, e))?;
         let pool = AnyPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(30))

@@ -290,6 +290,7 @@ const STORE_MODULES: &[&str] = &[
     "store_open.rs",
     "store_reads.rs",
     "store_backend.rs",
+    "store_schema.rs",
     "leases.rs",
     "runs.rs",
     "route_evals.rs",

@@ -14,21 +14,6 @@ use crate::error::Result;
 use crate::store::Store;
 use crate::types::ParadigmId;
 
-/// The migration that adds the claims table (see `store::MIGRATIONS`).
-pub(crate) const CLAIMS_DDL: &str = r#"
-    CREATE TABLE claims (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        query_id TEXT NOT NULL,
-        paradigm TEXT NOT NULL,
-        worker TEXT NOT NULL,
-        claimed_ms INTEGER NOT NULL,
-        -- when another worker may take the item; never, once done
-        expires_ms INTEGER NOT NULL,
-        done INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (run_id, query_id, paradigm)
-    );
-    "#;
-
 /// A done claim never expires.
 const NEVER: i64 = i64::MAX;
 

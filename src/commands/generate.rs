@@ -55,7 +55,7 @@ pub struct GenerateArgs {
     /// TOML configuration (chunking, seed, [llm]) [default: none].
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Results database (graph extractions and the LLM response cache live there).
+    /// Results database (graph extractions and the LLM response cache live there); a file or postgres://USER@HOST[:PORT]/DB.
     #[arg(
         long,
         env = "RAGROUTER_DB",

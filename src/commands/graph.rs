@@ -15,7 +15,7 @@ use corpora::load::load_corpus;
 pub struct GraphArgs {
     /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
     pub corpus: String,
-    /// Results database (the per-chunk extractions are stored there).
+    /// Results database (the per-chunk extractions are stored there); a file or postgres://USER@HOST[:PORT]/DB.
     #[arg(
         long,
         env = "RAGROUTER_DB",

@@ -42,7 +42,7 @@ pub struct Common {
     /// Name of the source; the runs' mode is `imported:SOURCE` (default: derived from the files).
     #[arg(long)]
     pub source: Option<String>,
-    /// Results database.
+    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
     #[arg(
         long,
         env = "RAGROUTER_DB",

@@ -27,7 +27,7 @@ pub struct MetricsArgs {
     /// Print JSON (`graph.*`, `embeddings.*` as in the metric fixtures) instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Results database (corpus mode: metrics are stored there per corpus and configuration).
+    /// Results database (corpus mode: metrics are stored there per corpus and configuration); a file or postgres://USER@HOST[:PORT]/DB.
     #[arg(
         long,
         env = "RAGROUTER_DB",

@@ -20,7 +20,7 @@ pub struct ReportArgs {
     /// Output directory (created if needed; files of an earlier report are replaced).
     #[arg(long)]
     pub out: PathBuf,
-    /// Results database.
+    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
     #[arg(
         long,
         env = "RAGROUTER_DB",

@@ -88,7 +88,7 @@ pub struct RouteEvalArgs {
     /// Use these run ids (comma-separated, one per corpus) instead of each corpus's latest run.
     #[arg(long, value_delimiter = ',')]
     pub runs: Vec<i64>,
-    /// Results database.
+    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
     #[arg(
         long,
         env = "RAGROUTER_DB",

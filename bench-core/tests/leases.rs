@@ -3,59 +3,15 @@
 
 use std::time::Duration;
 
+mod common;
+
 use bench_core::leases::{Claimed, Lease};
-use bench_core::{
-    BenchConfig, Chunk, Corpus, DbTarget, Document, GoldAnswer, JudgeLabel, ParadigmId,
-    ParadigmOutput, Query, QueryType, ResultRecord, RunSpec, Store,
-};
+use bench_core::{BenchConfig, DbTarget, JudgeLabel, ParadigmId, Store};
+use common::{corpus, spec};
 use ParadigmId::{Graph, Naive};
 
-fn corpus() -> Corpus {
-    Corpus {
-        name: "t".into(),
-        documents: vec![Document {
-            id: "d".into(),
-            title: String::new(),
-            text: "text".into(),
-        }],
-        chunks: vec![Chunk {
-            id: "d#0".into(),
-            index: 0,
-            document: "d".into(),
-            text: "text".into(),
-            tokens: 1,
-        }],
-        queries: vec![Query {
-            id: "q1".into(),
-            text: "question".into(),
-            qtype: QueryType::Factual,
-            gold: GoldAnswer {
-                answer: "a".into(),
-                aliases: vec![],
-            },
-            evidence: vec![],
-            gold_chunks: vec![],
-            gold_documents: vec![],
-        }],
-        content_hash: "h1".into(),
-        source: "test".into(),
-    }
-}
-
-fn record(p: ParadigmId, error: Option<&str>) -> ResultRecord {
-    ResultRecord {
-        query_id: "q1".into(),
-        paradigm: p,
-        output: ParadigmOutput::default(),
-        judge: Some(JudgeLabel::Correct),
-        quality: Default::default(),
-        judge_tokens_in: 0,
-        judge_tokens_out: 0,
-        mode: "offline".into(),
-        config_hash: "c".into(),
-        error: error.map(str::to_owned),
-        graph_build: None,
-    }
+fn record(p: ParadigmId, error: Option<&str>) -> bench_core::ResultRecord {
+    common::record("q1", p, Some(JudgeLabel::Correct), error)
 }
 
 fn claimed(mine: &[ParadigmId], held: &[ParadigmId], gone: &[ParadigmId]) -> Claimed {
@@ -71,17 +27,7 @@ fn claimed(mine: &[ParadigmId], held: &[ParadigmId], gone: &[ParadigmId]) -> Cla
 async fn check(store: Store) {
     let (c, cfg) = (corpus(), BenchConfig::default());
     store.upsert_corpus(&c).await.unwrap();
-    let spec = RunSpec {
-        corpus: &c,
-        config: &cfg,
-        mode: "offline".into(),
-        reader: "r".into(),
-        judge: "j".into(),
-        embedder: "e".into(),
-        extractor: String::new(),
-        crate_version: "0".into(),
-        llm: None,
-    };
+    let spec = spec(&c, &cfg);
     let run = store.start_run(&spec, false).await.unwrap();
     let now = store.clock_ms().await.unwrap();
     let worker = |name: &str, lease_ms: i64, started_ms: i64| Lease {

@@ -1,27 +1,9 @@
 //! `runs.finished_at` is when a run first finished: a resume does not clear or move it.
 
-use bench_core::{BenchConfig, Chunk, Corpus, Document, RunSpec, Store};
+mod common;
 
-fn corpus() -> Corpus {
-    Corpus {
-        name: "t".into(),
-        documents: vec![Document {
-            id: "d".into(),
-            title: String::new(),
-            text: "text".into(),
-        }],
-        chunks: vec![Chunk {
-            id: "d#0".into(),
-            index: 0,
-            document: "d".into(),
-            text: "text".into(),
-            tokens: 1,
-        }],
-        queries: vec![],
-        content_hash: "h1".into(),
-        source: "test".into(),
-    }
-}
+use bench_core::{BenchConfig, Store};
+use common::{corpus, spec};
 
 async fn finished_at(store: &Store, id: i64) -> Option<String> {
     store.run_row(id).await.unwrap().unwrap().finished_at
@@ -32,17 +14,7 @@ async fn a_resume_keeps_the_first_finish() {
     let store = Store::open_in_memory().await.unwrap();
     let (c, cfg) = (corpus(), BenchConfig::default());
     store.upsert_corpus(&c).await.unwrap();
-    let spec = RunSpec {
-        corpus: &c,
-        config: &cfg,
-        mode: "offline".into(),
-        reader: "r".into(),
-        judge: "j".into(),
-        embedder: "e".into(),
-        extractor: String::new(),
-        crate_version: "0".into(),
-        llm: None,
-    };
+    let spec = spec(&c, &cfg);
     let run = store.start_run(&spec, false).await.unwrap();
     assert_eq!(finished_at(&store, run.id).await, None);
     store.finish_run(run.id).await.unwrap();

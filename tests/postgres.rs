@@ -232,9 +232,10 @@ fn an_import_lands_the_same_and_a_foreign_database_is_refused() {
         "--features",
         "q",
         "--folds",
-        "5",
+        "3",
+        // Baselines only: the point is the store, not the learners (tests/import_outcomes.rs).
         "--routers",
-        "oracle,best-fixed,oracle-per-corpus,util-lr",
+        "oracle,best-fixed,oracle-per-corpus",
     ];
     let on_pg = out(&mut cmd(&pg, &eval));
     assert_eq!(

@@ -101,10 +101,7 @@ impl Store {
             for h in slice {
                 q = q.bind(h);
             }
-            let rows = q
-                .fetch_all(self.pool())
-                .await
-                .map_err(|e| self.store_err(e))?;
+            let rows = q.fetch_all(self.pool()).await.map_err(|e| self.err(e))?;
             for r in &rows {
                 let row = row_from(r)?;
                 out.insert(row.chunk_hash.clone(), row);
@@ -135,7 +132,7 @@ impl Store {
         .bind(&row.error)
         .execute(self.pool())
         .await
-        .map_err(|e| self.store_err(e))?;
+        .map_err(|e| self.err(e))?;
         Ok(())
     }
 
@@ -151,7 +148,7 @@ impl Store {
         .bind(&key.prompt_hash)
         .fetch_all(self.pool())
         .await
-        .map_err(|e| self.store_err(e))?;
+        .map_err(|e| self.err(e))?;
         Ok(rows
             .into_iter()
             .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
@@ -182,7 +179,7 @@ impl Store {
         .bind(&b.signature)
         .execute(self.pool())
         .await
-        .map_err(|e| self.store_err(e))?;
+        .map_err(|e| self.err(e))?;
         Ok(())
     }
 
@@ -198,13 +195,6 @@ impl Store {
             .run_construction_tokens(corpus, corpus_hash, &key.label())
             .await?;
         Ok(t.map(|(i, o)| (i.max(0) as u64, o.max(0) as u64)))
-    }
-
-    fn store_err(&self, source: sqlx::Error) -> BenchError {
-        BenchError::Store {
-            path: self.path().to_owned(),
-            source,
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use sqlx::Row;
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
 use crate::store::Store;
 use crate::traits::{ChatResponse, Usage};
 
@@ -34,7 +34,7 @@ impl Store {
         .bind(key)
         .fetch_optional(self.pool())
         .await
-        .map_err(|e| self.cache_err(e))?;
+        .map_err(|e| self.err(e))?;
         Ok(row.map(|r| {
             let reported: i64 = r.get("usage_reported");
             ChatResponse {
@@ -67,7 +67,7 @@ impl Store {
         .bind(entry.response.usage.is_some() as i64)
         .execute(self.pool())
         .await
-        .map_err(|e| self.cache_err(e))?;
+        .map_err(|e| self.err(e))?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -76,15 +76,8 @@ impl Store {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache")
             .fetch_one(self.pool())
             .await
-            .map_err(|e| self.cache_err(e))?;
+            .map_err(|e| self.err(e))?;
         Ok(n as u64)
-    }
-
-    fn cache_err(&self, source: sqlx::Error) -> BenchError {
-        BenchError::Store {
-            path: self.path().to_owned(),
-            source,
-        }
     }
 }
 

@@ -39,14 +39,6 @@ fn bench(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn check_fails(out: &Output, code: i32, needles: &[&str]) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
-    for n in needles {
-        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
-    }
-}
-
 #[test]
 fn demo_runs_offline_prints_the_table_and_resumes() {
     let dir = tempfile::tempdir().unwrap();

@@ -98,6 +98,15 @@ fn read_tables(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `report` on both stores into `dir/rep-pg` and `dir/rep-sqlite`: their tables are equal.
+fn reports_on_both(dir: &Path, pg: &str, sqlite: &str) -> (PathBuf, PathBuf) {
+    let (rp, rs) = (dir.join("rep-pg"), dir.join("rep-sqlite"));
+    out(&mut cmd(pg, &["report", "--out", rp.to_str().unwrap()]));
+    out(&mut cmd(sqlite, &["report", "--out", rs.to_str().unwrap()]));
+    assert_eq!(read_tables(&rp), read_tables(&rs));
+    (rp, rs)
+}
+
 fn kill(child: &mut Child) {
     // SIGKILL: no handler runs, nothing is flushed; what the worker held must come back.
     child.kill().unwrap();
@@ -191,13 +200,7 @@ fn three_workers_one_killed_store_every_tuple_once_and_equal_sqlite() {
     let on_pg = out(&mut cmd(&pg, &eval));
     let on_sqlite = out(&mut cmd(sqlite_s, &eval));
     assert_eq!(eval_table(&on_pg), eval_table(&on_sqlite));
-    let (rp, rs) = (dir.path().join("rep-pg"), dir.path().join("rep-sqlite"));
-    out(&mut cmd(&pg, &["report", "--out", rp.to_str().unwrap()]));
-    out(&mut cmd(
-        sqlite_s,
-        &["report", "--out", rs.to_str().unwrap()],
-    ));
-    assert_eq!(read_tables(&rp), read_tables(&rs));
+    let (rp, rs) = reports_on_both(dir.path(), &pg, sqlite_s);
     assert_eq!(tuples_export(&rp), tuples_export(&rs));
 }
 
@@ -249,13 +252,7 @@ fn an_import_lands_the_same_and_a_foreign_database_is_refused() {
     );
     // Imported tuples carry no measured latency: the report's tables and its tuple export are
     // byte-identical on both stores.
-    let (rp, rs) = (dir.path().join("rep-pg"), dir.path().join("rep-sqlite"));
-    out(&mut cmd(&pg, &["report", "--out", rp.to_str().unwrap()]));
-    out(&mut cmd(
-        sqlite.to_str().unwrap(),
-        &["report", "--out", rs.to_str().unwrap()],
-    ));
-    assert_eq!(read_tables(&rp), read_tables(&rs));
+    let (rp, rs) = reports_on_both(dir.path(), &pg, sqlite.to_str().unwrap());
     let export = |d: &Path| std::fs::read(d.join("exports/tuples.csv")).unwrap();
     assert_eq!(export(&rp), export(&rs));
     // Predictions and paired tests are stored on PostgreSQL too.
@@ -268,12 +265,10 @@ fn an_import_lands_the_same_and_a_foreign_database_is_refused() {
         &foreign,
         "CREATE TABLE customers (id BIGINT PRIMARY KEY, name TEXT)",
     );
-    let o = cmd(&foreign, &["bench", "demo"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("not a ragrouter results database"),
-        "{}",
-        text(&o.stderr)
+    check_fails(
+        &cmd(&foreign, &["bench", "demo"]).output().unwrap(),
+        2,
+        &["not a ragrouter results database"],
     );
     let tables: Vec<String> = pg_fetch(
         &foreign,
@@ -282,12 +277,10 @@ fn an_import_lands_the_same_and_a_foreign_database_is_refused() {
     assert_eq!(tables, ["customers"]);
     // Reading commands on an empty database say to bench first, and create nothing.
     let empty = fresh_pg(&admin, "rr_empty");
-    let o = cmd(&empty, &["route", "eval"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("holds no results"),
-        "{}",
-        text(&o.stderr)
+    check_fails(
+        &cmd(&empty, &["route", "eval"]).output().unwrap(),
+        2,
+        &["holds no results"],
     );
     let none: Vec<i64> = pg_fetch(
         &empty,

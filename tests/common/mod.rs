@@ -53,6 +53,15 @@ pub fn query_strings(db: &Path, sql: &str) -> Vec<String> {
     try_fetch(db, sql).unwrap()
 }
 
+/// The command failed with exit `code`, and its stderr names every needle.
+pub fn check_fails(out: &Output, code: i32, needles: &[&str]) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
+    }
+}
+
 pub fn check_ok(out: &Output) {
     assert!(
         out.status.success(),

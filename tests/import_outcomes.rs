@@ -334,3 +334,56 @@ fn route_eval_on_the_import_reproduces_the_files_figures() {
         [683]
     );
 }
+
+#[test]
+fn safe_router_on_the_import_switches_less_and_keeps_at_least_best_single() {
+    // Adaptive-RAG's own protocol: train on the training labels, test on the 3,000.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    check_ok(&import_test_split(&db));
+    let d = data();
+    check_ok(&run(
+        &db,
+        &[
+            "import",
+            "adaptive-rag",
+            "--labels",
+            d.join("flan_t5_xl/train.json").to_str().unwrap(),
+            "--split",
+            "train",
+        ],
+    ));
+    let out = run(
+        &db,
+        &[
+            "route",
+            "eval",
+            "--features",
+            "q",
+            "--split",
+            "given",
+            "--routers",
+            "util-lr,safe-lr",
+        ],
+    );
+    check_ok(&out);
+    let table = text(&out.stdout);
+    let paired = after(&table, "paired against best-single");
+    let cr = |r: &str| pooled_cr(paired, r).parse::<f64>().unwrap();
+    assert!(cr("safe-lr(λ=0)") >= 38.17, "{table}");
+    // Switches away from best-single's paradigm (multi-step retrieval), per router at λ = 0.
+    let switches = |r: &str| {
+        query_db(
+            &db,
+            &format!(
+                "SELECT count(*) FROM route_predictions \
+                 WHERE router = '{r}' AND param = '0' AND played <> 'iterative'"
+            ),
+        )[0]
+    };
+    let (safe, util) = (switches("safe-lr"), switches("util-lr"));
+    assert!(
+        safe > 0 && safe < util,
+        "safe-lr {safe}, util-lr {util}\n{table}"
+    );
+}

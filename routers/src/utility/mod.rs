@@ -15,6 +15,7 @@
 //! routers of one sweep fitted on the same rows, as in the cost-aware router.
 
 pub mod calibrate;
+pub mod safe;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -86,19 +87,19 @@ fn mlp_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
     Box::new(ModelRouter::new("util-mlp", MlpModel::new(seed)))
 }
 
-const LR: Learner = Learner {
+pub(crate) const LR: Learner = Learner {
     make: lr_make,
     grid: LR_ALPHAS.len(),
 };
-const GBT: Learner = Learner {
+pub(crate) const GBT: Learner = Learner {
     make: gbt_make,
     grid: 1,
 };
-const KNN: Learner = Learner {
+pub(crate) const KNN: Learner = Learner {
     make: knn_make,
     grid: KNN_KS.len(),
 };
-const MLP: Learner = Learner {
+pub(crate) const MLP: Learner = Learner {
     make: mlp_make,
     grid: 1,
 };
@@ -241,6 +242,9 @@ pub struct Fitted {
     n_features: usize,
     /// Per paradigm class; `None` without training tuples.
     classes: Vec<Option<ClassModel>>,
+    /// Per paradigm class, the held-out (cross-fitted) estimate of every training row that has
+    /// the class's tuple, aligned with the training rows: what a margin is tuned on.
+    pub oof: Vec<Vec<Option<f64>>>,
     /// E[cost | paradigm, corpus] and the cost scale T.
     pub cost: CostModel,
 }
@@ -300,14 +304,23 @@ impl Fitted {
         let schema = Arc::new(binary_schema(&train.schema, &corpora));
         let k = train.schema.n_classes() - 1;
         let mut classes = Vec::with_capacity(k);
+        let mut oofs = Vec::with_capacity(k);
         for c in 0..k {
-            let have: Vec<(&RoutingRow, bool)> = train
+            let mut oof_c = vec![None; train.rows.len()];
+            let (idx, have): (Vec<usize>, Vec<(&RoutingRow, bool)>) = train
                 .rows
                 .iter()
-                .filter_map(|r| outcome_of_class(r, c).map(|o| (r, o.correct)))
-                .collect();
+                .enumerate()
+                .filter_map(|(i, r)| outcome_of_class(r, c).map(|o| (i, (r, o.correct))))
+                .unzip();
+            let mut keep_oof = |oof: &[f64]| {
+                for (&i, &p) in idx.iter().zip(oof) {
+                    oof_c[i] = Some(p);
+                }
+            };
             if have.is_empty() {
                 classes.push(None);
+                oofs.push(oof_c);
                 continue;
             }
             let labels: Vec<bool> = have.iter().map(|h| h.1).collect();
@@ -315,6 +328,8 @@ impl Fitted {
             if have.len() < MIN_ROWS || pos < PARTS || pos + PARTS > have.len() {
                 let rate = (pos as f64 + 1.0) / (have.len() as f64 + 2.0);
                 classes.push(Some(ClassModel::Constant(rate)));
+                keep_oof(&vec![rate; have.len()]);
+                oofs.push(oof_c);
                 continue;
             }
             let rows: Vec<RoutingRow> = have
@@ -325,7 +340,7 @@ impl Fitted {
             // Held-out estimates of the per-corpus prior and of every grid point; the lowest
             // log loss wins (the prior guards against a learner that only adds noise).
             let mut prior_oof = vec![0.0; rows.len()];
-            let mut best: Option<(f64, Vec<Calibrated>)> = None;
+            let mut best: Option<(f64, Vec<Calibrated>, Vec<f64>)> = None;
             for g in 0..=learner.grid {
                 let mut oof = vec![0.0; rows.len()];
                 let mut models = Vec::with_capacity(PARTS);
@@ -366,25 +381,31 @@ impl Fitted {
                 }
                 if g < learner.grid {
                     let loss = log_loss(&oof, &labels);
-                    if best.as_ref().is_none_or(|(l, _)| loss < *l) {
-                        best = Some((loss, models));
+                    if best.as_ref().is_none_or(|(l, _, _)| loss < *l) {
+                        best = Some((loss, models, oof));
                     }
                 }
             }
             let prior_loss = log_loss(&prior_oof, &labels);
             let learners = match best {
-                Some((loss, models)) if loss < prior_loss => models,
+                Some((loss, models, oof)) if loss < prior_loss => {
+                    keep_oof(&oof);
+                    models
+                }
                 _ => {
                     let prior = Prior::fit(
                         rows.iter()
                             .zip(&labels)
                             .map(|(r, &y)| (r.corpus.as_str(), y)),
                     );
+                    keep_oof(&prior_oof);
                     classes.push(Some(ClassModel::Prior(prior)));
+                    oofs.push(oof_c);
                     continue;
                 }
             };
             classes.push(Some(ClassModel::Learners(learners)));
+            oofs.push(oof_c);
         }
         if classes.iter().all(Option::is_none) {
             return Err(BenchError::Invalid(
@@ -396,6 +417,7 @@ impl Fitted {
             schema,
             n_features: train.schema.n_features(),
             classes,
+            oof: oofs,
             cost: CostModel::fit(train),
         })
     }
@@ -432,13 +454,59 @@ impl Fitted {
     }
 }
 
+impl Fitted {
+    /// That `rows` of `schema` are what the fit saw: the same classes, the same feature width.
+    pub fn check(&self, router: &str, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<()> {
+        if self.classes.len() + 1 != schema.n_classes() {
+            return Err(BenchError::Invalid(format!(
+                "router {router}: fitted on {} paradigm classes, asked to score {}",
+                self.classes.len(),
+                schema.n_classes() - 1
+            )));
+        }
+        if let Some(r) = rows.iter().find(|r| r.features.len() != self.n_features) {
+            return Err(BenchError::Invalid(format!(
+                "router {router}: row {} has {} features, the training rows had {}",
+                r.query_id,
+                r.features.len(),
+                self.n_features
+            )));
+        }
+        Ok(())
+    }
+
+    /// Estimated utility `P(correct) − λ · E[cost] / T` per paradigm class for each row
+    /// (`None`: no training tuple of the class).
+    pub fn utilities(&self, rows: &[RoutingRow], lambda: f64) -> Result<Vec<Vec<Option<f64>>>> {
+        Ok(self
+            .p_correct(rows)?
+            .into_iter()
+            .zip(rows)
+            .map(|(p, row)| self.utility_of(&p, row, lambda))
+            .collect())
+    }
+
+    /// The utility of estimates `p` (one per class) for `row`'s corpus.
+    pub fn utility_of(&self, p: &[Option<f64>], row: &RoutingRow, lambda: f64) -> Vec<Option<f64>> {
+        p.iter()
+            .zip(self.cost.expected(row))
+            .map(|(p, c)| Some((*p)? - lambda * c? / self.cost.scale))
+            .collect()
+    }
+}
+
 /// Fits shared by the routers of a sweep (keyed by learner and training rows); the last few.
 /// A fit in progress is a cell the other routers of the sweep wait on, so it runs once.
 type Cell = Arc<OnceLock<std::result::Result<Arc<Fitted>, String>>>;
 static FITS: Mutex<Vec<(u64, Cell)>> = Mutex::new(Vec::new());
 const FITS_KEPT: usize = 32;
 
-fn shared_fit(name: &str, train: &RoutingSet, learner: Learner, seed: u64) -> Result<Arc<Fitted>> {
+pub(crate) fn shared_fit(
+    name: &str,
+    train: &RoutingSet,
+    learner: Learner,
+    seed: u64,
+) -> Result<Arc<Fitted>> {
     let key = mix64(hash_str(seed, name) ^ fingerprint(train));
     let cell: Cell = {
         let mut fits = FITS.lock().unwrap();
@@ -529,33 +597,10 @@ impl Router for UtilityRouter {
         let f = self.fitted.as_ref().ok_or_else(|| {
             BenchError::Invalid(format!("router {}: scores asked before fit", self.name))
         })?;
-        if f.classes.len() + 1 != schema.n_classes() {
-            return Err(BenchError::Invalid(format!(
-                "router {}: fitted on {} paradigm classes, asked to score {}",
-                self.name,
-                f.classes.len(),
-                schema.n_classes() - 1
-            )));
-        }
-        if let Some(r) = rows.iter().find(|r| r.features.len() != f.n_features) {
-            return Err(BenchError::Invalid(format!(
-                "router {}: row {} has {} features, the training rows had {}",
-                self.name,
-                r.query_id,
-                r.features.len(),
-                f.n_features
-            )));
-        }
-        let p = f.p_correct(rows)?;
-        Ok(rows
-            .iter()
-            .zip(p)
-            .map(|(row, p)| {
-                let u: Vec<Option<f64>> = p
-                    .into_iter()
-                    .zip(f.cost.expected(row))
-                    .map(|(p, c)| Some(p? - self.lambda * c? / f.cost.scale))
-                    .collect();
+        f.check(self.name, schema, rows)?;
+        Ok(f.utilities(rows, self.lambda)?
+            .into_iter()
+            .map(|u| {
                 let floor = u.iter().flatten().copied().fold(f64::INFINITY, f64::min);
                 let floor = if floor.is_finite() { floor } else { 0.0 };
                 let mut s: Vec<f64> = u.iter().map(|v| v.unwrap_or(floor - 2.0)).collect();

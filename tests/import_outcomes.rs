@@ -273,26 +273,27 @@ fn pooled_cr(table: &str, router: &str) -> String {
     line.split_whitespace().nth(1).unwrap().to_string()
 }
 
+/// `route eval --features q` with `args` on `db`: its table, after checking it succeeded.
+fn route_eval_q(db: &Path, args: &[&str]) -> String {
+    let out = run(db, &[&["route", "eval", "--features", "q"], args].concat());
+    check_ok(&out);
+    text(&out.stdout)
+}
+
 #[test]
 fn route_eval_on_the_import_reproduces_the_files_figures() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.sqlite");
     check_ok(&import_test_split(&db));
-    let out = run(
+    let table = route_eval_q(
         &db,
         &[
-            "route",
-            "eval",
-            "--features",
-            "q",
             "--folds",
             "5",
             "--routers",
             "oracle,best-fixed,oracle-per-corpus,ner,util-knn",
         ],
     );
-    check_ok(&out);
-    let table = text(&out.stdout);
     // The paired table prints every router's pooled C.R with two decimals.
     for (router, cr) in [
         ("llm-only", "14.63"),
@@ -353,21 +354,7 @@ fn safe_router_on_the_import_switches_less_and_keeps_at_least_best_single() {
             "train",
         ],
     ));
-    let out = run(
-        &db,
-        &[
-            "route",
-            "eval",
-            "--features",
-            "q",
-            "--split",
-            "given",
-            "--routers",
-            "util-lr,safe-lr",
-        ],
-    );
-    check_ok(&out);
-    let table = text(&out.stdout);
+    let table = route_eval_q(&db, &["--split", "given", "--routers", "util-lr,safe-lr"]);
     let paired = after(&table, "paired against best-single");
     let cr = |r: &str| pooled_cr(paired, r).parse::<f64>().unwrap();
     assert!(cr("safe-lr(λ=0)") >= 38.17, "{table}");

@@ -87,19 +87,19 @@ fn mlp_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
     Box::new(ModelRouter::new("util-mlp", MlpModel::new(seed)))
 }
 
-pub(crate) const LR: Learner = Learner {
+const LR: Learner = Learner {
     make: lr_make,
     grid: LR_ALPHAS.len(),
 };
-pub(crate) const GBT: Learner = Learner {
+const GBT: Learner = Learner {
     make: gbt_make,
     grid: 1,
 };
-pub(crate) const KNN: Learner = Learner {
+const KNN: Learner = Learner {
     make: knn_make,
     grid: KNN_KS.len(),
 };
-pub(crate) const MLP: Learner = Learner {
+const MLP: Learner = Learner {
     make: mlp_make,
     grid: 1,
 };
@@ -244,7 +244,7 @@ pub struct Fitted {
     classes: Vec<Option<ClassModel>>,
     /// Per paradigm class, the held-out (cross-fitted) estimate of every training row that has
     /// the class's tuple, aligned with the training rows: what a margin is tuned on.
-    pub oof: Vec<Vec<Option<f64>>>,
+    oof: Vec<Vec<Option<f64>>>,
     /// E[cost | paradigm, corpus] and the cost scale T.
     pub cost: CostModel,
 }
@@ -501,12 +501,7 @@ type Cell = Arc<OnceLock<std::result::Result<Arc<Fitted>, String>>>;
 static FITS: Mutex<Vec<(u64, Cell)>> = Mutex::new(Vec::new());
 const FITS_KEPT: usize = 32;
 
-pub(crate) fn shared_fit(
-    name: &str,
-    train: &RoutingSet,
-    learner: Learner,
-    seed: u64,
-) -> Result<Arc<Fitted>> {
+fn shared_fit(name: &str, train: &RoutingSet, learner: Learner, seed: u64) -> Result<Arc<Fitted>> {
     let key = mix64(hash_str(seed, name) ^ fingerprint(train));
     let cell: Cell = {
         let mut fits = FITS.lock().unwrap();
@@ -529,6 +524,17 @@ pub(crate) fn shared_fit(
     })
     .clone()
     .map_err(BenchError::Invalid)
+}
+
+/// λ from one sweep value (0 without one): a finite number >= 0.
+fn lambda_of(router: &str, param: Option<f64>) -> Result<f64> {
+    let lambda = param.unwrap_or(0.0);
+    if !(lambda.is_finite() && lambda >= 0.0) {
+        return Err(BenchError::Invalid(format!(
+            "router {router}: λ must be a finite number >= 0, got {lambda}"
+        )));
+    }
+    Ok(lambda)
 }
 
 /// A utility router at one λ.
@@ -557,12 +563,7 @@ impl UtilityRouter {
         seed: u64,
         param: Option<f64>,
     ) -> Result<Self> {
-        let lambda = param.unwrap_or(0.0);
-        if !(lambda.is_finite() && lambda >= 0.0) {
-            return Err(BenchError::Invalid(format!(
-                "router {name}: λ must be a finite number >= 0, got {lambda}"
-            )));
-        }
+        let lambda = lambda_of(name, param)?;
         Ok(UtilityRouter {
             name,
             learner,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 
-use super::{shared_fit, Fitted, Learner, LR, SWEEP};
+use super::{lambda_of, shared_fit, Fitted, Learner, LR, SWEEP};
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::seed_papers::outcome_of_class;
 
@@ -37,7 +37,8 @@ pub const MARGINS: &[Option<f64>] = &[
 /// What a fit picks on top of the shared utility estimates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Policy {
-    /// The baseline class: highest realised training utility (at λ = 0 best-single's choice).
+    /// The baseline class: highest realised training utility (at λ = 0 the best single
+    /// paradigm; a tie goes to the lower class, where best-single prefers the cheaper).
     pub baseline: usize,
     /// The margin another class's estimate must clear; `None`: always the baseline.
     pub margin: Option<f64>,
@@ -74,12 +75,7 @@ impl SafeRouter {
         seed: u64,
         param: Option<f64>,
     ) -> Result<Self> {
-        let lambda = param.unwrap_or(0.0);
-        if !(lambda.is_finite() && lambda >= 0.0) {
-            return Err(BenchError::Invalid(format!(
-                "router {name}: λ must be a finite number >= 0, got {lambda}"
-            )));
-        }
+        let lambda = lambda_of(name, param)?;
         Ok(SafeRouter {
             name,
             base,
@@ -216,8 +212,9 @@ impl Router for SafeRouter {
     }
 }
 
-/// The registry entry: the logistic learner, whose fit gains most from the margin (measured
-/// on the Adaptive-RAG outcomes; see the README).
+/// The registry entry, on the logistic learner. Tried with the margin on the Adaptive-RAG
+/// outcomes at λ = 0 (5 folds), it gained as much as the MLP (+0.33 points each) and more than
+/// boosted trees (+0.03) or kNN (−0.17), and it fits fastest.
 pub fn entry() -> RouterEntry {
     RouterEntry {
         name: "safe-lr",

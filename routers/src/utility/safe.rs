@@ -11,11 +11,10 @@
 //! learner, whose fit is shared with it.
 
 use std::fmt;
-use std::sync::Arc;
 
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 
-use super::{lambda_of, shared_fit, Fitted, Learner, LR, SWEEP};
+use super::{lambda_of, Fitted, UtilityRouter, LR, SWEEP};
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::seed_papers::outcome_of_class;
 
@@ -46,49 +45,37 @@ pub struct Policy {
     pub gain: f64,
 }
 
-/// A safe utility router at one λ.
+/// A safe utility router at one λ: a utility router and the policy fitted on its estimates.
 pub struct SafeRouter {
     name: &'static str,
-    /// The utility router whose fit (learner, seed derivation) this one shares.
-    base: &'static str,
-    learner: Learner,
-    seed: u64,
-    lambda: f64,
-    fitted: Option<(Arc<Fitted>, Policy)>,
+    /// The utility router whose estimates (and shared fit) this one uses.
+    inner: UtilityRouter,
+    policy: Option<Policy>,
 }
 
 impl fmt::Debug for SafeRouter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SafeRouter")
             .field("name", &self.name)
-            .field("lambda", &self.lambda)
-            .field("policy", &self.fitted.as_ref().map(|f| f.1))
+            .field("lambda", &self.inner.lambda)
+            .field("policy", &self.policy)
             .finish()
     }
 }
 
 impl SafeRouter {
-    pub fn new(
-        name: &'static str,
-        base: &'static str,
-        learner: Learner,
-        seed: u64,
-        param: Option<f64>,
-    ) -> Result<Self> {
-        let lambda = lambda_of(name, param)?;
-        Ok(SafeRouter {
+    /// `name` over `inner`'s estimates, at `inner`'s λ.
+    pub fn new(name: &'static str, inner: UtilityRouter) -> Self {
+        SafeRouter {
             name,
-            base,
-            learner,
-            seed,
-            lambda,
-            fitted: None,
-        })
+            inner,
+            policy: None,
+        }
     }
 
     /// The baseline and margin chosen by `fit` (`None` before it).
     pub fn policy(&self) -> Option<Policy> {
-        self.fitted.as_ref().map(|f| f.1)
+        self.policy
     }
 }
 
@@ -171,9 +158,9 @@ impl Router for SafeRouter {
     }
 
     fn fit(&mut self, train: &RoutingSet) -> Result<()> {
-        let fitted = shared_fit(self.base, train, self.learner, self.seed)?;
-        let policy = choose_policy(&fitted, train, self.lambda)?;
-        self.fitted = Some((fitted, policy));
+        self.inner.fit(train)?;
+        let fitted = self.inner.fitted().expect("fitted just now");
+        self.policy = Some(choose_policy(fitted, train, self.inner.lambda)?);
         Ok(())
     }
 
@@ -185,11 +172,14 @@ impl Router for SafeRouter {
     /// The estimated utilities, the baseline's raised by the margin (above every other one
     /// when the policy never switches), `cannot-answer` last.
     fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (f, policy) = self.fitted.as_ref().ok_or_else(|| {
-            BenchError::Invalid(format!("router {}: scores asked before fit", self.name))
-        })?;
+        let (Some(f), Some(policy)) = (self.inner.fitted(), self.policy) else {
+            return Err(BenchError::Invalid(format!(
+                "router {}: scores asked before fit",
+                self.name
+            )));
+        };
         f.check(self.name, schema, rows)?;
-        Ok(f.utilities(rows, self.lambda)?
+        Ok(f.utilities(rows, self.inner.lambda)?
             .into_iter()
             .map(|u| {
                 let known = u.iter().flatten().copied();
@@ -225,15 +215,17 @@ pub fn entry() -> RouterEntry {
         lanes: &[],
         sweep: SWEEP,
         make: |ctx: &RouterContext, param| {
-            Ok(Box::new(SafeRouter::new(
-                "safe-lr", "util-lr", LR, ctx.seed, param,
-            )?))
+            let lambda = lambda_of("safe-lr", param)?;
+            let inner = UtilityRouter::new("util-lr", LR, ctx.seed, Some(lambda))?;
+            Ok(Box::new(SafeRouter::new("safe-lr", inner)))
         },
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::super::ClassModel;
     use super::*;
     use crate::baselines::BestSingle;

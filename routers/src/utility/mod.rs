@@ -452,9 +452,7 @@ impl Fitted {
         }
         Ok(out)
     }
-}
 
-impl Fitted {
     /// That `rows` of `schema` are what the fit saw: the same classes, the same feature width.
     pub fn check(&self, router: &str, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<()> {
         if self.classes.len() + 1 != schema.n_classes() {

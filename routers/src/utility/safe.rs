@@ -18,20 +18,9 @@ use super::{lambda_of, Fitted, UtilityRouter, LR, SWEEP};
 use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::seed_papers::outcome_of_class;
 
-/// Margins tried, in utility units (a P(correct) difference at λ = 0); `None` = never switch.
-pub const MARGINS: &[Option<f64>] = &[
-    Some(0.0),
-    Some(0.01),
-    Some(0.02),
-    Some(0.03),
-    Some(0.05),
-    Some(0.075),
-    Some(0.1),
-    Some(0.15),
-    Some(0.2),
-    Some(0.3),
-    None,
-];
+/// Margins tried, in utility units (a P(correct) difference at λ = 0); when none pays on the
+/// training rows, the policy never switches.
+pub const MARGINS: &[f64] = &[0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3];
 
 /// What a fit picks on top of the shared utility estimates.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,7 +123,7 @@ pub fn choose_policy(fitted: &Fitted, train: &RoutingSet, lambda: f64) -> Result
         gain: 0.0,
     };
     // Larger margins first, so a tie keeps the more cautious one.
-    for &m in MARGINS.iter().rev().filter_map(|m| m.as_ref()) {
+    for &m in MARGINS.iter().rev() {
         let gain = switches
             .iter()
             .filter(|(adv, _)| *adv > m)

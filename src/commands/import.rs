@@ -22,8 +22,16 @@ pub struct ImportArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum ImportCommand {
     /// A file of the generic outcome format (docs/outcomes-format.md), one question per line.
+    #[command(after_help = "Example:
+  ragrouter import outcomes my-outcomes.jsonl --cost-unit tokens --db imported.sqlite")]
     Outcomes(OutcomesArgs),
     /// Adaptive-RAG's classifier data (per-question EM of no / single-step / multi-step retrieval).
+    #[command(after_help = "Examples:
+  ragrouter import adaptive-rag --db ar.sqlite --split test \\
+      --queries ../shared/datasets/adaptive-rag-outcomes/classifier/data/valid.json \\
+      --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json
+  ragrouter import adaptive-rag --db ar.sqlite --split train \\
+      --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/train.json")]
     AdaptiveRag(AdaptiveRagArgs),
 }
 

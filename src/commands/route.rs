@@ -27,8 +27,13 @@ pub struct RouteArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum RouteCommand {
     /// Cross-validate routers on the stored tuples and print a Table-3 style table.
+    #[command(after_help = "Examples:
+  ragrouter route eval                        # every router, Q+C features, 5 folds
+  ragrouter route eval --features q --folds 10 --routers util-lr,safe-lr,knn
+  ragrouter route eval --split loco --json    # leave one corpus out, as one JSON document")]
     Eval(Box<RouteEvalArgs>),
     /// List the built-in routers.
+    #[command(after_help = "Example:\n  ragrouter route list")]
     List,
 }
 

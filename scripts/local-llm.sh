@@ -67,8 +67,9 @@ install_server() {
             sleep 5
             if (((SECONDS - t0) % 60 < 5)) && kill -0 "$build" 2>/dev/null; then
                 local last
-                last=$(grep -a -o '\[ *[0-9]*%\]' "$VENV.build.log" | tail -1 || true)
-                say "still building after $((SECONDS - t0)) s ${last:+(cmake $last)}"
+                # ninja's [done/total] (or make's [ N%]) of the llama.cpp build, once it started.
+                last=$(grep -a -o '\[[0-9]*/[0-9]*\]\|\[ *[0-9]*%\]' "$VENV.build.log" | tail -1 || true)
+                say "still building after $((SECONDS - t0)) s${last:+, compiled $last}"
             fi
         done
         wait "$build" || die "the build failed; see $VENV.build.log"

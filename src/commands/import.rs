@@ -46,7 +46,8 @@ pub struct Common {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
 }

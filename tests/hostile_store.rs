@@ -95,6 +95,12 @@ fn real_store(dir: &Path, db: &Path) {
     outcomes_file(&file, "seed", 5);
     check_ok(&run(&["import", "outcomes", s(&file), "--db", s(db)]));
     std::fs::remove_file(&file).unwrap();
+    checkpoint(db);
+}
+
+/// Moves everything of a WAL-mode file's log into the file; closing removes `-wal` and `-shm`.
+fn checkpoint(db: &Path) {
+    sqlite_exec(db, "PRAGMA wal_checkpoint(TRUNCATE);", true);
 }
 
 /// Every command that opens `--db` fails with exit 2 naming the file and `needle`, and the
@@ -474,7 +480,7 @@ fn a_nul_in_a_question_is_refused_at_load_naming_file_line_and_field() {
     let corpus = jsonl_corpus(
         dir.path(),
         "nul",
-        format!("{GOOD_QUERY}{{\"id\": \"q2\", \"question\": \"Wh\\u0000at?\", \"answers\": [\"x\"]}}\n")
+        format!("{GOOD_QUERY}{{\"id\": \"q2\", \"question\": \"Wh\\u0000at?\", \"answers\": [\"x\"], \"type\": \"factual\"}}\n")
             .as_bytes(),
     );
     let arg = format!("jsonl:{}", corpus.display());
@@ -509,11 +515,13 @@ fn a_nul_in_a_question_is_refused_at_load_naming_file_line_and_field() {
 fn concurrent_imports_into_one_sqlite_file_wait_for_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.sqlite");
-    let n = 4;
+    // Imports this large overlap: before they took the write lock first, all but one failed
+    // with "database is locked".
+    let (n, questions) = (3, 20_000);
     let files: Vec<PathBuf> = (0..n)
         .map(|i| {
             let f = dir.path().join(format!("o{i}.jsonl"));
-            outcomes_file(&f, &format!("c{i}"), 3000);
+            outcomes_file(&f, &format!("c{i}"), questions);
             f
         })
         .collect();
@@ -534,7 +542,7 @@ fn concurrent_imports_into_one_sqlite_file_wait_for_the_lock() {
     assert_eq!(query_db(&db, "SELECT count(*) FROM runs"), vec![n as i64]);
     assert_eq!(
         query_db(&db, "SELECT count(*) FROM results"),
-        vec![n as i64 * 3000 * 2]
+        vec![n as i64 * questions as i64 * 2]
     );
 }
 
@@ -679,7 +687,7 @@ fn a_bom_is_accepted_and_a_lone_surrogate_is_named_with_its_field() {
     let c = jsonl_corpus(
         root,
         "surrogate",
-        format!("{GOOD_QUERY}{{\"id\": \"q2\", \"question\": \"bad \\ud800 half\", \"answers\": [\"x\"]}}\n")
+        format!("{GOOD_QUERY}{{\"id\": \"q2\", \"question\": \"bad \\ud800 half\", \"answers\": [\"x\"], \"type\": \"factual\"}}\n")
             .as_bytes(),
     );
     let arg = format!("jsonl:{}", c.display());
@@ -748,7 +756,14 @@ fn report_reads_a_store_in_a_folder_the_user_cannot_write() {
         |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     mode(dir.path(), 0o755);
     mode(&out_dir, 0o777);
-    mode(&db, 0o444);
+    // The user owns the file and may write it, but not the folder (no `-shm` can be made).
+    let owner = Command::new("chown")
+        .arg(unprivileged_uid())
+        .arg(&db)
+        .status()
+        .unwrap();
+    assert!(owner.success());
+    mode(&db, 0o644);
     mode(&store_dir, 0o555);
     let before = (std::fs::read(&db).unwrap(), listing(&store_dir));
     let report = out_dir.join("report");
@@ -757,4 +772,16 @@ fn report_reads_a_store_in_a_folder_the_user_cannot_write() {
     check_ok(&out);
     assert!(report.join("report.html").exists());
     assert_eq!((std::fs::read(&db).unwrap(), listing(&store_dir)), before);
+}
+
+/// The user [`unprivileged`] runs as: nobody under root, else this user.
+fn unprivileged_uid() -> String {
+    let id = text(&Command::new("id").arg("-u").output().unwrap().stdout)
+        .trim()
+        .to_owned();
+    if id == "0" {
+        "65534".into()
+    } else {
+        id
+    }
 }

@@ -60,6 +60,8 @@ pub enum Command {
     Report(crate::commands::report::ReportArgs),
     /// Merge shard databases of the same runs (`bench --shard I/N`) into one new file.
     Merge(crate::commands::merge::MergeArgs),
+    /// Inspect a results database file without changing it (`db info FILE`).
+    Db(crate::commands::db::DbArgs),
 }
 
 const TOP_EXAMPLES: &str = "Examples:
@@ -147,7 +149,8 @@ pub struct BenchArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     /// With a PostgreSQL --db: seconds a claimed (question, paradigm) item stays this worker's
@@ -217,6 +220,35 @@ fn default_paradigms() -> Vec<String> {
         .iter()
         .map(|p| p.as_str().to_owned())
         .collect()
+}
+
+/// Parses `--db` (and $RAGROUTER_DB) without echoing it: clap's own "invalid value '...'" would
+/// print a malformed URL raw, password included; this message shows it masked.
+#[derive(Debug, Clone, Copy)]
+pub struct DbParser;
+
+impl clap::builder::TypedValueParser for DbParser {
+    type Value = bench_core::DbTarget;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let fail = |m: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{m}\n"))
+                .with_cmd(cmd)
+        };
+        let s = value.to_str().ok_or_else(|| {
+            fail(format!(
+                "--db {}: not valid UTF-8",
+                bench_core::store::redact(&value.to_string_lossy())
+            ))
+        })?;
+        s.parse()
+            .map_err(|e: bench_core::BenchError| fail(e.to_string()))
+    }
 }
 
 #[cfg(test)]

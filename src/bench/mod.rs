@@ -33,7 +33,7 @@ use tokio::task::JoinSet;
 mod dry_run;
 pub(crate) mod engines;
 mod execute;
-mod finish;
+pub(crate) mod finish;
 
 use dry_run::*;
 use engines::*;
@@ -82,8 +82,13 @@ pub(crate) struct Shared {
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
-    // A --db that is a directory or another application's file is refused before any work.
+    // A --db that is a directory or another application's file is refused before any work,
+    // and so are folder arguments that are files.
     finish::check_db(&args.db)?;
+    crate::commands::check_folder("--cache-dir", &args.cache_dir)?;
+    if let Some(dir) = &args.model_dir {
+        crate::commands::check_folder("--model-dir", dir)?;
+    }
     let llm_settings = resolve_llm(&args.llm, &config)?;
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.

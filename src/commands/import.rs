@@ -54,7 +54,8 @@ pub struct Common {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
 }
@@ -128,7 +129,10 @@ fn write(imp: &OutcomeImport, db: &bench_core::DbTarget) -> Result<()> {
         .build()?;
     let done = runtime.block_on(async {
         let store = Store::open_db(db).await?;
-        store.import_outcomes(imp).await
+        let done = store.import_outcomes(imp).await;
+        // Closed, not dropped: the last connection folds the WAL into the file.
+        store.close().await;
+        done
     })?;
     println!(
         "import {} ({}{}), cost in {}: {} questions into {}",

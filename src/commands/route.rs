@@ -97,7 +97,8 @@ pub struct RouteEvalArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     /// Directory for cached vectors (question embeddings).
@@ -298,6 +299,10 @@ fn merge(into: &mut Evaluation, other: Evaluation) {
 fn eval(a: &RouteEvalArgs) -> Result<()> {
     // Every flag is checked before the store or the encoder is touched.
     let proto = protocol(a)?;
+    super::check_folder("--cache-dir", &a.cache_dir)?;
+    if let Some(dir) = &a.model_dir {
+        super::check_folder("--model-dir", dir)?;
+    }
     let (features, split) = (proto.features, proto.split);
     let mut cands = candidates(a)?;
     if proto.random_all {

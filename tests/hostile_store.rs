@@ -497,8 +497,28 @@ fn a_nul_in_a_question_is_refused_at_load_naming_file_line_and_field() {
     let out = run(&["import", "outcomes", s(&outcomes), "--db", s(&db)]);
     check_fails(&out, 2, &["o.jsonl", "line 1", "\"question\"", "NUL"]);
     assert!(!db.exists());
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server (RAGROUTER_TEST_PG; scripts/pg-test.sh start, .ci/run starts one)"]
+fn a_nul_in_a_question_is_refused_on_postgresql_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = jsonl_corpus(
+        dir.path(),
+        "nul",
+        format!("{GOOD_QUERY}{{\"id\": \"q2\", \"question\": \"Wh\\u0000at?\", \"answers\": [\"x\"], \"type\": \"factual\"}}\n")
+            .as_bytes(),
+    );
+    let arg = format!("jsonl:{}", corpus.display());
+    let cache = dir.path().join("cache");
+    let outcomes = dir.path().join("o.jsonl");
+    std::fs::write(
+        &outcomes,
+        "{\"id\":\"q1\",\"corpus\":\"c\",\"question\":\"a\\u0000b\",\"outcomes\":{\"naive\":{\"correct\":true,\"cost\":1}}}\n",
+    )
+    .unwrap();
     // The same refusal with a PostgreSQL store, which cannot hold a NUL at all.
-    let Some(admin) = test_pg() else { return };
+    let admin = test_pg();
     let url = fresh_pg(&admin, "rr_hostile_nul");
     let out = run(&["bench", &arg, "--db", &url, "--cache-dir", s(&cache)]);
     check_fails(&out, 2, &["queries.jsonl", "line 2", "\"question\"", "NUL"]);

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use bench_core::Store;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Example:\n  ragrouter db info .ragrouter/results.sqlite")]
 pub struct DbArgs {
     #[command(subcommand)]
     pub command: DbCommand,

@@ -191,8 +191,48 @@ fn scenario_with(script: Script, qtype: &str, extra: &[&str]) -> serde_json::Val
         .copied()
         .collect::<Vec<_>>(),
     );
-    check_ok(&out);
-    construction(dir.path(), "set")
+    if dir.path().join("set").exists() {
+        check_ok(&out);
+        return construction(dir.path(), "set");
+    }
+    // A set that kept no question is refused and not written: the printed statistics say why.
+    check_fails(&out, 2, &["kept no question"]);
+    let stdout = text(&out.stdout);
+    serde_json::json!({
+        "per_type": {qtype: stats_from_table(&stdout, qtype)},
+        "stopped_at_budget": stdout.contains("stopped at --max-tokens"),
+    })
+}
+
+/// One type's row of the printed construction statistics, in construction.json's shape:
+/// `generated` (candidates), `removed` (filters that removed any) and `kept`.
+fn stats_from_table(stdout: &str, qtype: &str) -> serde_json::Value {
+    let row: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("construction statistics"))
+        .find(|l| l.split_whitespace().next() == Some(qtype))
+        .unwrap_or_else(|| panic!("no {qtype} row in\n{stdout}"))
+        .split_whitespace()
+        .collect();
+    // type, drawn, no source, candidates, one column per filter, kept, pass %.
+    let filters = [
+        "lexical-leakage",
+        "duplicate",
+        "grounding",
+        "shortcut",
+        "closed-book-leakage",
+    ];
+    let n = |i: usize| row[i].parse::<u64>().ok();
+    let removed: serde_json::Map<String, serde_json::Value> = filters
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            n(4 + i)
+                .filter(|&v| v > 0)
+                .map(|v| (f.to_string(), v.into()))
+        })
+        .collect();
+    serde_json::json!({"generated": n(3), "removed": removed, "kept": n(4 + filters.len())})
 }
 
 const HONEST: Script = Script {

@@ -235,6 +235,9 @@ pub struct BenchConfig {
     /// recorded with the run by the LLM settings, not hashed here (their identities are).
     #[serde(skip_serializing)]
     pub llm: Option<serde_json::Value>,
+    /// The file this configuration was read from, for messages about its `[llm]` tables.
+    #[serde(skip)]
+    pub source: Option<std::path::PathBuf>,
 }
 
 impl Default for BenchConfig {
@@ -252,6 +255,7 @@ impl Default for BenchConfig {
             data: DataConfig::default(),
             concurrency: 4,
             llm: None,
+            source: None,
         }
     }
 }
@@ -260,44 +264,128 @@ impl BenchConfig {
     /// Reads a TOML configuration; unknown keys are errors naming the file.
     pub fn from_toml_file(path: &std::path::Path) -> Result<Self> {
         let text = crate::input::read_text(path, "config")?;
-        let cfg: BenchConfig = toml_from_str(&text)
+        let mut cfg: BenchConfig = toml_from_str(&text)
             .map_err(|e| BenchError::Invalid(format!("config {}: {e}", path.display())))?;
+        cfg.source = Some(path.to_path_buf());
         cfg.validate()
             .map_err(|e| BenchError::Invalid(format!("config {}: {e}", path.display())))?;
         Ok(cfg)
     }
 
-    /// Checks ranges that serde cannot.
+    /// Checks the range of every numeric setting (serde checks only the types): a value that
+    /// makes every tuple useless (a zero budget, a NaN threshold, a negative temperature) is
+    /// refused with its key.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        if self.chunking.size == 0 || self.chunking.overlap >= self.chunking.size {
+        let r = &self.retrieval;
+        let (g, o, gr) = (&self.generation, &self.offline_reader, &self.graph);
+        let c = &self.chunking;
+        if c.size == 0 {
+            return Err("chunking.size = 0: must be at least 1".into());
+        }
+        if c.overlap >= c.size {
             return Err(format!(
-                "chunking: size ({}) must be positive and larger than overlap ({})",
-                self.chunking.size, self.chunking.overlap
+                "chunking.overlap = {}: must be smaller than chunking.size ({})",
+                c.overlap, c.size
             ));
         }
-        if self.retrieval.top_k == 0 {
-            return Err("retrieval.top_k must be at least 1".into());
+        let counts: [(&str, u64); 8] = [
+            ("retrieval.context_budget", r.context_budget),
+            ("retrieval.top_k", r.top_k as u64),
+            ("generation.max_tokens", u64::from(g.max_tokens)),
+            (
+                "offline_reader.summary_sentences",
+                o.summary_sentences as u64,
+            ),
+            ("graph.link_k", gr.link_k as u64),
+            ("graph.seed_k", gr.seed_k as u64),
+            ("graph.top_nodes", gr.top_nodes as u64),
+            ("iterative.max_rounds", self.iterative.max_rounds as u64),
+        ];
+        for (key, v) in counts {
+            if v == 0 {
+                return Err(format!("{key} = 0: must be at least 1"));
+            }
         }
-        if !(-1.0..=1.0).contains(&self.retrieval.min_similarity) {
-            return Err("retrieval.min_similarity must lie in [-1, 1]".into());
-        }
-        if !(0.0..=1.0).contains(&self.judge.correct_recall) {
-            return Err("judge.correct_recall must lie in [0, 1]".into());
-        }
-        if !(self.hybrid.rrf_k.is_finite() && self.hybrid.rrf_k >= 0.0) {
-            return Err(format!(
-                "hybrid.rrf_k must be a non-negative number, not {}",
-                self.hybrid.rrf_k
-            ));
-        }
-        if !(0.0..1.0).contains(&self.graph.damping) {
-            return Err("graph.damping must lie in [0, 1)".into());
-        }
-        if self.iterative.max_rounds == 0 {
-            return Err("iterative.max_rounds must be at least 1".into());
+        if gr.max_triplets == 0 {
+            return Err("graph.max_triplets = 0: must be at least 1".into());
         }
         if self.concurrency == 0 {
             return Err("concurrency must be at least 1".into());
+        }
+        // (key, value, low, high, high included): NaN fails every comparison, so it is refused.
+        let reals: [(&str, f64, f64, f64, bool); 13] = [
+            (
+                "retrieval.min_similarity",
+                f64::from(r.min_similarity),
+                -1.0,
+                1.0,
+                true,
+            ),
+            (
+                "generation.temperature",
+                f64::from(g.temperature),
+                0.0,
+                MAX_TEMPERATURE,
+                true,
+            ),
+            (
+                "generation.llm_only_temperature",
+                f64::from(g.llm_only_temperature),
+                0.0,
+                MAX_TEMPERATURE,
+                true,
+            ),
+            ("offline_reader.bm25_k1", o.bm25_k1, 0.0, f64::MAX, true),
+            ("offline_reader.bm25_b", o.bm25_b, 0.0, 1.0, true),
+            (
+                "offline_reader.rank_bonus",
+                o.rank_bonus,
+                0.0,
+                f64::MAX,
+                true,
+            ),
+            (
+                "graph.min_entity_similarity",
+                f64::from(gr.min_entity_similarity),
+                -1.0,
+                1.0,
+                true,
+            ),
+            ("graph.damping", gr.damping, 0.0, 1.0, false),
+            ("graph.min_ppr_score", gr.min_ppr_score, 0.0, 1.0, false),
+            ("hybrid.rrf_k", self.hybrid.rrf_k, 0.0, f64::MAX, true),
+            (
+                "iterative.evaluator_temperature",
+                f64::from(self.iterative.evaluator_temperature),
+                0.0,
+                MAX_TEMPERATURE,
+                true,
+            ),
+            (
+                "iterative.offline_sufficient_coverage",
+                self.iterative.offline_sufficient_coverage,
+                0.0,
+                1.0,
+                true,
+            ),
+            (
+                "judge.correct_recall",
+                self.judge.correct_recall,
+                0.0,
+                1.0,
+                true,
+            ),
+        ];
+        for (key, v, lo, hi, closed) in reals {
+            let ok = v >= lo && if closed { v <= hi } else { v < hi };
+            if !ok {
+                let range = match (hi == f64::MAX, closed) {
+                    (true, _) => format!("a finite number >= {lo}"),
+                    (false, true) => format!("a number in [{lo}, {hi}]"),
+                    (false, false) => format!("a number in [{lo}, {hi})"),
+                };
+                return Err(format!("{key} = {v}: must be {range}"));
+            }
         }
         Ok(())
     }
@@ -311,6 +399,9 @@ impl BenchConfig {
 fn toml_from_str(text: &str) -> std::result::Result<BenchConfig, String> {
     toml::from_str(text).map_err(|e| e.to_string())
 }
+
+/// Highest sampling temperature an OpenAI-compatible endpoint accepts.
+pub const MAX_TEMPERATURE: f64 = 2.0;
 
 /// Hex sha256 of the given parts, separated so that ("ab","c") and ("a","bc") differ.
 pub fn hash_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {

@@ -19,6 +19,7 @@ pub mod routing;
 pub mod runs;
 pub mod store;
 pub mod store_reads;
+pub mod strict_json;
 pub mod text;
 pub mod tokens;
 pub mod traits;

@@ -149,6 +149,28 @@ fn str_field<'a>(v: &'a Value, field: &str, at: &dyn Fn(String) -> CorpusError) 
     }
 }
 
+/// A string field that must hold some text (a question, a corpus name).
+fn text_field<'a>(
+    v: &'a Value,
+    field: &str,
+    at: &dyn Fn(String) -> CorpusError,
+) -> Result<&'a str> {
+    let s = str_field(v, field, at)?;
+    if s.trim().is_empty() {
+        return Err(at(format!("field {field:?}: is empty")));
+    }
+    Ok(s)
+}
+
+/// The corpus name of a record: the rule of a generic corpus's `corpus.toml` (letters, digits,
+/// '-', '_' or '.', not a built-in corpus's name), since it becomes a file and table name.
+fn corpus_field(v: &Value, field: &str, at: &dyn Fn(String) -> CorpusError) -> Result<String> {
+    let name = str_field(v, field, at)?;
+    crate::load::check_corpus_name(name)
+        .map_err(|why| at(format!("field {field:?}: corpus name {name:?} {why}")))?;
+    Ok(name.to_string())
+}
+
 /// Adaptive-RAG's classifier data: `queries` lists the questions ([{id, question, dataset_name}]),
 /// `labels` the silver labels ([{id, answer: A|B|C, total_answer: [zero|one|multiple]}]). A
 /// question without a label record had no correct strategy. With no `queries` file the labels
@@ -163,7 +185,7 @@ pub fn load_adaptive_rag(
 ) -> Result<OutcomeImport> {
     let parse = |file: &Path| -> Result<Vec<Value>> {
         let text = read(file)?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
+        let v: Value = bench_core::strict_json::from_str(&text).map_err(|e| {
             let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
             malformed(
                 file,
@@ -236,8 +258,8 @@ pub fn load_adaptive_rag(
     for (i, r) in question_records.iter().enumerate() {
         let at = |m: String| malformed(question_file, format!("record {i}"), m);
         let id = str_field(r, "id", &at)?.to_string();
-        let question = str_field(r, "question", &at)?.to_string();
-        let corpus = str_field(r, "dataset_name", &at)?.to_string();
+        let question = text_field(r, "question", &at)?.to_string();
+        let corpus = corpus_field(r, "dataset_name", &at)?;
         if seen.insert(id.clone(), i).is_some() {
             return Err(at(format!("field \"id\": {id:?} appears twice")));
         }
@@ -320,7 +342,7 @@ pub fn load_outcomes_jsonl(
             continue;
         }
         let at = |m: String| malformed(file, format!("line {line_no}"), m);
-        let v: Value = serde_json::from_str(line).map_err(|e| {
+        let v: Value = bench_core::strict_json::from_str(line).map_err(|e| {
             at(format!(
                 "column {}: not JSON: {}",
                 e.column(),
@@ -335,8 +357,8 @@ pub fn load_outcomes_jsonl(
             Some(Value::Number(n)) => n.to_string(),
             _ => return Err(at("field \"id\": expected a string or a number".into())),
         };
-        let corpus = str_field(&v, "corpus", &at)?.to_string();
-        let question = str_field(&v, "question", &at)?.to_string();
+        let corpus = corpus_field(&v, "corpus", &at)?;
+        let question = text_field(&v, "question", &at)?.to_string();
         let qtype = match v.get("type") {
             None | Some(Value::Null) => QueryType::Other,
             Some(Value::String(s)) => s.parse().map_err(|e| at(format!("field \"type\": {e}")))?,

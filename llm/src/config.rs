@@ -121,28 +121,24 @@ impl EndpointConfig {
         if self.model.trim().is_empty() {
             return bad("model is empty".into());
         }
-        if self.timeout_s == 0 {
-            return bad("timeout_s must be at least 1".into());
-        }
-        if self.max_in_flight == 0 {
-            return bad("max_in_flight must be at least 1".into());
-        }
-        if self.rpm == Some(0) || self.tpm == Some(0) {
-            return bad("rpm and tpm must be positive when set".into());
-        }
+        check_ranges(
+            &format!("llm.{role}"),
+            &[
+                ("timeout_s", Some(self.timeout_s)),
+                ("max_in_flight", Some(self.max_in_flight as u64)),
+                ("rpm", self.rpm.map(u64::from)),
+                ("tpm", self.tpm.map(u64::from)),
+                ("max_retries", Some(u64::from(self.max_retries))),
+                ("backoff_base_ms", Some(self.backoff_base_ms)),
+                ("backoff_max_ms", Some(self.backoff_max_ms)),
+                ("batch_size", self.batch_size.map(|b| b as u64)),
+            ],
+        )?;
         if self.backoff_base_ms > self.backoff_max_ms {
             return bad("backoff_base_ms must not exceed backoff_max_ms".into());
         }
         if self.api_key_env.trim().is_empty() {
             return bad("api_key_env is empty".into());
-        }
-        if self
-            .batch_size
-            .is_some_and(|b| b == 0 || b > MAX_EMBED_BATCH)
-        {
-            return bad(format!(
-                "batch_size must be between 1 and {MAX_EMBED_BATCH}"
-            ));
         }
         Ok(())
     }
@@ -162,6 +158,37 @@ impl EndpointConfig {
             ))),
         }
     }
+}
+
+/// The range of every numeric endpoint setting: (key, lowest, highest). The upper limits keep
+/// durations and counts where the client's arithmetic cannot overflow and a typo (a timeout in
+/// milliseconds) is caught.
+const RANGES: [(&str, u64, u64); 8] = [
+    ("timeout_s", 1, 86_400),
+    ("max_in_flight", 1, 4_096),
+    ("rpm", 1, 10_000_000),
+    ("tpm", 1, 1_000_000_000),
+    ("max_retries", 0, 100),
+    ("backoff_base_ms", 0, 3_600_000),
+    ("backoff_max_ms", 0, 3_600_000),
+    ("batch_size", 1, MAX_EMBED_BATCH as u64),
+];
+
+/// Checks each set value against [`RANGES`]; `table` prefixes the key in the message.
+fn check_ranges(table: &str, values: &[(&str, Option<u64>)]) -> Result<(), LlmError> {
+    for (key, v) in values {
+        let Some(v) = v else { continue };
+        let (_, lo, hi) = RANGES
+            .iter()
+            .find(|(k, ..)| k == key)
+            .expect("every numeric key has a range");
+        if v < lo || v > hi {
+            return Err(LlmError::Config(format!(
+                "{table}.{key} = {v}: must be between {lo} and {hi}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// An API key. Debug and Display print `***`; only [`ApiKey::expose`] gives the text.
@@ -225,6 +252,30 @@ pub struct PartialEndpoint {
 }
 
 impl PartialEndpoint {
+    /// Checks the range of every numeric value set in this table (`llm.ROLE`), whether or not
+    /// the role is used: a file is refused for any value out of range.
+    pub fn validate(&self, table: &str) -> Result<(), LlmError> {
+        check_ranges(
+            table,
+            &[
+                ("timeout_s", self.timeout_s),
+                ("max_in_flight", self.max_in_flight.map(|v| v as u64)),
+                ("rpm", self.rpm.map(u64::from)),
+                ("tpm", self.tpm.map(u64::from)),
+                ("max_retries", self.max_retries.map(u64::from)),
+                ("backoff_base_ms", self.backoff_base_ms),
+                ("backoff_max_ms", self.backoff_max_ms),
+                ("batch_size", self.batch_size.map(|v| v as u64)),
+            ],
+        )?;
+        if let Some(m) = &self.model {
+            if m.trim().is_empty() {
+                return Err(LlmError::Config(format!("{table}.model is empty")));
+            }
+        }
+        Ok(())
+    }
+
     /// `self` where set, else `base`.
     fn over(&self, base: &PartialEndpoint) -> PartialEndpoint {
         macro_rules! pick {
@@ -284,16 +335,34 @@ pub struct LlmFileConfig {
 }
 
 impl LlmFileConfig {
+    /// Checks every role's table ([`PartialEndpoint::validate`]).
+    pub fn validate(&self) -> Result<(), LlmError> {
+        self.answer.validate("llm.answer")?;
+        for (role, t) in [
+            ("judge", &self.judge),
+            ("graph", &self.graph),
+            ("embedding", &self.embedding),
+        ] {
+            if let Some(t) = t {
+                t.validate(&format!("llm.{role}"))?;
+            }
+        }
+        Ok(())
+    }
+
     /// The `[llm]` table of a TOML text (other tables are left to their owners); `None` if absent.
     pub fn from_toml_str(text: &str) -> Result<Option<Self>, LlmError> {
         let value: toml::Table = text.parse().map_err(|e| LlmError::Config(format!("{e}")))?;
         match value.get("llm") {
             None => Ok(None),
-            Some(v) => v
-                .clone()
-                .try_into()
-                .map(Some)
-                .map_err(|e| LlmError::Config(format!("[llm]: {e}"))),
+            Some(v) => {
+                let file: LlmFileConfig = v
+                    .clone()
+                    .try_into()
+                    .map_err(|e| LlmError::Config(format!("[llm]: {e}")))?;
+                file.validate()?;
+                Ok(Some(file))
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 //! API keys come from environment variables only; they never reach identities, the cache,
 //! error messages or logs.
 
+pub mod budget;
 pub mod cache;
 pub mod check;
 pub mod client;

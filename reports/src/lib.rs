@@ -9,6 +9,7 @@ pub mod figures;
 pub mod html;
 pub mod load;
 pub mod model;
+pub mod outdir;
 pub mod pareto;
 pub mod report;
 pub mod tables;

@@ -1,7 +1,7 @@
 //! Writes the full report into a directory: figures (SVG + PNG), tables (Markdown + CSV), raw
-//! exports (CSV + JSON lines) and `report.html`. Everything is written into a staging directory
-//! first and moved into place only when all of it succeeded, the HTML last: a failed report
-//! leaves the previous files as they were and no half-written page.
+//! exports (CSV + JSON lines) and `report.html`. Everything is written into a staging folder
+//! first, which replaces the output folder only when all of it succeeded (`outdir`): a failed
+//! report leaves the previous report as it was, and a new one never leaves an old one's files.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -77,40 +77,26 @@ impl Staging {
     }
 }
 
-/// Writes the report of `data` into `out` (created if needed).
+/// Writes the report of `data` into the folder `out`: everything goes into a fresh sibling
+/// folder, with a manifest of what was written, which then takes the place of `out` (see
+/// `outdir`). A folder holding files no earlier report wrote is refused before any work.
 pub fn write_report(data: &ReportData, out: &Path) -> Result<Written> {
-    fs::create_dir_all(out)
-        .map_err(|e| BenchError::io(format!("creating {}", out.display()), e))?;
-    let dir = out.join(format!(".staging-{}", std::process::id()));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)
-            .map_err(|e| BenchError::io(format!("clearing {}", dir.display()), e))?;
-    }
+    crate::outdir::check_out_dir(out)?;
+    let dir = crate::outdir::staging_dir(out)?;
     let mut staging = Staging {
         dir: dir.clone(),
         files: Vec::new(),
     };
-    let built = build(data, &mut staging);
-    let result = built.and_then(|missing| {
-        // The page goes last so that it never points at files that are not there yet.
-        let mut order = staging.files.clone();
-        order.sort_by_key(|p| p == Path::new("report.html"));
-        for rel in &order {
-            let (from, to) = (dir.join(rel), out.join(rel));
-            if let Some(parent) = to.parent() {
-                fs::create_dir_all(parent)
-                    .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
-            }
-            fs::rename(&from, &to).map_err(|e| {
-                BenchError::io(format!("moving {} to {}", from.display(), to.display()), e)
-            })?;
-        }
+    let result = build(data, &mut staging).and_then(|missing| {
+        crate::outdir::swap_in(&dir, out, &staging.files)?;
         Ok(Written {
-            files: order,
+            files: staging.files.clone(),
             missing,
         })
     });
-    let _ = fs::remove_dir_all(&dir);
+    if dir.exists() {
+        let _ = fs::remove_dir_all(&dir);
+    }
     result
 }
 

@@ -21,9 +21,9 @@ pub struct Table {
 }
 
 impl Table {
-    /// GitHub-flavoured Markdown; pipes and line breaks in cells are escaped.
+    /// GitHub-flavoured Markdown; every cell and the title go through [`markdown_cell`].
     pub fn to_markdown(&self) -> String {
-        let cell = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
+        let cell = markdown_cell;
         let line = |cells: &[String]| {
             let inner: Vec<String> = cells.iter().map(|c| cell(c)).collect();
             format!("| {} |\n", inner.join(" | "))
@@ -49,6 +49,25 @@ impl Table {
         }
         out
     }
+}
+
+/// One Markdown table cell showing `s` as text: a backslash and `|` are escaped (a `|` would
+/// end the cell), `&`, `<` and `>` become entities (a renderer would otherwise take `<script>`
+/// or `<img ...>` for HTML), and line breaks become spaces (a row is one line).
+pub fn markdown_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '|' => out.push_str("\\|"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn pct(v: f64) -> String {

@@ -233,6 +233,26 @@ fn tables_escape_markdown_and_quote_csv() {
     };
     let md = t.to_markdown();
     assert!(md.contains("| x\\|y | say \"hi\", then leave |"), "{md}");
+    // Markup in a name is shown as text: entities for HTML, a backslash kept literal, so each
+    // row still has exactly its cells.
+    let hostile = Table {
+        name: "h".into(),
+        title: "<b>T</b>".into(),
+        headers: vec!["a".into(), "b".into()],
+        rows: vec![vec![
+            "<script>alert(1)</script>".into(),
+            "a\\|b & <img src=x onerror=y>\r\nz".into(),
+        ]],
+    };
+    let md = hostile.to_markdown();
+    assert!(!md.contains('<') && !md.contains('>'), "{md}");
+    assert!(md.starts_with("### &lt;b&gt;T&lt;/b&gt;\n"), "{md}");
+    assert!(
+        md.contains(
+            "| &lt;script&gt;alert(1)&lt;/script&gt; | a\\\\\\|b &amp; &lt;img src=x onerror=y&gt;  z |"
+        ),
+        "{md}"
+    );
     assert_eq!(t.to_csv(), "a,b\nx|y,\"say \"\"hi\"\", then\nleave\"\n");
     let (m, s) = mean_std(&[1.0, 2.0, 3.0, 4.0]);
     close(m, 2.5);

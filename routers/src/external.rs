@@ -8,6 +8,8 @@
 //! early exit the child is killed and reaped, and the error carries the tail of its stderr.
 //! On Unix the program leads its own process group and the whole group is killed, so what it
 //! started (a shell's children, a worker pool) does not live on as orphans.
+//! In an evaluation the folds share the program's health: the first fit runs alone, and after a
+//! failure the program is not started again in the other folds.
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -84,9 +86,12 @@ impl ExternalSpec {
         })
     }
 
-    /// An evaluation candidate that starts this program per fold.
+    /// An evaluation candidate that starts this program per fold. Its folds share one
+    /// [`Health`]: the first fit runs alone, and once the program has failed it is not started
+    /// again for the rest of the evaluation.
     pub fn candidate(&self) -> Candidate {
         let spec = self.clone();
+        let health = Arc::new(Health::default());
         Candidate {
             name: self.name.clone(),
             family: Family::External,
@@ -95,8 +100,35 @@ impl ExternalSpec {
             lanes: Vec::new(),
             sweep: Vec::new(),
             make: Arc::new(move |ctx: &RouterContext, _| {
-                Ok(Box::new(ExternalRouter::new(spec.clone(), ctx.seed)) as Box<dyn Router>)
+                let mut r = ExternalRouter::new(spec.clone(), ctx.seed);
+                r.health = Some(Arc::clone(&health));
+                Ok(Box::new(r) as Box<dyn Router>)
             }),
+        }
+    }
+}
+
+/// How the program has fared so far in one evaluation, shared by its folds.
+#[derive(Debug, Default)]
+pub struct Health {
+    state: Mutex<HealthState>,
+}
+
+#[derive(Debug, Default)]
+enum HealthState {
+    /// Not fitted yet: the first fit holds the lock, so the other folds wait for its outcome.
+    #[default]
+    Untried,
+    Fitted,
+    /// The first failure's message.
+    Failed(String),
+}
+
+impl Health {
+    fn fail(&self, message: &str) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !matches!(*s, HealthState::Failed(_)) {
+            *s = HealthState::Failed(message.to_owned());
         }
     }
 }
@@ -115,6 +147,8 @@ pub struct ExternalRouter {
     spec: ExternalSpec,
     seed: u64,
     proc_: Mutex<Option<Child_>>,
+    /// Shared by the folds of one evaluation (`None` for a router used on its own).
+    health: Option<Arc<Health>>,
 }
 
 impl fmt::Debug for ExternalRouter {
@@ -132,6 +166,7 @@ impl ExternalRouter {
             spec,
             seed,
             proc_: Mutex::new(None),
+            health: None,
         }
     }
 
@@ -324,12 +359,9 @@ fn schema_json(schema: &RoutingSchema) -> Value {
     })
 }
 
-impl Router for ExternalRouter {
-    fn name(&self) -> &str {
-        &self.spec.name
-    }
-
-    fn fit(&mut self, train: &RoutingSet) -> Result<()> {
+impl ExternalRouter {
+    /// Starts the program if it is not running and sends it the training rows.
+    fn fit_now(&mut self, train: &RoutingSet) -> Result<()> {
         let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
         if p.is_none() {
             *p = Some(self.start()?);
@@ -347,6 +379,38 @@ impl Router for ExternalRouter {
         }
         Ok(())
     }
+}
+
+impl Router for ExternalRouter {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn fit(&mut self, train: &RoutingSet) -> Result<()> {
+        let Some(health) = self.health.clone() else {
+            return self.fit_now(train);
+        };
+        let mut state = health.state.lock().unwrap_or_else(|e| e.into_inner());
+        match &*state {
+            HealthState::Failed(first) => Err(self.err(format!(
+                "not started again: it failed earlier in this evaluation ({first})"
+            ))),
+            HealthState::Fitted => {
+                drop(state);
+                self.fit_now(train)
+            }
+            // The lock is held through the first fit: the other folds start no program until
+            // this one has shown it works.
+            HealthState::Untried => {
+                let r = self.fit_now(train);
+                *state = match &r {
+                    Ok(()) => HealthState::Fitted,
+                    Err(e) => HealthState::Failed(e.to_string()),
+                };
+                r
+            }
+        }
+    }
 
     fn scores(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<Vec<f64>> {
         let mut v = self.scores_batch(schema, std::slice::from_ref(row))?;
@@ -355,7 +419,13 @@ impl Router for ExternalRouter {
 
     fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
         let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
-        let reply = self.request(&mut p, &json!({"type": "predict", "rows": rows}))?;
+        let reply = self
+            .request(&mut p, &json!({"type": "predict", "rows": rows}))
+            .inspect_err(|e| {
+                if let Some(h) = &self.health {
+                    h.fail(&e.to_string());
+                }
+            })?;
         let scores = reply
             .get("scores")
             .and_then(Value::as_array)

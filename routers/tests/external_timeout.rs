@@ -72,3 +72,48 @@ fn what_the_program_started_is_killed_with_it() {
         "the program's child outlived it"
     );
 }
+
+/// Evaluates a router running `sh -c script` (the script gets a counter file as `$0`) on five
+/// folds; returns how often the program was started and the evaluation's failure message.
+fn starts_over_five_folds(script: &str, timeout: Duration) -> (usize, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("starts");
+    let spec = ExternalSpec {
+        name: "broken".into(),
+        argv: vec![
+            "sh".into(),
+            "-c".into(),
+            script.into(),
+            counter.display().to_string(),
+        ],
+        timeout,
+    };
+    let set = synthetic_set_with(200, 2, 3);
+    let labels: Vec<usize> = set.rows.iter().map(|r| r.label).collect();
+    let folds = routers::eval::stratified_kfold(&labels, 5, 1).unwrap();
+    let ctx = RouterContext { seed: 0, llm: None };
+    let ev = routers::eval::evaluate(&set, &[spec.candidate()], &folds, &ctx).unwrap();
+    let starts = std::fs::read_to_string(&counter)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(ev.failed.len(), 1, "{:?}", ev.failed);
+    assert!(ev.rows.is_empty(), "a failed router leaves no rows");
+    (starts, ev.failed[0].1.clone())
+}
+
+#[test]
+fn a_failed_program_is_started_once_per_evaluation_not_once_per_fold() {
+    // Exits at once with status 1.
+    let (starts, err) = starts_over_five_folds("echo x >> \"$0\"; exit 1", Duration::from_secs(30));
+    assert_eq!(starts, 1, "{err}");
+    assert!(err.contains("broken") && err.contains("exit"), "{err}");
+    // Never answers: one timeout, not five.
+    let (starts, err) = starts_over_five_folds(
+        "echo x >> \"$0\"; exec sleep 765.432",
+        Duration::from_millis(300),
+    );
+    assert_eq!(starts, 1, "{err}");
+    assert!(err.contains("timeout"), "{err}");
+    assert!(running(&["sleep", "765.432"]).is_empty());
+}

@@ -1,6 +1,7 @@
 //! What a run is assembled from: readers, judges, evaluators, extractors and paradigms, offline or LLM-backed.
 
 use super::*;
+use llm::budget::{Budgeted, TokenBudget};
 
 /// The engines a run's paradigms are assembled from.
 pub(crate) struct Parts<'a> {
@@ -193,18 +194,28 @@ pub(crate) fn resolve_llm(
     args: &crate::cli::LlmArgs,
     config: &BenchConfig,
 ) -> Result<Option<LlmSettings>> {
+    // Errors about the `[llm]` tables name the file they came from.
+    let in_file = |m: String| match &config.source {
+        Some(p) if m.contains("llm.") || m.contains("[llm]") => {
+            BadInput(format!("config {}: {m}", p.display()))
+        }
+        _ => BadInput(m),
+    };
     let file = config
         .llm
         .clone()
         .map(serde_json::from_value::<llm::LlmFileConfig>)
         .transpose()
-        .map_err(|e| BadInput(format!("configuration [llm]: {e}")))?;
+        .map_err(|e| in_file(format!("[llm]: {e}")))?;
+    if let Some(f) = &file {
+        f.validate().map_err(|e| in_file(e.to_string()))?;
+    }
     let flags = llm::LlmFlags {
         base_url: args.llm_base_url.clone(),
         model: args.llm_model.clone(),
     };
     llm::resolve(file.as_ref(), &flags, &|k| std::env::var(k).ok())
-        .map_err(|e| BadInput(e.to_string()).into())
+        .map_err(|e| in_file(e.to_string()).into())
 }
 
 /// Whether the configuration's `[llm.embedding]` table names a model: only then are chunks,
@@ -313,7 +324,10 @@ pub(crate) struct Engines {
     pub(crate) entities: Arc<dyn QueryEntities>,
     pub(crate) evaluator: Option<Arc<dyn Evaluator>>,
     /// The cached clients (answer, judge, graph), for the end-of-run call counts.
-    pub(crate) cached: Vec<(&'static str, Arc<CachedLlm<OpenAiLlm>>)>,
+    pub(crate) cached: Vec<(&'static str, Arc<CachedLlm<Budgeted<OpenAiLlm>>>)>,
+    /// The token budget every LLM call of the run reserves in (`--max-tokens`); unlimited until
+    /// armed. A cached reply costs nothing: the budget sits between the cache and the client.
+    pub(crate) budget: Arc<TokenBudget>,
 }
 
 impl Engines {
@@ -331,22 +345,24 @@ impl Engines {
             })),
             evaluator: None,
             cached: Vec::new(),
+            budget: TokenBudget::new(),
         }
     }
 
     pub(crate) fn llm(config: &BenchConfig, clients: LlmClients, store: &Store) -> Self {
+        let budget = TokenBudget::new();
         let answer = Arc::new(CachedLlm::new(
-            clients.answer,
+            Budgeted::new(clients.answer, budget.clone()),
             store.clone(),
             paradigms::reader::PROMPT_VERSION,
         ));
         let judge = Arc::new(CachedLlm::new(
-            clients.judge,
+            Budgeted::new(clients.judge, budget.clone()),
             store.clone(),
             metrics::judge::JUDGE_PROMPT_VERSION,
         ));
         let graph = Arc::new(CachedLlm::new(
-            clients.graph,
+            Budgeted::new(clients.graph, budget.clone()),
             store.clone(),
             GRAPH_PROMPT_VERSION,
         ));
@@ -361,6 +377,7 @@ impl Engines {
                 temperature: config.iterative.evaluator_temperature,
             })),
             cached: vec![("answer", answer), ("judge", judge), ("graph", graph)],
+            budget,
         }
     }
 

@@ -99,8 +99,10 @@ pub(crate) async fn execute(
     tokio::pin!(ctrl_c);
     let mut interrupted = false;
     let mut budget_hit = false;
-    let (mut spent, mut finished) = (budget.spent_before, 0u64);
-    let mut in_flight = 0u64;
+    let mut spent = budget.spent_before;
+    if let Some(max) = budget.max_tokens {
+        shared.budget.arm(max.saturating_sub(budget.spent_before));
+    }
     loop {
         while !interrupted && !budget_hit && tasks.len() < concurrency {
             let Some((qi, mut unit)) = next.next() else {
@@ -123,18 +125,12 @@ pub(crate) async fn execute(
                     continue;
                 }
             }
-            if let Some(max) = budget.max_tokens {
-                // The next tuple is expected to cost what finished ones did on average; the
-                // tuples in flight are counted at that rate too.
-                let per_tuple = (spent - budget.spent_before)
-                    .checked_div(finished)
-                    .unwrap_or(0);
-                if spent + per_tuple * (in_flight + unit.len() as u64) > max {
-                    budget_hit = true;
-                    break;
-                }
+            // Every LLM call reserves its bound in the budget before it is sent; once one was
+            // refused, no new unit starts.
+            if shared.budget.exhausted() {
+                budget_hit = true;
+                break;
             }
-            in_flight += unit.len() as u64;
             let (shared, queries, vectors) = (shared.clone(), queries.clone(), vectors.clone());
             if shared.blocking {
                 let handle = tokio::runtime::Handle::current();
@@ -167,9 +163,8 @@ pub(crate) async fn execute(
                 Some(res) => {
                     let (n, tokens) = res.context("a query task panicked")??;
                     spent += tokens;
-                    finished += n;
-                    in_flight -= n;
                     bar.inc(n);
+                    budget_hit |= shared.budget.exhausted();
                 }
             },
             _ = &mut ctrl_c, if !interrupted => {
@@ -198,7 +193,14 @@ async fn run_unit(
 ) -> Result<(u64, u64)> {
     let mut records = Vec::with_capacity(unit.len());
     for p in unit {
-        records.push(answer_one(shared, p.as_ref(), query, vector).await);
+        let (record, refused) =
+            llm::budget::watch(answer_one(shared, p.as_ref(), query, vector)).await;
+        // A tuple one of whose calls the budget refused is left unwritten: the same command
+        // with a larger budget answers it. (After a refusal, a failed tuple may be one whose
+        // refused call ran on another task: it is left for the rerun too.)
+        if !refused && !(record.error.is_some() && shared.budget.exhausted()) {
+            records.push(record);
+        }
     }
     shared
         .evaluator
@@ -230,7 +232,7 @@ async fn run_unit(
 /// How often a worker on a shared store looks again at items other workers hold.
 const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// The token budget of `--max-tokens`.
+/// The token budget of `--max-tokens` (the calls reserve in `Shared::budget`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Budget {
     pub(crate) max_tokens: Option<u64>,

@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     pub(crate) graph_build: Option<String>,
     /// On a shared (PostgreSQL) store: this worker's lease; items are claimed before answering.
     pub(crate) lease: Option<bench_core::leases::Lease>,
+    /// The token budget the LLM calls reserve in (`--max-tokens`; unlimited without it).
+    pub(crate) budget: Arc<llm::budget::TokenBudget>,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -159,11 +161,24 @@ fn load_questions(
     let corpus = load_corpus(&args.corpus, &args.data.load_options(config))
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     let mut queries = corpus.queries.clone();
+    // A run of no question would be stored as finished with nothing in it.
+    for (flag, n) in [("--limit", args.limit), ("--sample", args.sample)] {
+        if n == Some(0) {
+            return Err(BadInput(format!("{flag} 0: a run needs at least one question")).into());
+        }
+    }
     if let Some(limit) = args.limit {
         queries.truncate(limit);
     }
     if let Some(n) = args.sample {
+        let available = queries.len();
         queries = corpora::load::sample_stratified(&queries, n, config.seed);
+        if n > available {
+            eprintln!(
+                "sample: --sample {n} asks for more than the {available} questions there are: \
+                 clamped to all {available}"
+            );
+        }
         eprintln!(
             "sample: {} of {} questions, stratified by query type, seed {}",
             queries.len(),
@@ -173,13 +188,28 @@ fn load_questions(
     }
     if let Some(shard) = &args.shard {
         let (i, n) = parse_shard(shard)?;
+        let before = queries.len();
         queries = queries
             .into_iter()
             .enumerate()
             .filter(|(p, _)| p % n == i - 1)
             .map(|(_, q)| q)
             .collect();
+        if queries.is_empty() {
+            return Err(BadInput(format!(
+                "--shard {shard}: shard {i} of {n} holds no question ({before} questions in all); \
+                 use at most {before} shards"
+            ))
+            .into());
+        }
         eprintln!("shard {i}/{n}: {} questions", queries.len());
+    }
+    if queries.is_empty() {
+        return Err(BadInput(format!(
+            "corpus {}: no question to run (a run needs at least one)",
+            corpus.name
+        ))
+        .into());
     }
     eprintln!(
         "corpus {}: {} documents, {} chunks, {} tokens, {} questions ({} with gold chunks), loaded in {:.1}s",
@@ -376,17 +406,32 @@ impl Step<'_> {
             budget,
         )
         .await?;
+        let used = shared.budget.spent();
+        if used.counted > 0 && !matches!(stop, Stop::Budget { .. }) {
+            eprintln!(
+                "llm tokens of this invocation: {} counted with cl100k; {}",
+                used.counted,
+                reported_line(&used)
+            );
+        }
         // Query-time embeddings (graph entities of questions) are billed too.
         let endpoint = self.embedded.endpoint_embedder.as_deref();
         record_embedding_usage(&store, run.id, endpoint).await?;
         match stop {
             Stop::Done => {}
             Stop::Budget { spent } => {
+                let s = shared.budget.spent();
                 println!(
-                    "stopped at the token budget: {spent} LLM tokens spent by run {} (--max-tokens {}); \
-                     finished tuples are stored in {}; run again with a larger budget to continue",
-                    run.id,
+                    "stopped at the token budget (--max-tokens {}): this invocation's LLM calls cost \
+                     {} tokens counted with cl100k (each call's bound, prompt + max_tokens, was reserved \
+                     before it was sent; {} call(s) the budget could not hold were not sent); {}; \
+                     run {} holds {spent} tokens as recorded. Finished tuples are stored in {}; run \
+                     again with a larger budget to continue",
                     self.args.max_tokens.unwrap_or_default(),
+                    s.counted,
+                    s.refused,
+                    reported_line(&s),
+                    run.id,
                     self.args.db
                 );
                 return Ok(());
@@ -512,6 +557,7 @@ impl Step<'_> {
             chunks,
             graph_build,
             lease,
+            budget: engines.budget.clone(),
         });
         Ok((run, shared))
     }
@@ -589,6 +635,16 @@ impl Step<'_> {
         );
         Ok(())
     }
+}
+
+/// What the endpoint reported for the calls of this invocation, beside the cl100k count.
+fn reported_line(s: &llm::budget::Spent) -> String {
+    let missing = if s.unreported > 0 {
+        format!(" ({} call(s) reported no usage)", s.unreported)
+    } else {
+        String::new()
+    };
+    format!("the endpoint reported {} tokens{missing}", s.reported)
 }
 
 fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {

@@ -99,6 +99,22 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     if args.per_type == 0 {
         return Err(BadInput("--per-type: expected at least 1".into()).into());
     }
+    if args.max_candidates == Some(0) {
+        return Err(BadInput("--max-candidates 0: expected at least 1".into()).into());
+    }
+    let max_t = bench_core::config::MAX_TEMPERATURE as f32;
+    if !(0.0..=max_t).contains(&args.temperature) {
+        return Err(BadInput(format!(
+            "--temperature {}: expected a number in [0, {max_t}]",
+            args.temperature
+        ))
+        .into());
+    }
+    // The set's name follows corpus.toml's rule, or `bench jsonl:<out>` would refuse the set.
+    if let Some(name) = &args.name {
+        corpora::load::check_corpus_name(name)
+            .map_err(|why| BadInput(format!("--name {name:?}: corpus name {why}")))?;
+    }
     let mut config = match &args.config {
         Some(p) => BenchConfig::from_toml_file(p)?,
         None => BenchConfig::default(),
@@ -124,18 +140,17 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .name
         .clone()
         .unwrap_or_else(|| format!("{}-generated", corpus.name));
+    corpora::load::check_corpus_name(&name).map_err(|why| {
+        BadInput(format!(
+            "the set's name {name:?}: corpus name {why} (give --name)"
+        ))
+    })?;
     let max_candidates = args.max_candidates.unwrap_or(4 * args.per_type);
     if args.dry_run {
-        // Per candidate: one generation; grounding, closed book: a reader and a judge call each;
-        // shortcut (reasoning): a reader and a judge call per source chunk (two).
-        let per = |t: QueryType| {
-            if t == QueryType::Reasoning {
-                1 + 2 + 4 + 2
-            } else {
-                1 + 2 + 2
-            }
-        };
-        let calls: usize = types.iter().map(|&t| per(t) * max_candidates).sum();
+        let calls: usize = types
+            .iter()
+            .map(|&t| calls_per_candidate(t) * max_candidates)
+            .sum();
         println!(
             "dry run: {} types x at most {max_candidates} candidates on {}: at most {calls} LLM calls \
              (plus the graph's extraction for uncached chunks){}",
@@ -207,7 +222,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .await
         .context("building the knowledge graph")?;
         bar.finish_and_clear();
-        let pipeline = Pipeline {
+        let mut pipeline = Pipeline {
             corpus: &corpus,
             graph: &build.graph,
             generator,
@@ -217,28 +232,86 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
             per_type: args.per_type,
             max_candidates,
             max_tokens: args.max_tokens,
+            progress: None,
         };
-        anyhow::Ok(pipeline.run(&types).await?)
+        let plan = pipeline.plan(&types);
+        eprint!("{}", render_plan(&plan, settings.is_some()));
+        let total: u64 = plan.iter().map(|p| p.draws as u64).sum();
+        let bar = crate::progress::bar(total, "generating", "candidates");
+        let shown = bar.clone();
+        pipeline.progress = Some(Arc::new(move |done, _| shown.set_position(done)));
+        let out = pipeline.run(&types).await;
+        bar.finish_and_clear();
+        anyhow::Ok(out?)
     })?;
     print!("{}", render_stats(&stats));
+    if kept.is_empty() {
+        // An empty set is one `bench` refuses: nothing is written; the statistics above say
+        // which filter removed the candidates.
+        return Err(BadInput(format!(
+            "kept no question: nothing written to {} (see which filter removed the candidates \
+             in the statistics above)",
+            args.out.display()
+        ))
+        .into());
+    }
     write_set(&args.out, &name, &corpus, &kept, &stats)
         .with_context(|| format!("writing the set into {}", args.out.display()))?;
-    if kept.is_empty() {
-        // The statistics say why; the folder keeps them, but `bench` needs a question.
-        println!(
-            "kept no question: {} holds the construction statistics only (`bench` needs at \
-             least one question; see which filter removed the candidates above)",
-            args.out.display()
-        );
-    } else {
-        println!(
-            "wrote {} questions to {} (name {name}); run them with: ragrouter bench jsonl:{}",
-            kept.len(),
-            args.out.display(),
-            args.out.display()
-        );
-    }
+    println!(
+        "wrote {} questions to {} (name {name}); run them with: ragrouter bench jsonl:{}",
+        kept.len(),
+        args.out.display(),
+        args.out.display()
+    );
     Ok(())
+}
+
+/// LLM calls one candidate of `t` makes at most: one generation; grounding and closed book, a
+/// reader and a judge call each; shortcut (reasoning), a reader and a judge call per source
+/// chunk (two).
+fn calls_per_candidate(t: QueryType) -> usize {
+    if t == QueryType::Reasoning {
+        1 + 2 + 4 + 2
+    } else {
+        1 + 2 + 2
+    }
+}
+
+/// The plan said before the work: per type, the questions wanted (capped where the corpus cannot
+/// give as many, with the reason) and the candidates drawn at most; the most LLM calls.
+fn render_plan(plan: &[corpora::generate::TypePlan], llm: bool) -> String {
+    let mut out = String::new();
+    for p in plan {
+        out.push_str(&format!(
+            "  {}: {} questions wanted, at most {} candidates drawn\n",
+            p.qtype.as_str(),
+            p.wanted,
+            p.draws
+        ));
+        if p.wanted < p.asked {
+            out.push_str(&format!(
+                "    capped: --per-type {} asks for more than the corpus can give: at most {} \
+                 distinct sources for {} questions\n",
+                p.asked,
+                p.sources,
+                p.qtype.as_str()
+            ));
+        }
+    }
+    let draws: usize = plan.iter().map(|p| p.draws).sum();
+    let calls: usize = plan
+        .iter()
+        .map(|p| calls_per_candidate(p.qtype) * p.draws)
+        .sum();
+    out.push_str(&format!(
+        "  estimate: at most {draws} candidates{}\n",
+        if llm {
+            format!(", at most {calls} LLM calls")
+        } else {
+            " (offline: no LLM call)".into()
+        }
+    ));
+    out
 }
 
 /// The construction statistics as a table: per type, candidates, removals per filter, kept.

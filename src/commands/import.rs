@@ -88,6 +88,12 @@ pub struct AdaptiveRagArgs {
 pub fn run(args: &ImportArgs) -> Result<()> {
     let (imp, db) = match &args.command {
         ImportCommand::Outcomes(a) => {
+            if a.cost_unit.trim().is_empty() {
+                return Err(crate::bench::BadInput(
+                    "--cost-unit: empty; say what the records' cost counts (e.g. tokens)".into(),
+                )
+                .into());
+            }
             let spec = spec(ArmSpec::identity(), &a.common)?;
             let split = split(&a.common)?;
             let imp = load_outcomes_jsonl(
@@ -116,6 +122,9 @@ pub fn run(args: &ImportArgs) -> Result<()> {
 }
 
 fn spec(base: ArmSpec, c: &Common) -> Result<ArmSpec> {
+    if c.source.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(crate::bench::BadInput("--source: empty; name the source".into()).into());
+    }
     Ok(base.with_arms(&c.arm)?.with_costs(&c.cost)?)
 }
 

@@ -37,6 +37,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             .into());
         }
     }
+    check_distinct(&args.inputs)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -69,4 +70,53 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         println!("merged into {}", args.out.display());
         Ok(())
     })
+}
+
+/// Refuses an input given twice: the same file by another path (a link, `./a` and `a`), or a
+/// byte-identical copy. Its tuples would be counted once and the merge would look complete.
+fn check_distinct(inputs: &[PathBuf]) -> Result<()> {
+    let twice = |a: &PathBuf, b: &PathBuf, how: &str| -> anyhow::Error {
+        crate::bench::BadInput(format!(
+            "merge: {} and {} are {how}: each shard must be given once",
+            a.display(),
+            b.display()
+        ))
+        .into()
+    };
+    let mut seen: Vec<(&PathBuf, PathBuf, u64)> = Vec::new();
+    for input in inputs {
+        // A missing input is reported by the merge itself, with its usual message.
+        let (Ok(real), Ok(meta)) = (input.canonicalize(), std::fs::metadata(input)) else {
+            continue;
+        };
+        if let Some((first, ..)) = seen.iter().find(|(_, r, _)| *r == real) {
+            return Err(twice(first, input, "the same file"));
+        }
+        seen.push((input, real, meta.len()));
+    }
+    for (i, (a, _, len_a)) in seen.iter().enumerate() {
+        for (b, _, len_b) in &seen[i + 1..] {
+            if len_a == len_b && same_bytes(a, b)? {
+                return Err(twice(a, b, "byte-identical copies of one shard"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two files of equal length hold the same bytes (read side by side in blocks).
+fn same_bytes(a: &std::path::Path, b: &std::path::Path) -> Result<bool> {
+    use std::io::Read;
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = fa.read(&mut ba)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
 }

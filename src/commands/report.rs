@@ -17,7 +17,8 @@ pub struct ReportArgs {
     /// These router evaluations (repeatable; default: the latest of each feature set).
     #[arg(long = "eval", value_name = "ID")]
     pub evals: Vec<i64>,
-    /// Output directory (created if needed; files of an earlier report are replaced).
+    /// Output folder (created if needed): replaced whole by the new report; a folder holding
+    /// files no earlier report wrote (see its report-manifest.json) is refused.
     #[arg(long)]
     pub out: PathBuf,
     /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
@@ -36,6 +37,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // Before any work: the folder must be new, empty or an earlier report's.
+    reports::outdir::check_out_dir(&args.out)?;
     let data = runtime.block_on(async {
         // Reading only: a missing, empty or foreign file is refused, never given a schema; a
         // store in a folder the user cannot write is read.

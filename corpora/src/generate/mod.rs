@@ -142,6 +142,32 @@ pub struct Pipeline<'a> {
     pub max_candidates: usize,
     /// Stop when the LLM tokens spent reach this.
     pub max_tokens: Option<u64>,
+    /// Called after each candidate drawn with (draws so far, most draws of the plan).
+    pub progress: Option<Progress>,
+}
+
+/// A progress callback: (done, total).
+pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
+
+/// Draws per distinct source at most: drawing with replacement, 4 draws per source reach about
+/// 98 % of them (1 - e^-4); more draws mostly repeat sources the duplicate filter removes.
+pub const DRAWS_PER_SOURCE: usize = 4;
+
+/// What generation does for one type, said before it starts: the questions wanted, capped at
+/// what the corpus can give, and the candidates drawn at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TypePlan {
+    pub qtype: QueryType,
+    /// Questions asked for (`--per-type`).
+    pub asked: usize,
+    /// An upper bound on the distinct sources the corpus and its graph give this type (chunk and
+    /// fact for factual, two-step walks for reasoning, an entity's fact pairs and triples for
+    /// summary): no more distinct candidates can be made.
+    pub sources: usize,
+    /// Questions wanted: `asked`, capped at `sources`.
+    pub wanted: usize,
+    /// Candidates drawn at most: `max_candidates`, capped at `DRAWS_PER_SOURCE` x `sources`.
+    pub draws: usize,
 }
 
 impl std::fmt::Debug for Pipeline<'_> {
@@ -151,7 +177,8 @@ impl std::fmt::Debug for Pipeline<'_> {
             .field("generator", &self.generator.identity())
             .field("llm_checks", &self.checks)
             .field("per_type", &self.per_type)
-            .finish()
+            .field("max_candidates", &self.max_candidates)
+            .finish_non_exhaustive()
     }
 }
 
@@ -189,7 +216,25 @@ pub struct Statistics {
 }
 
 impl Pipeline<'_> {
-    /// Generates and filters per type in `types`, each from its own seeded stream.
+    /// The plan of each type in `types` (see [`TypePlan`]).
+    pub fn plan(&self, types: &[QueryType]) -> Vec<TypePlan> {
+        let sources = Sources::new(self.corpus, self.graph);
+        types.iter().map(|&t| self.plan_with(&sources, t)).collect()
+    }
+
+    fn plan_with(&self, sources: &Sources<'_>, qtype: QueryType) -> TypePlan {
+        let n = sources.capacity(qtype);
+        TypePlan {
+            qtype,
+            asked: self.per_type,
+            sources: n,
+            wanted: self.per_type.min(n),
+            draws: self.max_candidates.min(n.saturating_mul(DRAWS_PER_SOURCE)),
+        }
+    }
+
+    /// Generates and filters per type in `types`, each from its own seeded stream, within
+    /// each type's [`TypePlan`].
     pub async fn run(&self, types: &[QueryType]) -> Result<(Vec<Kept>, Statistics)> {
         let mut stats = Statistics {
             generator: self.generator.identity(),
@@ -204,11 +249,19 @@ impl Pipeline<'_> {
         let mut kept: Vec<Kept> = Vec::new();
         let mut kept_vectors: Vec<Vec<f32>> = Vec::new();
         let mut check_tokens = 0u64;
-        'types: for &qtype in types {
+        let plans: Vec<TypePlan> = types.iter().map(|&t| self.plan_with(&sources, t)).collect();
+        let total: u64 = plans.iter().map(|p| p.draws as u64).sum();
+        let mut drawn = 0u64;
+        'types: for plan in &plans {
+            let qtype = plan.qtype;
             let mut rng = SplitMix64::new(bench_core::rng::hash_str(self.seed, qtype.as_str()));
             let mut st = TypeStats::default();
             let mut tried = 0;
-            while st.kept < self.per_type && tried < self.max_candidates {
+            while st.kept < plan.wanted && tried < plan.draws {
+                if let Some(p) = &self.progress {
+                    p(drawn, total);
+                }
+                drawn += 1;
                 if self
                     .max_tokens
                     .is_some_and(|m| self.generator.spent() + check_tokens >= m)
@@ -483,6 +536,32 @@ impl<'a> Sources<'a> {
             ts.to_vec()
         } else {
             specific
+        }
+    }
+
+    /// An upper bound on the distinct sources `draw` can give `qtype` (see [`TypePlan::sources`]).
+    fn capacity(&self, qtype: QueryType) -> usize {
+        match qtype {
+            // A chunk, with one of its facts when it has any.
+            QueryType::Factual | QueryType::Other => (0..self.corpus.chunks.len() as u32)
+                .map(|r| self.by_chunk.get(&r).map_or(1, |ts| ts.len().max(1)))
+                .fold(0usize, usize::saturating_add),
+            QueryType::Reasoning => self
+                .chain_starts
+                .iter()
+                .map(|&i| self.continuations(i).len())
+                .fold(0usize, usize::saturating_add),
+            // Two or three of an entity's facts.
+            QueryType::Summary => self
+                .cumulative
+                .iter()
+                .map(|&(_, n)| {
+                    let f = self.by_node.get(&n).map_or(0, Vec::len);
+                    let pairs = f.saturating_mul(f.saturating_sub(1)) / 2;
+                    let triples = pairs.saturating_mul(f.saturating_sub(2)) / 3;
+                    pairs.saturating_add(triples)
+                })
+                .fold(0usize, usize::saturating_add),
         }
     }
 

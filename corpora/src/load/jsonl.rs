@@ -60,17 +60,8 @@ fn short_name(dir: &Path) -> Result<String> {
             format!("corpus name {name:?} {why}"),
         ))
     };
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return bad(
-            "must be letters, digits, '-', '_' or '.' (set one in corpus.toml: name = \"...\")",
-        );
-    }
-    if super::REGISTRY.iter().any(|c| c.name == name) {
-        return bad("is a built-in corpus's name (set another in corpus.toml: name = \"...\")");
+    if let Err(why) = super::check_corpus_name(&name) {
+        return bad(&format!("{why} (set one in corpus.toml: name = \"...\")"));
     }
     Ok(name)
 }

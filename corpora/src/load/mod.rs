@@ -93,6 +93,25 @@ pub fn registry() -> &'static [CorpusInfo] {
     &REGISTRY
 }
 
+/// The rule for a corpus's short name wherever one is given (a generic corpus's `corpus.toml`,
+/// `generate --name`, an imported record's corpus): letters, digits, '-', '_' or '.', not only
+/// dots, and not a built-in corpus's name. The name becomes part of file names and tables, so
+/// a path or markup in it is refused. `Err` says why, to follow `corpus name "x" `.
+pub fn check_corpus_name(name: &str) -> std::result::Result<(), &'static str> {
+    if name.is_empty()
+        || name.chars().all(|c| c == '.')
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err("must be letters, digits, '-', '_' or '.' (and not only dots)");
+    }
+    if REGISTRY.iter().any(|c| c.name == name) {
+        return Err("is a built-in corpus's name");
+    }
+    Ok(())
+}
+
 /// The known names, for error messages and help texts.
 pub fn known_names() -> String {
     let mut names: Vec<&str> = REGISTRY.iter().map(|c| c.name).collect();

@@ -46,7 +46,7 @@ fn json_message(e: &serde_json::Error, text: &str) -> String {
 
 /// Parses a file that holds one JSON array of records.
 pub(crate) fn parse_json_array(file: &str, text: &str) -> Result<Vec<Value>> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    let value: Value = bench_core::strict_json::from_str(text).map_err(|e| {
         malformed(
             file,
             format!("line {} column {}", e.line(), e.column()),
@@ -75,7 +75,7 @@ pub(crate) fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, Value)>>
         if line.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(line).map_err(|e| {
+        let value: Value = bench_core::strict_json::from_str(line).map_err(|e| {
             malformed(
                 file,
                 format!("line {line_no} column {}", e.column()),

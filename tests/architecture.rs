@@ -297,6 +297,7 @@ const STORE_MODULES: &[&str] = &[
     "merge.rs",
     "llm_cache.rs",
     "imports.rs",
+    "signals.rs",
     "extractions.rs",
 ];
 

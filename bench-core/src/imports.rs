@@ -7,6 +7,7 @@ use sqlx::Row;
 use crate::config::hash_parts;
 use crate::error::Result;
 use crate::outcomes::{content_hash, OutcomeImport};
+use crate::signals::{insert_published, insert_signals};
 use crate::store::{json, Store};
 
 /// What an import did for one corpus.
@@ -24,41 +25,50 @@ impl Store {
     /// Writes `imp` (validated first) as one run per corpus, atomically: on any error nothing is
     /// written. A corpus whose identical data was imported before is reported and skipped.
     pub async fn import_outcomes(&self, imp: &OutcomeImport) -> Result<Vec<ImportedCorpus>> {
-        imp.validate()?;
-        let mode = imp.mode();
-        let config_json = imp.config.to_string();
-        let config_hash = hash_parts([config_json.as_bytes(), imp.cost_unit.as_bytes()]);
-        let split = imp.split.map(|s| s.as_str().to_string());
+        self.import_outcomes_all(std::slice::from_ref(imp)).await
+    }
+
+    /// Writes several imports (the splits of one source) in one transaction: all or nothing.
+    pub async fn import_outcomes_all(&self, imps: &[OutcomeImport]) -> Result<Vec<ImportedCorpus>> {
+        for imp in imps {
+            imp.validate()?;
+        }
         let mut tx = self.begin_write().await?;
         let mut out = Vec::new();
-        for (corpus, records) in imp.by_corpus() {
-            let hash = content_hash(&imp.source, imp.split, &records);
-            let run_key = hash_parts([
-                b"import/1".as_slice(),
-                corpus.as_bytes(),
-                hash.as_bytes(),
-                mode.as_bytes(),
-                split.as_deref().unwrap_or("").as_bytes(),
-                config_hash.as_bytes(),
-            ]);
-            let tuples: usize = records.iter().map(|r| r.outcomes.len()).sum();
-            let existing: Option<i64> = sqlx::query("SELECT max(id) FROM runs WHERE run_key = $1")
-                .bind(&run_key)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?
-                .get(0);
-            if let Some(run_id) = existing {
-                out.push(ImportedCorpus {
-                    corpus: corpus.to_string(),
-                    run_id,
-                    questions: records.len(),
-                    tuples,
-                    already: true,
-                });
-                continue;
-            }
-            sqlx::query(
+        for imp in imps {
+            let mode = imp.mode();
+            let config_json = imp.config.to_string();
+            let config_hash = hash_parts([config_json.as_bytes(), imp.cost_unit.as_bytes()]);
+            let split = imp.split.map(|s| s.as_str().to_string());
+            for (corpus, records) in imp.by_corpus() {
+                let hash = content_hash(&imp.source, imp.split, &records);
+                let run_key = hash_parts([
+                    b"import/1".as_slice(),
+                    corpus.as_bytes(),
+                    hash.as_bytes(),
+                    mode.as_bytes(),
+                    split.as_deref().unwrap_or("").as_bytes(),
+                    config_hash.as_bytes(),
+                ]);
+                let tuples: usize = records.iter().map(|r| r.outcomes.len()).sum();
+                let existing: Option<i64> =
+                    sqlx::query("SELECT max(id) FROM runs WHERE run_key = $1")
+                        .bind(&run_key)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(|e| self.err(e))?
+                        .get(0);
+                if let Some(run_id) = existing {
+                    out.push(ImportedCorpus {
+                        corpus: corpus.to_string(),
+                        run_id,
+                        questions: records.len(),
+                        tuples,
+                        already: true,
+                    });
+                    continue;
+                }
+                sqlx::query(
                 "INSERT INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
                  VALUES ($1, $2, $3, 0, 0, 0, $4, 0) ON CONFLICT DO NOTHING",
             )
@@ -69,10 +79,10 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
-            for r in &records {
-                let answer = r.answers.first().cloned().unwrap_or_default();
-                let aliases: Vec<&String> = r.answers.iter().skip(1).collect();
-                sqlx::query(
+                for r in &records {
+                    let answer = r.answers.first().cloned().unwrap_or_default();
+                    let aliases: Vec<&String> = r.answers.iter().skip(1).collect();
+                    sqlx::query(
                     "INSERT INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, '[]', '[]') ON CONFLICT DO NOTHING",
                 )
@@ -86,8 +96,8 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(|e| self.err(e))?;
-            }
-            let run_id: i64 = sqlx::query_scalar(&format!(
+                }
+                let run_id: i64 = sqlx::query_scalar(&format!(
                 "INSERT INTO runs (run_key, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader, judge, embedder, extractor, split, cost_unit, finished_at)
                  VALUES ($1, $2, $3, $4, $5, 0, $6, $7, 'imported', $8, '', '', $9, $10, {}) RETURNING id",
                 self.backend().now_text()
@@ -105,27 +115,30 @@ impl Store {
             .fetch_one(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
-            for r in &records {
-                for (p, o) in &r.outcomes {
-                    // The quality columns repeat the imported score (or 1/0 of `correct` when the
-                    // source gives none): docs/schema.md says so for imported rows.
-                    let q = o.score.unwrap_or(if o.correct { 1.0 } else { 0.0 });
-                    let label = if o.correct { "correct" } else { "incorrect" };
-                    let trace = serde_json::json!({ "imported": { "origin": r.origin } });
-                    sqlx::query(
+                for r in &records {
+                    for (p, o) in &r.outcomes {
+                        // The quality columns repeat the imported score (or 1/0 of `correct` when the
+                        // source gives none): docs/schema.md says so for imported rows. A scored
+                        // answer has the harness's EM (`correct`) and F1 (`score`).
+                        let binary = if o.correct { 1.0 } else { 0.0 };
+                        let q = o.score.unwrap_or(binary);
+                        let em = if o.answer.is_some() { binary } else { q };
+                        let label = if o.correct { "correct" } else { "incorrect" };
+                        let trace = serde_json::json!({ "imported": { "origin": r.origin } });
+                        sqlx::query(
                         "INSERT INTO results (run_id, query_id, paradigm, answer, context_json, context_tokens,
                             tokens_construction_in, tokens_construction_out, tokens_retrieval_in, tokens_retrieval_out,
                             tokens_generation_in, tokens_generation_out, token_source,
                             latency_retrieval_ms, latency_generation_ms, latency_judge_ms,
                             judge_label, em, f1, answer_recall, evidence_recall, mode, config_hash, error, trace_json,
-                            score, cost)
-                         VALUES ($1, $2, $3, '', '[]', 0, 0, 0, 0, 0, 0, 0, 'imported', 0, 0, 0, $4, $5, $6, $7, NULL, $8, $9, NULL, $10, $11, $12)",
+                            score, cost, source_correct)
+                         VALUES ($1, $2, $3, $13, '[]', 0, 0, 0, 0, 0, 0, 0, 'imported', 0, 0, 0, $4, $5, $6, $7, NULL, $8, $9, NULL, $10, $11, $12, $14)",
                     )
                     .bind(run_id)
                     .bind(&r.id)
                     .bind(p.as_str())
                     .bind(label)
-                    .bind(q)
+                    .bind(em)
                     .bind(q)
                     .bind(q)
                     .bind(&mode)
@@ -133,18 +146,23 @@ impl Store {
                     .bind(trace.to_string())
                     .bind(o.score)
                     .bind(o.cost)
+                    .bind(o.answer.as_deref().unwrap_or(""))
+                    .bind(o.source_correct.map(i64::from))
                     .execute(&mut *tx)
                     .await
                     .map_err(|e| self.err(e))?;
+                    }
+                    insert_signals(self, &mut tx, run_id, &r.id, &r.signals).await?;
+                    insert_published(self, &mut tx, run_id, &r.id, &r.published).await?;
                 }
+                out.push(ImportedCorpus {
+                    corpus: corpus.to_string(),
+                    run_id,
+                    questions: records.len(),
+                    tuples,
+                    already: false,
+                });
             }
-            out.push(ImportedCorpus {
-                corpus: corpus.to_string(),
-                run_id,
-                questions: records.len(),
-                tuples,
-                already: false,
-            });
         }
         tx.commit().await.map_err(|e| self.err(e))?;
         Ok(out)

@@ -17,6 +17,7 @@ pub mod rng;
 pub mod route_evals;
 pub mod routing;
 pub mod runs;
+pub mod signals;
 pub mod store;
 pub mod store_reads;
 pub mod strict_json;
@@ -37,6 +38,7 @@ pub use routing::{
     ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, RouteEvalTest,
     RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
 };
+pub use signals::{PublishedChoice, Signal};
 pub use store::{Backend, DbTarget, RunHandle, RunSpec, Store, SummaryRow};
 pub use traits::{
     ChatMessage, ChatRequest, ChatResponse, ContextChunk, Embedder, Embeddings, Generation, Judge,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::hash_parts;
 use crate::error::{BenchError, Result};
+use crate::signals::{PublishedChoice, Signal};
 use crate::types::{ParadigmId, QueryType};
 
 /// The prefix of an imported run's mode: `imported:SOURCE`.
@@ -58,13 +59,35 @@ impl FromStr for SplitTag {
 }
 
 /// What one paradigm achieved on one imported question.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArmOutcome {
+    /// The verdict routers learn from: the harness's exact match when `answer` was scored,
+    /// else the source's.
     pub correct: bool,
-    /// A graded quality in [0, 1] (F1, semantic F1, a judge's score), when the source has one.
+    /// A graded quality in [0, 1] (F1, semantic F1, a judge's score), when the source has one;
+    /// the harness's token F1 when it scored `answer`.
     pub score: Option<f64>,
     /// What the paradigm cost on this question, in the import's cost unit.
     pub cost: f64,
+    /// The paradigm's predicted answer, when the source gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// The source's own verdict, kept beside the harness's when the harness scored `answer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_correct: Option<bool>,
+}
+
+impl ArmOutcome {
+    /// A verdict, score and cost, without an answer.
+    pub fn verdict(correct: bool, score: Option<f64>, cost: f64) -> ArmOutcome {
+        ArmOutcome {
+            correct,
+            score,
+            cost,
+            answer: None,
+            source_correct: None,
+        }
+    }
 }
 
 /// One imported question and its per-paradigm outcomes.
@@ -79,6 +102,10 @@ pub struct OutcomeRecord {
     pub answers: Vec<String>,
     /// In `ParadigmId::ALL` order, one entry per paradigm the source measured.
     pub outcomes: Vec<(ParadigmId, ArmOutcome)>,
+    /// Per-question probe signals (stored in `signals`).
+    pub signals: Vec<Signal>,
+    /// Published routers' choices on this question (stored in `published_choices`).
+    pub published: Vec<PublishedChoice>,
     /// Where the record came from (`file:line` or `file record N`), kept in the tuple's trace.
     pub origin: String,
 }
@@ -147,6 +174,31 @@ impl OutcomeImport {
                     )));
                 }
             }
+            let mut names = BTreeMap::new();
+            for s in &r.signals {
+                s.validate().map_err(bad)?;
+                if names.insert(s.name.as_str(), ()).is_some() {
+                    return Err(bad(format!("signal {:?} appears twice", s.name)));
+                }
+            }
+            let mut routers = BTreeMap::new();
+            for c in &r.published {
+                if c.router.trim().is_empty() {
+                    return Err(bad("a published router needs a non-empty name".into()));
+                }
+                if routers.insert(c.router.as_str(), ()).is_some() {
+                    return Err(bad(format!(
+                        "published router {:?} appears twice",
+                        c.router
+                    )));
+                }
+                if !(c.cost.is_finite() && c.cost >= 0.0) {
+                    return Err(bad(format!(
+                        "published router {:?}: cost {} is not a finite number >= 0",
+                        c.router, c.cost
+                    )));
+                }
+            }
         }
         Ok(())
     }
@@ -167,8 +219,17 @@ pub fn content_hash(source: &str, split: Option<SplitTag>, records: &[&OutcomeRe
     let mut canon: Vec<String> = records
         .iter()
         .map(|r| {
-            serde_json::json!([r.id, r.question, r.qtype.as_str(), r.answers, r.outcomes])
-                .to_string()
+            // Signals and published choices join the hash only when present, so an import
+            // without them hashes as it did before they existed.
+            let mut v =
+                serde_json::json!([r.id, r.question, r.qtype.as_str(), r.answers, r.outcomes]);
+            if !r.signals.is_empty() || !r.published.is_empty() {
+                if let Some(a) = v.as_array_mut() {
+                    a.push(serde_json::json!(r.signals));
+                    a.push(serde_json::json!(r.published));
+                }
+            }
+            v.to_string()
         })
         .collect();
     canon.sort();
@@ -193,14 +254,9 @@ mod tests {
             question: format!("question {id}?"),
             qtype: QueryType::Other,
             answers: vec![],
-            outcomes: vec![(
-                ParadigmId::Naive,
-                ArmOutcome {
-                    correct: true,
-                    score: None,
-                    cost: 1.0,
-                },
-            )],
+            outcomes: vec![(ParadigmId::Naive, ArmOutcome::verdict(true, None, 1.0))],
+            signals: vec![],
+            published: vec![],
             origin: format!("f.jsonl:{line}"),
         }
     }
@@ -240,6 +296,16 @@ mod tests {
         r.outcomes[0].1.cost = -1.0;
         assert!(import(vec![r]).validate().is_err());
         assert!(import(vec![]).validate().is_err());
+        let mut r = record("a", "c", 5);
+        r.signals = vec![
+            Signal::free("s", Some(1.0), "p", &[]),
+            Signal::free("s", None, "p", &[]),
+        ];
+        let e = import(vec![r]).validate().unwrap_err().to_string();
+        assert!(e.contains("f.jsonl:5") && e.contains("twice"), "{e}");
+        let mut r = record("a", "c", 6);
+        r.signals = vec![Signal::free("s", Some(f64::NAN), "p", &[])];
+        assert!(import(vec![r]).validate().is_err());
     }
 
     #[test]

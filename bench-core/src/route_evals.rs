@@ -64,8 +64,8 @@ impl Store {
         }
         for p in predictions {
             sqlx::query(
-                "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             )
             .bind(id)
             .bind(&p.router)
@@ -78,6 +78,7 @@ impl Store {
             .bind(i64::from(p.correct))
             .bind(p.cost)
             .bind(json(&p.scores))
+            .bind(p.probe_cost)
             .execute(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
@@ -138,7 +139,7 @@ impl Store {
     /// The per-question predictions of an evaluation, in (router, param, corpus, query) order.
     pub async fn route_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
         let rows = sqlx::query(
-            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json
+            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost
              FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
         )
         .bind(eval_id)
@@ -159,6 +160,7 @@ impl Store {
                     played: (!played.is_empty()).then_some(played),
                     correct: r.get::<i64, _>(7) != 0,
                     cost: r.get(8),
+                    probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
                     scores: serde_json::from_str(&scores).map_err(|e| {
                         BenchError::Invalid(format!(
                             "results store {}: route_predictions scores_json: {e}",

@@ -88,12 +88,18 @@ pub enum FeatureKind {
     /// One-hot of the row's corpus among the training corpora (built inside routers that use
     /// the corpus's identity, never stored in a data set).
     CorpusId,
+    /// Per-question probe signals (the `signals` table): per signal a value column (0 when
+    /// missing) and a `:present` column (1 or 0), so a missing signal is explicit.
+    ProbeSignals,
 }
 
 impl FeatureKind {
-    /// Whether the block describes the query (Q) or the corpus (C).
+    /// Whether the block describes the query itself (Q): type, vector, syntax.
     pub fn is_query(self) -> bool {
-        !matches!(self, FeatureKind::CorpusIndicators | FeatureKind::CorpusId)
+        matches!(
+            self,
+            FeatureKind::QueryType | FeatureKind::QueryEmbedding | FeatureKind::QuerySyntax
+        )
     }
 }
 
@@ -396,8 +402,11 @@ pub struct RoutePrediction {
     pub played: Option<String>,
     /// Whether the played paradigm was judged correct on the question.
     pub correct: bool,
-    /// The played paradigm's cost plus the router's own.
+    /// The played paradigm's cost plus the router's own (the probe's included).
     pub cost: f64,
+    /// The share of `cost` that paid for the probe whose signals the router read (0 without).
+    #[serde(default)]
+    pub probe_cost: f64,
     /// The router's score per class, in schema class order.
     pub scores: Vec<f64>,
 }

@@ -256,4 +256,38 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, query_id, paradigm)
     );
     "#,
+    // 13: per-question probe signals of a run or an import (`signals`): a value and a present
+    // flag (a missing signal is an explicit row, present = 0 and value 0), what it cost and which
+    // paradigms the probe ran (a router reading it pays them once); published routers'
+    // per-question choices of an import, scored as routers of their own; the source's own
+    // verdict beside the harness's when the harness scored an imported answer; the probe's share
+    // of a router prediction's cost.
+    r#"
+    CREATE TABLE signals (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        query_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value REAL NOT NULL,
+        present INTEGER NOT NULL,
+        probe TEXT NOT NULL,
+        -- comma-separated paradigms whose answers the probe used ('' when none)
+        paradigms TEXT NOT NULL,
+        cost REAL NOT NULL,
+        cost_ms REAL NOT NULL,
+        PRIMARY KEY (run_id, query_id, name)
+    );
+    CREATE TABLE published_choices (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        query_id TEXT NOT NULL,
+        router TEXT NOT NULL,
+        choice TEXT NOT NULL,
+        answer TEXT,
+        correct INTEGER NOT NULL,
+        source_correct INTEGER,
+        cost REAL NOT NULL,
+        PRIMARY KEY (run_id, query_id, router)
+    );
+    ALTER TABLE results ADD COLUMN source_correct INTEGER;
+    ALTER TABLE route_predictions ADD COLUMN probe_cost REAL;
+    "#,
 ];

@@ -1,5 +1,6 @@
 //! Corpus loaders, chunking, the local sentence encoder, the vector cache and the dense index.
 
+pub mod adarague;
 pub mod embed;
 pub mod error;
 pub mod generate;

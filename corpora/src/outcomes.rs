@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use bench_core::outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
-use bench_core::{ParadigmId, QueryType};
+use bench_core::{ParadigmId, PublishedChoice, QueryType, Signal};
 use serde_json::Value;
 
 use crate::error::{CorpusError, Result};
@@ -87,7 +87,7 @@ impl ArmSpec {
         Ok(self)
     }
 
-    fn paradigm(&self, name: &str) -> Option<ParadigmId> {
+    pub(crate) fn paradigm(&self, name: &str) -> Option<ParadigmId> {
         self.arms.get(name).copied().or_else(|| name.parse().ok())
     }
 
@@ -100,7 +100,7 @@ impl ArmSpec {
     }
 }
 
-fn usage(message: String) -> CorpusError {
+pub(crate) fn usage(message: String) -> CorpusError {
     CorpusError::Core(bench_core::BenchError::Invalid(message))
 }
 
@@ -111,7 +111,7 @@ fn split_pair<'a>(s: &'a str, flag: &str, shape: &str) -> Result<(&'a str, &'a s
         .ok_or_else(|| usage(format!("{flag} {s:?}: expected {shape}")))
 }
 
-fn malformed(file: &Path, location: String, message: String) -> CorpusError {
+pub(crate) fn malformed(file: &Path, location: String, message: String) -> CorpusError {
     CorpusError::Malformed {
         file: file.display().to_string(),
         location,
@@ -120,7 +120,7 @@ fn malformed(file: &Path, location: String, message: String) -> CorpusError {
 }
 
 /// The file as text: bytes that are not UTF-8 are named by line (a leading BOM is dropped).
-fn read(file: &Path) -> Result<String> {
+pub(crate) fn read(file: &Path) -> Result<String> {
     let bytes = std::fs::read(file)
         .map_err(|e| CorpusError::io(format!("reading {}", file.display()), e))?;
     Ok(bench_core::input::decode_utf8(
@@ -273,11 +273,11 @@ pub fn load_adaptive_rag(
                 let p = spec.arms[*s];
                 (
                     p,
-                    ArmOutcome {
-                        correct: correct.iter().any(|c| c == s),
-                        score: None,
-                        cost: spec.costs.get(&p).copied().unwrap_or(0.0),
-                    },
+                    ArmOutcome::verdict(
+                        correct.iter().any(|c| c == s),
+                        None,
+                        spec.costs.get(&p).copied().unwrap_or(0.0),
+                    ),
                 )
             })
             .collect();
@@ -289,6 +289,8 @@ pub fn load_adaptive_rag(
             qtype: QueryType::Other,
             answers: Vec::new(),
             outcomes,
+            signals: Vec::new(),
+            published: Vec::new(),
             origin: format!("{} record {i}", question_file.display()),
         });
     }
@@ -404,10 +406,26 @@ pub fn load_outcomes_jsonl(
             if outcomes.iter().any(|(q, _)| *q == p) {
                 return Err(f(format!("a second outcome for paradigm {p}")));
             }
-            let correct = o
-                .get("correct")
-                .and_then(Value::as_bool)
-                .ok_or_else(|| f("field \"correct\": expected true or false".into()))?;
+            let answer = match o.get("answer") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(a)) => Some(a.clone()),
+                Some(_) => return Err(f("field \"answer\": expected a string".into())),
+            };
+            let source_correct = match o.get("correct") {
+                None | Some(Value::Null) if answer.is_some() => None,
+                Some(Value::Bool(b)) => Some(*b),
+                _ => {
+                    return Err(f(
+                        "field \"correct\": expected true or false (or give an \"answer\" for the harness to score)".into(),
+                    ))
+                }
+            };
+            if answer.is_some() && answers.is_empty() {
+                return Err(f(
+                    "field \"answer\": the harness scores answers against the record's \"answers\", and it has none".into(),
+                ));
+            }
+            let correct = source_correct.unwrap_or(false);
             let score = match o.get("score") {
                 None | Some(Value::Null) => None,
                 Some(s) => Some(
@@ -435,6 +453,12 @@ pub fn load_outcomes_jsonl(
                     correct,
                     score,
                     cost,
+                    source_correct: if answer.is_some() {
+                        source_correct
+                    } else {
+                        None
+                    },
+                    answer,
                 },
             ));
         }
@@ -442,6 +466,8 @@ pub fn load_outcomes_jsonl(
             return Err(at("field \"outcomes\": no paradigm outcome".into()));
         }
         outcomes.sort_by_key(|(p, _)| ParadigmId::ALL.iter().position(|q| q == p));
+        let signals = parse_signals(v.get("signals"), &at)?;
+        let published = parse_routers(v.get("routers"), spec, &outcomes, &at)?;
         records.push(OutcomeRecord {
             id,
             corpus,
@@ -449,6 +475,8 @@ pub fn load_outcomes_jsonl(
             qtype,
             answers,
             outcomes,
+            signals,
+            published,
             origin: format!("{}:{line_no}", file.display()),
         });
     }
@@ -471,6 +499,138 @@ pub fn load_outcomes_jsonl(
     imp.validate()
         .map_err(|e| malformed(file, "records".into(), e.to_string()))?;
     Ok(imp)
+}
+
+/// `signals`: name → number, `null` (missing for this question) or `{"value", "cost",
+/// "cost_ms", "probe", "paradigms"}`.
+fn parse_signals(v: Option<&Value>, at: &dyn Fn(String) -> CorpusError) -> Result<Vec<Signal>> {
+    let obj = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(o)) => o,
+        Some(_) => {
+            return Err(at(
+                "field \"signals\": expected an object of name → value".into()
+            ))
+        }
+    };
+    let mut out = Vec::with_capacity(obj.len());
+    for (name, s) in obj {
+        let f = |m: String| at(format!("field \"signals.{name}\": {m}"));
+        let num = |x: &Value, what: &str| -> Result<Option<f64>> {
+            match x {
+                Value::Null => Ok(None),
+                x => x
+                    .as_f64()
+                    .filter(|v| v.is_finite())
+                    .map(Some)
+                    .ok_or_else(|| f(format!("{what}: {x} is not a finite number or null"))),
+            }
+        };
+        let mut sig = Signal::free(name, None, "imported", &[]);
+        match s {
+            Value::Object(o) => {
+                sig.value = num(o.get("value").unwrap_or(&Value::Null), "value")?;
+                for (key, slot) in [("cost", &mut sig.cost), ("cost_ms", &mut sig.cost_ms)] {
+                    if let Some(c) = o.get(key) {
+                        *slot = num(c, key)?
+                            .filter(|c| *c >= 0.0)
+                            .ok_or_else(|| f(format!("{key}: expected a number >= 0")))?;
+                    }
+                }
+                if let Some(p) = o.get("probe") {
+                    sig.probe = p
+                        .as_str()
+                        .filter(|p| !p.is_empty())
+                        .ok_or_else(|| f("probe: expected a non-empty string".into()))?
+                        .to_string();
+                }
+                if let Some(ps) = o.get("paradigms") {
+                    sig.paradigms = ps
+                        .as_array()
+                        .ok_or_else(|| f("paradigms: expected an array of paradigm ids".into()))?
+                        .iter()
+                        .map(|p| {
+                            p.as_str()
+                                .and_then(|p| p.parse().ok())
+                                .ok_or_else(|| f(format!("paradigms: {p} is not a paradigm id")))
+                        })
+                        .collect::<Result<_>>()?;
+                }
+            }
+            x => sig.value = num(x, "value")?,
+        }
+        out.push(sig);
+    }
+    Ok(out)
+}
+
+/// `routers`: published router name → `{"choice", "answer", "correct", "cost"}`; the cost
+/// defaults to the chosen paradigm's cost on the record.
+fn parse_routers(
+    v: Option<&Value>,
+    spec: &ArmSpec,
+    outcomes: &[(ParadigmId, ArmOutcome)],
+    at: &dyn Fn(String) -> CorpusError,
+) -> Result<Vec<PublishedChoice>> {
+    let obj = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(o)) => o,
+        Some(_) => {
+            return Err(at(
+                "field \"routers\": expected an object of router → choice".into(),
+            ))
+        }
+    };
+    let mut out = Vec::with_capacity(obj.len());
+    for (name, r) in obj {
+        let f = |m: String| at(format!("field \"routers.{name}\": {m}"));
+        let choice = r
+            .get("choice")
+            .and_then(Value::as_str)
+            .ok_or_else(|| f("field \"choice\": expected a paradigm or strategy name".into()))?;
+        let choice = spec
+            .paradigm(choice)
+            .ok_or_else(|| f(format!("field \"choice\": unknown paradigm {choice:?}")))?;
+        let answer = match r.get("answer") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(a)) => Some(a.clone()),
+            Some(_) => return Err(f("field \"answer\": expected a string".into())),
+        };
+        let source_correct = match r.get("correct") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(f("field \"correct\": expected true or false".into())),
+        };
+        if answer.is_none() && source_correct.is_none() {
+            return Err(f(
+                "needs \"answer\" (scored by the harness) or \"correct\"".into()
+            ));
+        }
+        let cost = match r.get("cost") {
+            None | Some(Value::Null) => outcomes
+                .iter()
+                .find(|(p, _)| *p == choice)
+                .map(|(_, o)| o.cost)
+                .ok_or_else(|| {
+                    f(format!(
+                        "no \"cost\", and the record has no outcome of {choice} to take it from"
+                    ))
+                })?,
+            Some(c) => c
+                .as_f64()
+                .filter(|c| c.is_finite() && *c >= 0.0)
+                .ok_or_else(|| f(format!("field \"cost\": {c} is not a finite number >= 0")))?,
+        };
+        out.push(PublishedChoice {
+            router: name.clone(),
+            choice,
+            correct: source_correct.unwrap_or(false),
+            source_correct,
+            answer,
+            cost,
+        });
+    }
+    Ok(out)
 }
 
 impl ArmSpec {

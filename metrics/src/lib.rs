@@ -7,4 +7,5 @@ pub mod evaluate;
 pub mod generation;
 pub mod judge;
 pub mod labels;
+pub mod probe;
 pub mod query;

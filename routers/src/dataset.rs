@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use bench_core::outcomes::is_imported;
 use bench_core::{
-    BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, ParadigmId, QueryType, Result,
-    RoutingRow, RoutingSchema, RoutingSet, SplitTag, Store,
+    BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, ParadigmId, PublishedChoice,
+    QueryType, Result, RoutingRow, RoutingSchema, RoutingSet, Signal, SplitTag, Store,
 };
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
 
 use crate::features::INDICATOR_NAMES;
+use crate::probe::{self, ProbeBill};
 
 /// The flat keys (`ragrouter metrics`' stored JSON) of the six indicators, in
 /// [`INDICATOR_NAMES`] order (`bench_core::CORPUS_INDICATORS`).
@@ -57,6 +58,10 @@ pub struct RawCorpus {
     pub tuples: Vec<Tuple>,
     /// In [`INDICATOR_NAMES`] order, or why there are none (only needed for corpus features).
     pub indicators: std::result::Result<[f64; 6], String>,
+    /// The run's probe signals, `(query id, signal)`.
+    pub signals: Vec<(String, Signal)>,
+    /// Published routers' choices of an import, `(query id, choice)`.
+    pub published: Vec<(String, PublishedChoice)>,
 }
 
 /// The built data set and where it came from.
@@ -75,6 +80,12 @@ pub struct RoutingData {
     pub cost_unit: String,
     /// Per row, the split tag of the run it came from.
     pub splits: Vec<Option<SplitTag>>,
+    /// Per row, what reading the probe costs (empty without probe features).
+    pub bills: Vec<ProbeBill>,
+    /// Per published router (name order), its choice on each row (`None`: none for that row).
+    pub published: Vec<(String, Vec<Option<PublishedChoice>>)>,
+    /// Per signal name, the paradigms whose answers it needs (what a cascade must run first).
+    pub signal_paradigms: BTreeMap<String, Vec<ParadigmId>>,
 }
 
 /// What `build_set` builds besides the rows.
@@ -84,17 +95,34 @@ pub struct BuildOptions {
     pub corpus_features: bool,
     /// Restrict the label space to these paradigms (`None`: every paradigm with tuples).
     pub classes: Option<Vec<ParadigmId>>,
+    /// Include the probe signals (the runs then need stored signals).
+    pub probe_features: bool,
 }
 
 /// The runs of a routing set: [`bench_core::runs::select_runs`]'s rule, then all must share one
 /// mode and one cost unit (a routing set compares tuples of one kind).
 pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
+    select_runs_pooled(store, sel, false).await
+}
+
+/// [`select_runs`], where `pool_sources` lets runs imported from different sources (modes
+/// `imported:A`, `imported:B`) share one data set; benched and imported runs never mix.
+pub async fn select_runs_pooled(
+    store: &Store,
+    sel: &RunSelection,
+    pool_sources: bool,
+) -> Result<Vec<RunRef>> {
     let runs = bench_core::runs::select_runs(store, sel).await?;
     let modes: BTreeSet<&str> = runs.iter().map(|r| r.mode.as_str()).collect();
-    if modes.len() > 1 {
+    let all_imported = modes.iter().all(|m| is_imported(m));
+    if modes.len() > 1 && !(pool_sources && all_imported) {
+        let hint = if all_imported {
+            "runs of different imported sources are not pooled unless asked: choose corpora with --corpora, or pass --pool-sources"
+        } else {
+            "choose runs with --runs or corpora with --corpora"
+        };
         return Err(BenchError::Invalid(format!(
-            "the selected runs mix modes ({}): a routing data set needs tuples of one mode; \
-             choose runs with --runs or corpora with --corpora",
+            "the selected runs mix modes ({}): a routing data set needs tuples of one mode; {hint}",
             runs.iter()
                 .map(|r| format!("run {} of {}: {}", r.id, r.corpus, r.mode))
                 .collect::<Vec<_>>()
@@ -177,11 +205,15 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
             )));
         }
         let indicators = indicators(store, run).await?;
+        let signals = store.signals(run.id).await?;
+        let published = store.published_choices(run.id).await?;
         out.push(RawCorpus {
             run: run.clone(),
             queries,
             tuples,
             indicators,
+            signals,
+            published,
         });
     }
     Ok(out)
@@ -280,11 +312,33 @@ pub fn build_set(
             return Err(BenchError::Invalid(why.clone()));
         }
     }
+    let signal_names = probe::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s)));
+    if opts.probe_features && signal_names.is_empty() {
+        return Err(BenchError::Invalid(format!(
+            "the selected runs ({}) have no stored probe signals: use features without p",
+            raw.iter()
+                .map(|c| format!("{} #{}", c.run.corpus, c.run.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let dim = embedder.dim();
-    let blocks: Vec<_> = feature_blocks(dim)
+    let mut blocks: Vec<_> = feature_blocks(dim)
         .into_iter()
         .filter(|(k, _)| opts.corpus_features || k.is_query())
         .collect();
+    if opts.probe_features {
+        blocks.push((FeatureKind::ProbeSignals, probe::columns(&signal_names)));
+    }
+    let mut routers: BTreeSet<&str> = BTreeSet::new();
+    for c in raw {
+        routers.extend(c.published.iter().map(|(_, p)| p.router.as_str()));
+    }
+    let mut published: Vec<(String, Vec<Option<PublishedChoice>>)> = routers
+        .iter()
+        .map(|r| (r.to_string(), Vec::new()))
+        .collect();
+    let mut bills = Vec::new();
     let schema = RoutingSchema::new(&paradigms, blocks);
     let k = schema.n_classes();
     let mut rows = Vec::new();
@@ -300,6 +354,18 @@ pub fn build_set(
         let mut by_query: BTreeMap<&str, Vec<&Tuple>> = BTreeMap::new();
         for t in c.tuples.iter().filter(|t| paradigms.contains(&t.paradigm)) {
             by_query.entry(t.query_id.as_str()).or_default().push(t);
+        }
+        let mut all_tuples: BTreeMap<(&str, ParadigmId), f64> = BTreeMap::new();
+        for t in &c.tuples {
+            all_tuples.insert((t.query_id.as_str(), t.paradigm), t.tokens);
+        }
+        let mut signals_of: BTreeMap<&str, Vec<&Signal>> = BTreeMap::new();
+        for (q, s) in &c.signals {
+            signals_of.entry(q.as_str()).or_default().push(s);
+        }
+        let mut choices: BTreeMap<(&str, &str), &PublishedChoice> = BTreeMap::new();
+        for (q, p) in &c.published {
+            choices.insert((q.as_str(), p.router.as_str()), p);
         }
         for (qi, (id, text, qtype)) in c.queries.iter().enumerate() {
             let tuples = by_query.get(id.as_str()).map_or(&[][..], |v| v.as_slice());
@@ -351,6 +417,22 @@ pub fn build_set(
                     features.extend(ind);
                 }
             }
+            if opts.probe_features {
+                let sig = signals_of
+                    .get(id.as_str())
+                    .map_or(&[][..], |v| v.as_slice());
+                features.extend(probe::row_features(&signal_names, sig));
+                bills.push(ProbeBill::of(sig, &schema, &|p| {
+                    all_tuples.get(&(id.as_str(), p)).copied().unwrap_or(0.0)
+                }));
+            }
+            for (router, col) in &mut published {
+                col.push(
+                    choices
+                        .get(&(id.as_str(), router.as_str()))
+                        .map(|p| (*p).clone()),
+                );
+            }
             rows.push(RoutingRow {
                 query_id: id.clone(),
                 corpus: c.run.corpus.clone(),
@@ -381,6 +463,16 @@ pub fn build_set(
             .first()
             .map_or_else(|| "tokens".to_string(), |c| c.run.cost_unit()),
         splits,
+        bills,
+        published,
+        signal_paradigms: raw
+            .iter()
+            .flat_map(|c| {
+                c.signals
+                    .iter()
+                    .map(|(_, s)| (s.name.clone(), s.paradigms.clone()))
+            })
+            .collect(),
     })
 }
 
@@ -459,6 +551,7 @@ mod tests {
         let opts = BuildOptions {
             corpus_features: true,
             classes: None,
+            probe_features: false,
         };
         load_routing_data(store, &RunSelection::default(), policy, emb, None, &opts)
             .await
@@ -624,6 +717,7 @@ mod tests {
         let with_c = BuildOptions {
             corpus_features: true,
             classes: None,
+            probe_features: false,
         };
         let e = load_routing_data(
             &store,

@@ -272,9 +272,19 @@ impl Fallback {
 }
 
 /// How `evaluate_with` measures.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EvalOptions {
     pub fallback: Fallback,
+    /// Per row of the set, the probe's bill: every router that reads features (all but the
+    /// baselines and Oracle) pays it (`crate::probe`). Empty: no probe was read.
+    pub bills: Arc<Vec<crate::probe::ProbeBill>>,
+}
+
+impl EvalOptions {
+    /// Whether `entry` pays the probe: it reads the features the probe fed.
+    fn pays_probe(&self, entry: &Candidate) -> bool {
+        !self.bills.is_empty() && entry.family != Family::Baseline && !entry.sees_outcomes
+    }
 }
 
 /// What `evaluate` measured, and the routers it could not run.
@@ -305,6 +315,7 @@ pub fn evaluate(
         ctx,
         &EvalOptions {
             fallback: Fallback::MostFrequent,
+            bills: Arc::default(),
         },
     )
 }
@@ -374,7 +385,10 @@ pub fn evaluate_with(
     let fb = fallbacks(set, folds, ctx, opts.fallback)?;
     let per_job: Vec<Result<FoldResult>> = jobs
         .par_iter()
-        .map(|(e, p, fi, f)| evaluate_fold(set, e, *p, *fi as u32, f, ctx, &fb[*fi]))
+        .map(|(e, p, fi, f)| {
+            let bills = opts.pays_probe(e).then(|| opts.bills.as_slice());
+            evaluate_fold(set, e, *p, *fi as u32, f, ctx, &fb[*fi], bills)
+        })
         .collect();
     // A router that fails on any fold is reported with its first error and left out whole
     // (no partial rows); the others are still measured.
@@ -447,6 +461,7 @@ struct FoldResult {
     predictions: Vec<RoutePrediction>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn evaluate_fold(
     set: &RoutingSet,
     entry: &Candidate,
@@ -455,6 +470,7 @@ fn evaluate_fold(
     f: &Fold,
     ctx: &RouterContext,
     fallback: &[Option<usize>],
+    bills: Option<&[crate::probe::ProbeBill]>,
 ) -> Result<FoldResult> {
     let schema = &set.schema;
     let k = schema.n_classes();
@@ -521,15 +537,24 @@ fn evaluate_fold(
     let pred: Vec<usize> = scores.iter().map(|s| argmax(s)).collect();
     let truth: Vec<usize> = truth_rows.iter().map(|r| r.label).collect();
     let played = |i: usize, c: usize| if c == ca { fallback[i] } else { Some(c) };
-    // (correct, cost) of playing class c on test row i.
-    let outcome = |i: usize, c: usize| -> (bool, f64) {
+    // (correct, cost) of playing class c on test row i, without the probe.
+    let plain = |i: usize, c: usize| -> (bool, f64) {
         played(i, c)
             .and_then(|p| truth_rows[i].outcomes[p])
             .map_or((false, 0.0), |o| (o.correct, o.tokens))
     };
+    // The probe's share and the total with it, for a router that read the probe.
+    let billed = |i: usize, c: usize| -> (f64, f64) {
+        match bills {
+            Some(b) => b[f.test[i]].charge(truth_rows[i], played(i, c)),
+            None => (0.0, plain(i, c).1),
+        }
+    };
+    let outcome = |i: usize, c: usize| -> (bool, f64) { (plain(i, c).0, billed(i, c).1) };
     let predictions = (0..truth_rows.len())
         .map(|i| {
             let (correct, cost) = outcome(i, pred[i]);
+            let probe_cost = billed(i, pred[i]).0;
             RoutePrediction {
                 router: entry.name.clone(),
                 param,
@@ -540,6 +565,7 @@ fn evaluate_fold(
                 played: played(i, pred[i]).map(|p| schema.classes[p].clone()),
                 correct,
                 cost: cost + costs[i],
+                probe_cost,
                 scores: scores[i].clone(),
             }
         })
@@ -572,7 +598,7 @@ fn evaluate_fold(
             (c / denom, tok / denom)
         };
         let (cr, tokens) = mean(&|i| outcome(i, pred[i]));
-        let (oracle_cr, oracle_tokens) = mean(&|i| outcome(i, truth[i]));
+        let (oracle_cr, oracle_tokens) = mean(&|i| plain(i, truth[i]));
         let own = idx.iter().map(|&i| costs[i]).sum::<f64>() / denom;
         out.push(RouteEvalRow {
             router: entry.name.clone(),

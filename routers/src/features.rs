@@ -1,9 +1,10 @@
-//! Feature configurations of the paper (Q, C, Q+C) and the names of the six corpus indicators.
+//! Feature configurations of the paper (Q, C, Q+C), with the probe signals (P) added to any of
+//! them, and the names of the six corpus indicators.
 
 use std::fmt;
 use std::str::FromStr;
 
-use bench_core::{BenchError, RoutingSet};
+use bench_core::{BenchError, FeatureKind, RoutingSet};
 
 /// The six corpus indicators of Appendix D.2, in column order (`bench_core::CORPUS_INDICATORS`).
 pub const INDICATOR_NAMES: [&str; 6] = {
@@ -16,7 +17,8 @@ pub const INDICATOR_NAMES: [&str; 6] = {
     names
 };
 
-/// Which feature blocks a router sees.
+/// Which feature blocks a router sees: any non-empty combination of the query's own features
+/// (Q), the corpus indicators (C) and the per-question probe signals (P).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FeatureSet {
     /// Query features only (type, embedding, syntax).
@@ -25,26 +27,72 @@ pub enum FeatureSet {
     C,
     /// Both.
     QC,
+    /// Probe signals only.
+    P,
+    QP,
+    CP,
+    QCP,
 }
 
 impl FeatureSet {
-    pub const ALL: [FeatureSet; 3] = [FeatureSet::Q, FeatureSet::C, FeatureSet::QC];
+    pub const ALL: [FeatureSet; 7] = [
+        FeatureSet::Q,
+        FeatureSet::C,
+        FeatureSet::QC,
+        FeatureSet::P,
+        FeatureSet::QP,
+        FeatureSet::CP,
+        FeatureSet::QCP,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             FeatureSet::Q => "q",
             FeatureSet::C => "c",
             FeatureSet::QC => "q+c",
+            FeatureSet::P => "p",
+            FeatureSet::QP => "q+p",
+            FeatureSet::CP => "c+p",
+            FeatureSet::QCP => "q+c+p",
+        }
+    }
+
+    /// Whether the query's own blocks are in.
+    pub fn has_query(self) -> bool {
+        matches!(
+            self,
+            FeatureSet::Q | FeatureSet::QC | FeatureSet::QP | FeatureSet::QCP
+        )
+    }
+
+    /// Whether the corpus indicators are in (every corpus then needs stored metrics).
+    pub fn has_corpus(self) -> bool {
+        matches!(
+            self,
+            FeatureSet::C | FeatureSet::QC | FeatureSet::CP | FeatureSet::QCP
+        )
+    }
+
+    /// Whether the probe signals are in (a router reading them pays the probe).
+    pub fn has_probe(self) -> bool {
+        matches!(
+            self,
+            FeatureSet::P | FeatureSet::QP | FeatureSet::CP | FeatureSet::QCP
+        )
+    }
+
+    /// Whether a block of this kind is in.
+    pub fn keeps(self, k: FeatureKind) -> bool {
+        match k {
+            FeatureKind::CorpusIndicators | FeatureKind::CorpusId => self.has_corpus(),
+            FeatureKind::ProbeSignals => self.has_probe(),
+            _ => self.has_query(),
         }
     }
 
     /// The data set restricted to this configuration's blocks.
     pub fn apply(self, set: &RoutingSet) -> RoutingSet {
-        match self {
-            FeatureSet::Q => set.project(|k| k.is_query()),
-            FeatureSet::C => set.project(|k| !k.is_query()),
-            FeatureSet::QC => set.project(|_| true),
-        }
+        set.project(|k| self.keeps(k))
     }
 }
 
@@ -63,7 +111,7 @@ impl FromStr for FeatureSet {
             .find(|f| f.as_str() == t || (t == "qc" && *f == FeatureSet::QC))
             .ok_or_else(|| {
                 BenchError::Invalid(format!(
-                    "unknown feature set {s:?}: expected q (query features), c (corpus indicators) or q+c (both)"
+                    "unknown feature set {s:?}: expected q (query features), c (corpus indicators), p (probe signals) or a combination: q+c, q+p, c+p, q+c+p"
                 ))
             })
     }
@@ -72,7 +120,6 @@ impl FromStr for FeatureSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::FeatureKind;
 
     #[test]
     fn parses_and_projects() {
@@ -87,6 +134,9 @@ mod tests {
         assert_eq!(q.schema.n_features(), set.schema.n_features() - 6);
         assert!(q.schema.block(FeatureKind::CorpusIndicators).is_none());
         assert_eq!(FeatureSet::QC.apply(&set), set);
+        assert_eq!(FeatureSet::QCP.apply(&set), set);
+        assert_eq!(FeatureSet::P.apply(&set).schema.n_features(), 0);
+        assert!(FeatureSet::QP.has_probe() && !FeatureSet::QP.has_corpus());
         for f in FeatureSet::ALL {
             assert_eq!(f.to_string().parse::<FeatureSet>().unwrap(), f);
         }

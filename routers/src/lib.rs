@@ -3,13 +3,17 @@
 //! Oracle. Routers see features and outcomes only; this crate never depends on `paradigms`.
 
 pub mod baselines;
+pub mod cascade;
 pub mod cost;
 pub mod dataset;
 pub mod eval;
 pub mod external;
 pub mod features;
+pub mod imported;
 pub mod models;
+pub mod probe;
 pub mod published;
+pub mod reading;
 pub mod registry;
 pub use bench_core::rng;
 pub mod seed_papers;

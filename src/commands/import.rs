@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use bench_core::{OutcomeImport, SplitTag, Store};
+use bench_core::{GoldAnswer, OutcomeImport, ParadigmId, Signal, SplitTag, Store};
+use corpora::adarague::{load_adarague, AdaragueOptions};
 use corpora::outcomes::{load_adaptive_rag, load_outcomes_jsonl, ArmSpec};
 
 #[derive(clap::Args, Debug)]
@@ -12,6 +13,7 @@ use corpora::outcomes::{load_adaptive_rag, load_outcomes_jsonl, ArmSpec};
   ragrouter import adaptive-rag \\
       --queries ../shared/datasets/adaptive-rag-outcomes/classifier/data/valid.json \\
       --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json --split test
+  ragrouter import adarague ../shared/datasets/adarague-llama8b --db adarague.sqlite
   ragrouter import outcomes my-outcomes.jsonl --cost-unit tokens
 Importing the same data twice adds nothing; an import is written whole or not at all.")]
 pub struct ImportArgs {
@@ -33,6 +35,28 @@ pub enum ImportCommand {
   ragrouter import adaptive-rag --db ar.sqlite --split train \\
       --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/train.json")]
     AdaptiveRag(AdaptiveRagArgs),
+    /// AdaRAGUE's LLaMA-3.1-8B outcomes with answers (test and training splits, the published
+    /// classifier's choices, SeaKR's uncertainty), as upstream ships them.
+    Adarague(AdarogueArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AdarogueArgs {
+    /// The folder (`../shared/datasets/adarague-llama8b`).
+    pub dir: PathBuf,
+    /// The test questions' text [default: DIR/../adaptive-rag-outcomes/classifier/data/valid.json].
+    #[arg(long)]
+    pub queries: Option<PathBuf>,
+    /// Name of the source; the runs' mode is `imported:SOURCE` [default: adarague/llama_8b_it].
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
+    #[arg(
+        long,
+        env = "RAGROUTER_DB",
+        default_value = ".ragrouter/results.sqlite"
+    )]
+    pub db: bench_core::DbTarget,
 }
 
 #[derive(clap::Args, Debug)]
@@ -86,7 +110,18 @@ pub struct AdaptiveRagArgs {
 }
 
 pub fn run(args: &ImportArgs) -> Result<()> {
-    let (imp, db) = match &args.command {
+    if let ImportCommand::Adarague(a) = &args.command {
+        let mut imps = load_adarague(&AdaragueOptions {
+            dir: a.dir.clone(),
+            queries: a.queries.clone(),
+            source: a.source.clone(),
+        })?;
+        for imp in &mut imps {
+            score_answers(imp);
+        }
+        return write_all(&imps, &a.db);
+    }
+    let (mut imp, db) = match &args.command {
         ImportCommand::Outcomes(a) => {
             if a.cost_unit.trim().is_empty() {
                 return Err(crate::bench::BadInput(
@@ -117,8 +152,55 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             )?;
             (imp, &a.common.db)
         }
+        ImportCommand::Adarague(_) => unreachable!("handled above"),
     };
-    write(&imp, db)
+    score_answers(&mut imp);
+    write_all(std::slice::from_ref(&imp), db)
+}
+
+/// The harness scores every imported answer against the record's gold answers: `correct` is its
+/// normalised exact match, `score` its token F1, and the source's verdict stays beside them.
+/// A record with answers of both cheap arms (LLM-only and NaiveRAG) gains the answer-agreement
+/// probe's six signals, billed as those two arms.
+pub fn score_answers(imp: &mut OutcomeImport) {
+    let cheap = [ParadigmId::LlmOnly, ParadigmId::Naive];
+    for r in &mut imp.records {
+        let Some((first, rest)) = r.answers.split_first() else {
+            continue;
+        };
+        let gold = GoldAnswer {
+            answer: first.clone(),
+            aliases: rest.to_vec(),
+        };
+        let score = |answer: &str| metrics::answer::answer_quality(answer, &gold);
+        for (_, o) in &mut r.outcomes {
+            if let Some(a) = &o.answer {
+                let q = score(a);
+                o.correct = q.em >= 1.0;
+                o.score = Some(q.f1);
+            }
+        }
+        for c in &mut r.published {
+            if let Some(a) = &c.answer {
+                c.correct = score(a).em >= 1.0;
+            }
+        }
+        let answer_of = |p: ParadigmId| {
+            r.outcomes
+                .iter()
+                .find(|(q, _)| *q == p)
+                .and_then(|(_, o)| o.answer.clone())
+        };
+        if let (Some(a), Some(b)) = (answer_of(cheap[0]), answer_of(cheap[1])) {
+            let names = metrics::probe::agreement_names(cheap[0].as_str(), cheap[1].as_str());
+            let values = metrics::probe::agreement_signals(&a, &b);
+            for (n, v) in names.iter().zip(values) {
+                if !r.signals.iter().any(|s| s.name == *n) {
+                    r.signals.push(Signal::free(n, Some(v), "answers", &cheap));
+                }
+            }
+        }
+    }
 }
 
 fn spec(base: ArmSpec, c: &Common) -> Result<ArmSpec> {
@@ -132,17 +214,27 @@ fn split(c: &Common) -> Result<Option<SplitTag>> {
     Ok(c.split.as_deref().map(str::parse).transpose()?)
 }
 
-fn write(imp: &OutcomeImport, db: &bench_core::DbTarget) -> Result<()> {
+fn write_all(imps: &[OutcomeImport], db: &bench_core::DbTarget) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let done = runtime.block_on(async {
         let store = Store::open_db(db).await?;
-        let done = store.import_outcomes(imp).await;
+        let done = store.import_outcomes_all(imps).await;
         // Closed, not dropped: the last connection folds the WAL into the file.
         store.close().await;
         done
     })?;
+    let mut done = done.into_iter();
+    for imp in imps {
+        report(imp, db, done.by_ref().take(imp.by_corpus().len()).collect());
+    }
+    Ok(())
+}
+
+fn report(imp: &OutcomeImport, db: &bench_core::DbTarget, done: Vec<bench_core::ImportedCorpus>) {
+    let signals: usize = imp.records.iter().map(|r| r.signals.len()).sum();
+    let published: usize = imp.records.iter().map(|r| r.published.len()).sum();
     println!(
         "import {} ({}{}), cost in {}: {} questions into {}",
         imp.source,
@@ -167,5 +259,7 @@ fn write(imp: &OutcomeImport, db: &bench_core::DbTarget) -> Result<()> {
             );
         }
     }
-    Ok(())
+    if signals + published > 0 {
+        println!("  {signals} signals, {published} published router choices");
+    }
 }

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use bench_core::{BenchError, Embedder, RouteEvalSpec, Store};
 use corpora::embed::{MiniLm, VectorCache};
 use metrics::labels::LabelPolicy;
-use routers::dataset::{build_set, load_raw, select_runs, BuildOptions, RunSelection, SplitUse};
+use routers::dataset::{build_set, load_raw, BuildOptions, RunSelection, SplitUse};
 use routers::eval::{
     evaluate_with, summarize, Candidate, EvalOptions, Evaluation, Fallback, Split,
 };
@@ -49,9 +49,14 @@ pub struct RouteEvalArgs {
     /// Seconds an external router may take per request before it is killed.
     #[arg(long, default_value_t = 60.0)]
     pub external_timeout: f64,
-    /// Features the routers see: q (query), c (corpus indicators) or q+c.
+    /// Features the routers see: q (query), c (corpus indicators), p (probe signals) or a
+    /// combination (q+c, q+p, c+p, q+c+p). A router that reads p pays the probe's cost.
     #[arg(long, default_value = "q+c")]
     pub features: String,
+    /// Allow runs of different imported sources in one data set (by default `route eval`
+    /// refuses to pool, e.g., the FLAN-T5 and the LLaMA-8B Adaptive-RAG imports).
+    #[arg(long)]
+    pub pool_sources: bool,
     /// Number of folds of the stratified k-fold split.
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
@@ -342,7 +347,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
                 SplitUse::Pooled
             },
         };
-        let runs = select_runs(&store, &sel).await?;
+        let runs = routers::dataset::select_runs_pooled(&store, &sel, a.pool_sources).await?;
         let raw = load_raw(&store, &runs).await?;
         let n_tuples: usize = raw.iter().map(|c| c.tuples.len()).sum();
         if !a.json {
@@ -370,8 +375,9 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         let cache = VectorCache::new(&a.cache_dir);
         let enc = Arc::clone(&encoder);
         let opts = BuildOptions {
-            corpus_features: features != FeatureSet::Q,
+            corpus_features: features.has_corpus(),
             classes: proto.classes.clone(),
+            probe_features: features.has_probe(),
         };
         let data = tokio::task::spawn_blocking(move || {
             build_set(
@@ -421,8 +427,9 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             seed: a.seed,
             llm: llm_access,
         };
-        let families: Vec<(String, Family)> =
+        let mut families: Vec<(String, Family)> =
             cands.iter().map(|c| (c.name.clone(), c.family)).collect();
+        families.extend(data.published.iter().map(|(n, _)| (n.clone(), Family::Published)));
         let config = serde_json::json!({
             "routers": cands.iter().map(|c| serde_json::json!({
                 "name": c.name,
@@ -446,7 +453,16 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
         let set_for_eval = set.clone();
         let eval_opts = EvalOptions {
             fallback: proto.fallback,
+            bills: Arc::new(data.bills.clone()),
         };
+        let published = data.published.clone();
+        let signal_paradigms = data.signal_paradigms.clone();
+        let own_cost: Vec<f64> = data.bills.iter().map(|b| b.own).collect();
+        let cascades = features.has_probe();
+        if cascades {
+            families.push((routers::cascade::CASCADE.to_string(), Family::Utility));
+            families.push((routers::cascade::AGREE.to_string(), Family::Utility));
+        }
         let paper_inputs = proto.paper_inputs;
         let seed = a.seed;
         let (ev, tests, folds) = tokio::task::spawn_blocking(move || -> bench_core::Result<_> {
@@ -457,6 +473,24 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             if !ml.is_empty() {
                 let narrow = paper_ml_inputs(&set_for_eval);
                 merge(&mut ev, evaluate_with(&narrow, &ml, &folds, &ctx, &eval_opts)?);
+            }
+            if cascades {
+                merge(
+                    &mut ev,
+                    routers::cascade::evaluate_cascades(&routers::cascade::CascadeInput {
+                        set: &set_for_eval,
+                        folds: &folds,
+                        signal_paradigms: &signal_paradigms,
+                        own_cost: &own_cost,
+                        seed,
+                    })?,
+                );
+            }
+            for (name, choices) in &published {
+                merge(
+                    &mut ev,
+                    routers::imported::evaluate_published(&set_for_eval, &folds, name, choices),
+                );
             }
             let tests = routers::significance::compare_to(
                 &ev.predictions,
@@ -508,6 +542,10 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             print!(
                 "{}",
                 routers::table::render_tests(&summaries, &tests, &data.cost_unit, &family)
+            );
+            print!(
+                "{}",
+                routers::reading::render(&set, &summaries, &ev.predictions, &family)
             );
             for (r, why) in &ev.skipped {
                 println!("skipped {r}: {why}");

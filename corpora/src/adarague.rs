@@ -1,0 +1,521 @@
+//! AdaRAGUE's Adaptive-RAG outcomes of LLaMA-3.1-8B-Instruct (`../shared/datasets/adarague-llama8b`,
+//! SOURCE.txt there), read as upstream ships them: per arm and data set the predicted answers
+//! and gold answers of the 3,000 test and 3,000 training questions, the multi-step run's step
+//! counts, the published Adaptive-RAG classifier's choices and answers, and SeaKR's first-pass
+//! uncertainty for the 1,500 single-hop test questions.
+//!
+//! Two imports come out, `test` and `train`; the harness then scores every answer itself
+//! (`ragrouter import`, with `metrics`). Corpora are named `adarague-<data set>`, so they never
+//! collide with the FLAN-T5 import's `squad`, `nq`, ...
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use bench_core::outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
+use bench_core::{ParadigmId, PublishedChoice, QueryType, Signal};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use crate::error::{CorpusError, Result};
+use crate::outcomes::{malformed, read, usage};
+
+/// The six data sets, in upstream's order.
+pub const DATASETS: [&str; 6] = [
+    "squad",
+    "nq",
+    "trivia",
+    "musique",
+    "hotpotqa",
+    "2wikimultihopqa",
+];
+
+/// Upstream's arms: no retrieval, single-step, multi-step (IRCoT), as the adaptive-rag import
+/// maps them.
+pub const ARMS: [(&str, ParadigmId); 3] = [
+    ("nor", ParadigmId::LlmOnly),
+    ("oner", ParadigmId::Naive),
+    ("ircot", ParadigmId::Iterative),
+];
+
+/// The multi-step cost of a training question, which upstream ships without step counts: the
+/// mean step count of the multi-step run on the 3,000 test questions (SOURCE.txt: 3.35).
+pub const TRAIN_MULTI_STEP_COST: f64 = 3.35;
+
+/// The corpus-name prefix.
+pub const PREFIX: &str = "adarague-";
+
+/// The published classifier's row name.
+pub const CLASSIFIER: &str = "adaptive-rag (published)";
+
+/// SeaKR's outputs: folder tag → data set; the uncertainty fields read from each row.
+const SEAKR: [(&str, &str); 3] = [("sq", "squad"), ("nq", "nq"), ("tq", "trivia")];
+const SEAKR_FIELDS: [&str; 4] = ["perplexity", "energy_score", "ln_entropy", "eigen_score"];
+
+/// How to read the folder.
+#[derive(Debug, Clone)]
+pub struct AdaragueOptions {
+    /// The shared folder (holds `Adaptive_Rag/`, `SeaKR/`, `dev_questions.jsonl`).
+    pub dir: PathBuf,
+    /// The test questions' text: `[{"id", "question", "dataset_name"}]` (default: the sibling
+    /// `../adaptive-rag-outcomes/classifier/data/valid.json`).
+    pub queries: Option<PathBuf>,
+    /// The source name (default `adarague/llama_8b_it`).
+    pub source: Option<String>,
+}
+
+/// A JSON object's entries in file order (serde_json's map is sorted; SeaKR's rows follow the
+/// ground-truth file's order).
+struct Ordered(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Ordered, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, Value>()? {
+                    out.push((k, v));
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+fn object(file: &Path) -> Result<Vec<(String, Value)>> {
+    let text = read(file)?;
+    serde_json::from_str::<Ordered>(&text)
+        .map(|o| o.0)
+        .map_err(|e| {
+            malformed(
+                file,
+                format!("line {}", e.line()),
+                format!("expected a JSON object: {e}"),
+            )
+        })
+}
+
+fn strings(file: &Path) -> Result<Vec<(String, String)>> {
+    object(file)?
+        .into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k, s)),
+            other => Err(malformed(
+                file,
+                format!("key {k:?}"),
+                format!("expected a string answer, got {other}"),
+            )),
+        })
+        .collect()
+}
+
+/// The one folder under `root` whose name starts with `{arm}_qa_` and holds data set `ds`.
+fn arm_dir(root: &Path, arm: &str, ds: &str) -> Result<PathBuf> {
+    let entries = std::fs::read_dir(root)
+        .map_err(|e| CorpusError::io(format!("reading {}", root.display()), e))?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with(&format!("{arm}_qa_")) && n.contains(&format!("_{ds}____"))
+            })
+        })
+        .collect();
+    found.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(malformed(
+            root,
+            format!("arm {arm}, data set {ds}"),
+            format!("no folder {arm}_qa_<model>_{ds}____..."),
+        )),
+        _ => Err(malformed(
+            root,
+            format!("arm {arm}, data set {ds}"),
+            format!("{} folders match: {:?}", found.len(), found),
+        )),
+    }
+}
+
+/// One arm's answers and the gold answers of one data set of one split.
+struct ArmFiles {
+    predictions: BTreeMap<String, String>,
+    gold: Vec<(String, Vec<String>)>,
+    steps: Option<BTreeMap<String, f64>>,
+}
+
+fn arm_files(root: &Path, arm: &str, ds: &str, tag: &str) -> Result<ArmFiles> {
+    let dir = arm_dir(root, arm, ds)?;
+    let pred_file = dir.join(format!("prediction__{ds}_to_{ds}__{tag}_subsampled.json"));
+    let gold_file = dir.join(format!("ground_truth__{ds}_to_{ds}__{tag}_subsampled.json"));
+    let predictions: BTreeMap<String, String> = strings(&pred_file)?.into_iter().collect();
+    let gold = object(&gold_file)?
+        .into_iter()
+        .map(|(k, v)| {
+            let answers = v
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|x| x.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| {
+                    malformed(
+                        &gold_file,
+                        format!("key {k:?}"),
+                        "expected a non-empty array of gold answers".into(),
+                    )
+                })?;
+            Ok((k, answers))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if let Some((k, _)) = gold.iter().find(|(k, _)| !predictions.contains_key(k)) {
+        return Err(malformed(
+            &pred_file,
+            format!("key {k:?}"),
+            format!(
+                "no prediction for question {k:?} of {}",
+                gold_file.display()
+            ),
+        ));
+    }
+    let steps_file = dir.join("stepNum.json");
+    let steps = if tag == "test" && arm == "ircot" {
+        let m = object(&steps_file)?
+            .into_iter()
+            .map(|(k, v)| {
+                v.as_f64()
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(|s| (k.clone(), s))
+                    .ok_or_else(|| {
+                        malformed(
+                            &steps_file,
+                            format!("key {k:?}"),
+                            format!("expected a step count >= 0, got {v}"),
+                        )
+                    })
+            })
+            .collect::<Result<BTreeMap<_, _>>>()?;
+        Some(m)
+    } else {
+        None
+    };
+    Ok(ArmFiles {
+        predictions,
+        gold,
+        steps,
+    })
+}
+
+/// Question id → (text, data set), from a JSON array of `{"id", "question", "dataset_name"}`
+/// (the test file) or JSON lines of `{"id", "question", "dataset"}` (the training file).
+fn questions(file: &Path, lines: bool) -> Result<BTreeMap<String, (String, String)>> {
+    let text = read(file)?;
+    let records: Vec<(String, Value)> = if lines {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .map(|v| (format!("line {}", i + 1), v))
+                    .map_err(|e| {
+                        malformed(file, format!("line {}", i + 1), format!("not JSON: {e}"))
+                    })
+            })
+            .collect::<Result<_>>()?
+    } else {
+        match serde_json::from_str::<Value>(&text)
+            .map_err(|e| malformed(file, format!("line {}", e.line()), format!("not JSON: {e}")))?
+        {
+            Value::Array(a) => a
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (format!("record {i}"), v))
+                .collect(),
+            _ => {
+                return Err(malformed(
+                    file,
+                    "top level".into(),
+                    "expected a JSON array of questions".into(),
+                ))
+            }
+        }
+    };
+    let ds_field = if lines { "dataset" } else { "dataset_name" };
+    let mut out = BTreeMap::new();
+    for (at, r) in records {
+        let field = |f: &str| {
+            r.get(f)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    malformed(file, at.clone(), format!("field {f:?}: expected a string"))
+                })
+        };
+        let id = field("id")?;
+        if out
+            .insert(id.clone(), (field("question")?, field(ds_field)?))
+            .is_some()
+        {
+            return Err(malformed(
+                file,
+                at,
+                format!("field \"id\": {id:?} appears twice"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The classifier's per-query choices of one data set: qid → (option, answer, steps).
+fn classifier(root: &Path, ds: &str) -> Result<BTreeMap<String, (ParadigmId, String, f64)>> {
+    let name = format!("{ds}_option_with_probas.json");
+    let mut stack = vec![root.to_path_buf()];
+    let mut found = Vec::new();
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d)
+            .map_err(|e| CorpusError::io(format!("reading {}", d.display()), e))?;
+        for e in entries.filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().and_then(|n| n.to_str()) == Some(name.as_str()) {
+                found.push(p);
+            }
+        }
+    }
+    let [file] = found.as_slice() else {
+        return Err(malformed(
+            root,
+            format!("data set {ds}"),
+            format!("expected one {name} below, found {}", found.len()),
+        ));
+    };
+    object(file)?
+        .into_iter()
+        .map(|(k, v)| {
+            let at = |m: String| malformed(file, format!("key {k:?}"), m);
+            let option = v
+                .get("option")
+                .and_then(Value::as_str)
+                .ok_or_else(|| at("field \"option\": expected A, B or C".into()))?;
+            let choice = match option {
+                "A" => ParadigmId::LlmOnly,
+                "B" => ParadigmId::Naive,
+                "C" => ParadigmId::Iterative,
+                o => return Err(at(format!("field \"option\": {o:?} is not A, B or C"))),
+            };
+            let answer = v
+                .get("prediction")
+                .and_then(Value::as_str)
+                .ok_or_else(|| at("field \"prediction\": expected a string".into()))?;
+            let steps = v
+                .get("stepNum")
+                .and_then(Value::as_f64)
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| at("field \"stepNum\": expected a number >= 0".into()))?;
+            Ok((k, (choice, answer.to_string(), steps)))
+        })
+        .collect()
+}
+
+/// SeaKR's uncertainty rows of one data set, in its ground-truth file's order.
+fn seakr(dir: &Path, tag: &str) -> Result<Vec<[f64; 4]>> {
+    let file = dir.join(format!("SeaKR/results/outputs_{tag}_ours_3_1/direct.jsonl"));
+    let text = read(&file)?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let at = |m: String| malformed(&file, format!("line {}", i + 1), m);
+            let v: Value = serde_json::from_str(l).map_err(|e| at(format!("not JSON: {e}")))?;
+            let mut out = [0.0; 4];
+            for (slot, f) in out.iter_mut().zip(SEAKR_FIELDS) {
+                *slot = v
+                    .get(f)
+                    .and_then(Value::as_f64)
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| at(format!("field {f:?}: expected a finite number")))?;
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// Reads the folder: `[test, train]` imports. Answers are kept unscored (`correct` false):
+/// the caller scores them against the gold answers with the harness's EM and F1.
+pub fn load_adarague(opts: &AdaragueOptions) -> Result<Vec<OutcomeImport>> {
+    let dir = &opts.dir;
+    let pred = dir.join("Adaptive_Rag/predictions");
+    if !pred.is_dir() {
+        return Err(usage(format!(
+            "{}: not AdaRAGUE's folder (no Adaptive_Rag/predictions inside; see SOURCE.txt of ../shared/datasets/adarague-llama8b)",
+            dir.display()
+        )));
+    }
+    let queries = opts
+        .queries
+        .clone()
+        .unwrap_or_else(|| dir.join("../adaptive-rag-outcomes/classifier/data/valid.json"));
+    let test_q = questions(&queries, false)?;
+    let train_file = dir.join("dev_questions.jsonl");
+    let train_q = questions(&train_file, true)?;
+    let source = opts
+        .source
+        .clone()
+        .unwrap_or_else(|| "adarague/llama_8b_it".into());
+    let mut imports = Vec::new();
+    for (split, tag) in [(SplitTag::Test, "test"), (SplitTag::Train, "dev_500")] {
+        let root = pred.join(tag);
+        let (qs, qfile) = match split {
+            SplitTag::Test => (&test_q, &queries),
+            SplitTag::Train => (&train_q, &train_file),
+        };
+        let mut records = Vec::new();
+        let mut without_text = 0usize;
+        for ds in DATASETS {
+            let arms: Vec<(ParadigmId, ArmFiles)> = ARMS
+                .iter()
+                .map(|(a, p)| Ok((*p, arm_files(&root, a, ds, tag)?)))
+                .collect::<Result<_>>()?;
+            let gold = &arms[0].1.gold;
+            let published = match split {
+                SplitTag::Test => Some(classifier(&pred.join("classifier"), ds)?),
+                SplitTag::Train => None,
+            };
+            let uncertainty = match SEAKR.iter().find(|(_, d)| *d == ds) {
+                Some((t, _)) if split == SplitTag::Test => {
+                    let rows = seakr(dir, t)?;
+                    if rows.len() != gold.len() {
+                        return Err(malformed(
+                            &dir.join(format!("SeaKR/results/outputs_{t}_ours_3_1/direct.jsonl")),
+                            "rows".into(),
+                            format!("{} rows, the ground truth of {ds} has {} questions (rows are matched by order)", rows.len(), gold.len()),
+                        ));
+                    }
+                    Some(rows)
+                }
+                _ => None,
+            };
+            for (i, (qid, answers)) in gold.iter().enumerate() {
+                let Some((text, qds)) = qs.get(qid) else {
+                    if split == SplitTag::Train {
+                        without_text += 1;
+                        continue;
+                    }
+                    return Err(malformed(
+                        qfile,
+                        format!("question {qid:?}"),
+                        format!("no text for test question {qid:?} of {ds}"),
+                    ));
+                };
+                if qds != ds {
+                    return Err(malformed(
+                        qfile,
+                        format!("question {qid:?}"),
+                        format!("data set {qds:?}, but upstream's files hold it under {ds:?}"),
+                    ));
+                }
+                let mut outcomes = Vec::with_capacity(3);
+                for (p, files) in &arms {
+                    let answer = files.predictions.get(qid).cloned().ok_or_else(|| {
+                        malformed(
+                            &root,
+                            format!("question {qid:?}"),
+                            format!("arm {p} has no prediction"),
+                        )
+                    })?;
+                    let cost = match (p, &files.steps) {
+                        (ParadigmId::LlmOnly, _) => 0.0,
+                        (ParadigmId::Naive, _) => 1.0,
+                        (_, Some(steps)) => *steps.get(qid).ok_or_else(|| {
+                            malformed(
+                                &root,
+                                format!("question {qid:?}"),
+                                format!("no step count of {ds}'s multi-step run"),
+                            )
+                        })?,
+                        (_, None) => TRAIN_MULTI_STEP_COST,
+                    };
+                    let mut o = ArmOutcome::verdict(false, None, cost);
+                    o.answer = Some(answer);
+                    outcomes.push((*p, o));
+                }
+                let mut signals = Vec::new();
+                if split == SplitTag::Test {
+                    // Missing for the multi-hop data sets: explicit, value and present flag.
+                    for (j, f) in SEAKR_FIELDS.iter().enumerate() {
+                        let value = uncertainty.as_ref().map(|rows| rows[i][j]);
+                        signals.push(Signal::free(
+                            &format!("seakr.{f}"),
+                            value,
+                            "seakr",
+                            &[ParadigmId::LlmOnly],
+                        ));
+                    }
+                }
+                let published = match &published {
+                    Some(c) => {
+                        let (choice, answer, steps) = c.get(qid).cloned().ok_or_else(|| {
+                            malformed(
+                                &pred.join("classifier"),
+                                format!("question {qid:?}"),
+                                format!("no classifier choice for {ds}"),
+                            )
+                        })?;
+                        vec![PublishedChoice {
+                            router: CLASSIFIER.into(),
+                            choice,
+                            answer: Some(answer),
+                            correct: false,
+                            source_correct: None,
+                            cost: steps,
+                        }]
+                    }
+                    None => Vec::new(),
+                };
+                records.push(OutcomeRecord {
+                    id: qid.clone(),
+                    corpus: format!("{PREFIX}{ds}"),
+                    question: text.clone(),
+                    qtype: QueryType::Other,
+                    answers: answers.clone(),
+                    outcomes,
+                    signals,
+                    published,
+                    origin: format!("{} {ds} {qid}", root.display()),
+                });
+            }
+        }
+        imports.push(OutcomeImport {
+            source: source.clone(),
+            split: Some(split),
+            cost_unit: "retrieval steps".into(),
+            metric: "exact match (harness SQuAD normalisation) of the arms' answers".into(),
+            config: serde_json::json!({
+                "format": "adarague",
+                "dir": dir.display().to_string(),
+                "queries": qfile.display().to_string(),
+                "split": tag,
+                "costs": {"llm-only": 0, "naive": 1, "iterative": if split == SplitTag::Test { serde_json::json!("stepNum") } else { serde_json::json!(TRAIN_MULTI_STEP_COST) }},
+                "questions_without_text": without_text,
+            }),
+            records,
+        });
+    }
+    for imp in &imports {
+        imp.validate()?;
+    }
+    Ok(imports)
+}

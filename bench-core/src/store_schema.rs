@@ -256,4 +256,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, query_id, paradigm)
     );
     "#,
+    // 13: evidence statements per question and where each was found (chunks, match score,
+    // verbatim or by meaning); NULL when the evidence names documents or passages.
+    r#"
+    ALTER TABLE queries ADD COLUMN statements_json TEXT;
+    "#,
 ];

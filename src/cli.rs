@@ -114,6 +114,25 @@ impl DataArgs {
             chunking: config.chunking.clone(),
             data: config.data.clone(),
             allow_missing_evidence: self.allow_missing_evidence,
+            semantic: None,
+        }
+    }
+
+    /// The loader's options with evidence statements matched by meaning through the local
+    /// `encoder` and the vector cache in `cache_dir` (every command that stores by corpus hash
+    /// loads this way, so they agree on the gold chunks).
+    pub fn load_options_matching(
+        &self,
+        config: &bench_core::BenchConfig,
+        encoder: std::sync::Arc<dyn bench_core::Embedder>,
+        cache_dir: &std::path::Path,
+    ) -> corpora::load::LoadOptions {
+        corpora::load::LoadOptions {
+            semantic: Some(corpora::load::semantic::SemanticMatching {
+                encoder,
+                cache: corpora::embed::VectorCache::new(cache_dir),
+            }),
+            ..self.load_options(config)
         }
     }
 }

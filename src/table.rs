@@ -9,8 +9,10 @@ fn pct(x: f64) -> String {
 /// What "correct" means in an offline table (decisions.md, "Offline default").
 pub const OFFLINE_CORRECT: &str =
     "offline: correct % = the delivered context holds a gold answer or alias \
-(whole SQuAD tokens; yes/no golds: all gold evidence chunks), not an answer a model gave; \
-reader % = the extractive reader's sentence holds it (recall >= 0.8)";
+(whole SQuAD tokens; yes/no golds: all gold evidence chunks; answers longer than a short span \
+with evidence statements: the chunks of a share of the matched statements), not an answer a model \
+gave; reader % = the extractive reader's sentence holds it (recall >= 0.8); evid. recall is over \
+the questions with gold chunks";
 
 /// Renders rows as an aligned text table: per paradigm its query types, then its overall row.
 /// Offline rows (those with a reader verdict) get a `reader %` column after `correct %`; runs

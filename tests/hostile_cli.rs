@@ -98,6 +98,10 @@ fn every_numeric_setting_out_of_range_is_refused_naming_key_and_file() {
         ("iterative.evaluator_temperature", "-0.1"),
         ("iterative.offline_sufficient_coverage", "-0.5"),
         ("judge.correct_recall", "inf"),
+        ("judge.statement_share", "0"),
+        ("data.evidence.min_similarity", "nan"),
+        ("data.evidence.min_content_overlap", "1.5"),
+        ("data.evidence.candidates", "0"),
         ("seed", "-1"),
         ("concurrency", "0"),
     ];

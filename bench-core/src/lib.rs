@@ -45,4 +45,6 @@ pub use traits::{
     Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, TokenEncoder, Usage,
     Verdict,
 };
-pub use types::{Chunk, Corpus, Document, GoldAnswer, ParadigmId, Query, QueryType};
+pub use types::{
+    Chunk, Corpus, Document, GoldAnswer, ParadigmId, Query, QueryType, StatementMatch,
+};

@@ -212,8 +212,8 @@ impl Store {
         .map_err(|e| self.err(e))?;
         for q in &corpus.queries {
             sqlx::query(
-                "INSERT INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                "INSERT INTO queries (corpus, corpus_hash, query_id, text, qtype, answer, aliases_json, evidence_json, gold_chunks_json, statements_json)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
             )
             .bind(&corpus.name)
             .bind(&corpus.content_hash)
@@ -224,6 +224,7 @@ impl Store {
             .bind(json(&q.gold.aliases))
             .bind(json(&q.evidence))
             .bind(json(&q.gold_chunks))
+            .bind((!q.statements.is_empty()).then(|| json(&q.statements)))
             .execute(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;

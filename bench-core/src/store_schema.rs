@@ -290,4 +290,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE results ADD COLUMN source_correct INTEGER;
     ALTER TABLE route_predictions ADD COLUMN probe_cost REAL;
     "#,
+    // 14: evidence statements per question and where each was found (chunks, match score,
+    // verbatim or by meaning); NULL when the evidence names documents or passages.
+    r#"
+    ALTER TABLE queries ADD COLUMN statements_json TEXT;
+    "#,
 ];

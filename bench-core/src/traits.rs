@@ -144,6 +144,12 @@ pub trait Judge: Send + Sync {
     ) -> Result<Verdict> {
         self.judge(query, response).await
     }
+
+    /// Which of the judge's rules labels this query's tuples (the offline judge has several:
+    /// decisions.md), recorded in each tuple's trace; `None` for a judge with one rule.
+    fn rule(&self, _query: &Query) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A RAG paradigm: runs one query end to end (retrieve, read), never judging itself.

@@ -128,6 +128,36 @@ pub struct Query {
     /// `gold_chunks`, and document-level recall asks only for one chunk of each.
     #[serde(default)]
     pub gold_documents: Vec<String>,
+    /// Evidence given as statements (sentences the data set states, quoted or paraphrased), each
+    /// with where it was found; empty when the evidence names documents or passages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<StatementMatch>,
+}
+
+/// Where one evidence statement was found: the chunks holding the corpus sentence it matched,
+/// verbatim or by meaning, and the match's score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementMatch {
+    /// The statement as the data set gives it.
+    pub text: String,
+    /// The chunks that hold it (verbatim) or hold the sentence it matched by meaning; empty when
+    /// it matched nothing.
+    pub chunks: Vec<String>,
+    /// 1 for a verbatim match; else the cosine between the statement and the best sentence found
+    /// (for an unmatched statement: the best candidate's, which did not pass).
+    pub score: f32,
+    /// Whether the match is by meaning (encoder vectors plus the content-word check).
+    pub semantic: bool,
+    /// The corpus sentence it matched by meaning (or the best candidate when unmatched), so a
+    /// reader can recheck the match; `None` for a verbatim match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentence: Option<String>,
+}
+
+impl StatementMatch {
+    pub fn is_matched(&self) -> bool {
+        !self.chunks.is_empty()
+    }
 }
 
 /// Declares the paradigm ids: one line per paradigm gives its variant, its stored name and

@@ -103,6 +103,7 @@ fn medical_keeps_creative_questions_as_other_when_asked() {
         &LoadOptions {
             data: DataConfig {
                 include_creative: true,
+                ..DataConfig::default()
             },
             ..opts()
         },

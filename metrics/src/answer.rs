@@ -244,6 +244,7 @@ mod tests {
             evidence: vec![],
             gold_chunks: vec![],
             gold_documents: Vec::new(),
+            statements: Vec::new(),
         };
         let v = OfflineJudge {
             correct_recall: 0.8,

@@ -29,6 +29,8 @@ pub struct Judged {
     /// The first step that failed, as recorded with the tuple.
     pub error: Option<String>,
     pub judge_ms: f64,
+    /// Which of the judge's rules labelled the tuple (`Judge::rule`), for its trace.
+    pub rule: Option<&'static str>,
 }
 
 /// Scores tuples against the gold answer: one per run, shared by its tasks.
@@ -94,6 +96,7 @@ impl TupleEvaluator {
             .await
         {
             Ok(v) => {
+                j.rule = self.judge.rule(query);
                 j.label = Some(v.label);
                 j.tokens_in = v.tokens_in;
                 j.tokens_out = v.tokens_out;

@@ -116,6 +116,7 @@ fn query(gold: &str) -> Query {
         evidence: vec![],
         gold_chunks: vec!["a#0".into(), "b#0".into()],
         gold_documents: vec!["a".into(), "z".into()],
+        statements: Vec::new(),
     }
 }
 

@@ -332,13 +332,14 @@ pub(crate) struct Engines {
 
 impl Engines {
     pub(crate) fn offline(
+        config: &BenchConfig,
         offline_reader: Arc<OfflineReader>,
         extractor: Arc<OfflineExtractor>,
     ) -> Self {
         let e = extractor.clone();
         Engines {
             reader: offline_reader,
-            judge: Arc::new(DeliveredJudge::new()),
+            judge: Arc::new(DeliveredJudge::with_config(&config.judge)),
             graph_extractor: extractor,
             entities: Arc::new(FnEntities::new("offline-rules", move |q: &str| {
                 e.entities(q)

@@ -277,6 +277,18 @@ pub(crate) async fn answer_one(
         ),
     };
     output.latency.judge_ms = judged.judge_ms;
+    if let Some(rule) = judged.rule {
+        // The offline judge has several rules (decisions.md): the trace says which one labelled.
+        match &mut output.trace {
+            serde_json::Value::Object(map) => {
+                map.insert("judge_rule".into(), rule.into());
+            }
+            serde_json::Value::Null => output.trace = serde_json::json!({ "judge_rule": rule }),
+            other => {
+                *other = serde_json::json!({ "judge_rule": rule, "paradigm": other.take() });
+            }
+        }
+    }
     ResultRecord {
         query_id: query.id.clone(),
         paradigm: id,

@@ -95,17 +95,33 @@ pub fn run(args: BenchArgs) -> Result<()> {
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
     let llm_clients = llm_settings.as_ref().map(LlmClients::new).transpose()?;
-    // Everything that can fail on bad input happens before the database is touched.
-    let (corpus, queries) = load_questions(&args, &config)?;
-    if args.dry_run {
+    // Everything that can fail on bad input happens before the database is touched. The local
+    // encoder also matches evidence statements by meaning (a dry run maps evidence verbatim only:
+    // its estimate does not read gold chunks).
+    let encoder = if args.dry_run {
+        None
+    } else {
+        Some(Arc::new(
+            MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+        ))
+    };
+    let (corpus, queries) = load_questions(&args, &config, encoder.clone())?;
+    let Some(encoder) = encoder else {
         let llm = llm_settings.is_some();
         print!(
             "{}",
             dry_run_estimate(&corpus, &queries, &paradigm_ids, &config, llm)?
         );
         return Ok(());
-    }
-    let embedded = embed(&args, &config, llm_settings.as_ref(), &corpus, &queries)?;
+    };
+    let embedded = embed(
+        &args,
+        &config,
+        llm_settings.as_ref(),
+        encoder,
+        &corpus,
+        &queries,
+    )?;
     let mode = announce_mode(llm_settings.as_ref(), embedded.endpoint_embedder.is_some());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -155,10 +171,15 @@ struct Embedded {
 fn load_questions(
     args: &BenchArgs,
     config: &BenchConfig,
+    encoder: Option<Arc<MiniLm>>,
 ) -> Result<(bench_core::Corpus, Vec<Query>)> {
     // Everything that can fail on bad input happens before the database is touched.
     let t_load = Instant::now();
-    let corpus = load_corpus(&args.corpus, &args.data.load_options(config))
+    let opts = match encoder {
+        Some(e) => args.data.load_options_matching(config, e, &args.cache_dir),
+        None => args.data.load_options(config),
+    };
+    let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     let mut queries = corpus.queries.clone();
     // A run of no question would be stored as finished with nothing in it.
@@ -233,7 +254,42 @@ fn load_questions(
             corpus.queries.len()
         );
     }
+    if let Some(line) = statements_line(&corpus, opts.semantic.as_ref().map(|m| m.cache.dir())) {
+        eprintln!("{line}");
+    }
     Ok((corpus, queries))
+}
+
+/// How the evidence statements were matched (verbatim, by meaning, not at all) and the share of
+/// questions with gold chunks; `None` when the corpus's evidence has no statements.
+pub(crate) fn statements_line(
+    corpus: &bench_core::Corpus,
+    cache_dir: Option<&std::path::Path>,
+) -> Option<String> {
+    let all: Vec<&bench_core::StatementMatch> =
+        corpus.queries.iter().flat_map(|q| &q.statements).collect();
+    if all.is_empty() {
+        return None;
+    }
+    let verbatim = all.iter().filter(|s| s.is_matched() && !s.semantic).count();
+    let meaning = all.iter().filter(|s| s.is_matched() && s.semantic).count();
+    let none = all.len() - verbatim - meaning;
+    let with_gold = corpus.queries_with_gold_chunks();
+    let listed = match cache_dir {
+        Some(dir) if none > 0 => format!(
+            " (listed in {})",
+            corpora::load::semantic::unmatched_path(dir, &corpus.name, &corpus.content_hash)
+                .display()
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "evidence statements: {}: {verbatim} matched verbatim, {meaning} by meaning, {none} matched \
+         nothing{listed}; gold chunks for {with_gold} of {} questions ({:.1} %)",
+        all.len(),
+        corpus.queries.len(),
+        100.0 * with_gold as f64 / corpus.queries.len().max(1) as f64
+    ))
 }
 
 /// Embeds chunks and questions (through the vector cache) and builds the dense index.
@@ -241,13 +297,11 @@ fn embed(
     args: &BenchArgs,
     config: &BenchConfig,
     llm_settings: Option<&LlmSettings>,
+    encoder: Arc<MiniLm>,
     corpus: &bench_core::Corpus,
     queries: &[Query],
 ) -> Result<Embedded> {
     let t_embed = Instant::now();
-    let encoder = Arc::new(
-        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
-    );
     let (embedder, endpoint_embedder) =
         choose_embedder(config, llm_settings, encoder.clone(), &args.cache_dir)?;
     let cache = VectorCache::new(&args.cache_dir);
@@ -349,7 +403,7 @@ impl Step<'_> {
         ));
         let extractor = Arc::new(OfflineExtractor::new());
         let engines = match llm_clients {
-            None => Engines::offline(offline_reader.clone(), extractor.clone()),
+            None => Engines::offline(self.config, offline_reader.clone(), extractor.clone()),
             Some(clients) => Engines::llm(self.config, clients, &store),
         };
 
@@ -597,6 +651,9 @@ impl Step<'_> {
             eprintln!("{line}");
         }
         print!("{}", table::render(&rows));
+        if let Some(line) = statements_line(self.corpus, Some(&self.args.cache_dir)) {
+            println!("{line}");
+        }
         for (paradigm, n, of) in store.count_stops(run.id, "evaluation-unreadable").await? {
             println!(
                 "{paradigm}: {n} of {of} loops stopped at an unreadable self-evaluation \

@@ -48,17 +48,20 @@ pub fn run(args: &GraphArgs) -> Result<()> {
     }
     let t_all = Instant::now();
     let config = BenchConfig::default();
-    let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))
+    // The encoder is checked before the store is touched: bad input writes nothing.
+    let embedder: Arc<dyn Embedder> = Arc::new(
+        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+    );
+    let opts = args
+        .data
+        .load_options_matching(&config, embedder.clone(), &args.cache_dir);
+    let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     println!(
         "corpus {}: {} documents, {} chunks",
         corpus.name,
         corpus.documents.len(),
         corpus.chunks.len()
-    );
-    // The encoder is checked before the store is touched: bad input writes nothing.
-    let embedder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
     );
     let extractor = Arc::new(OfflineExtractor::new());
     let options = BuildOptions {

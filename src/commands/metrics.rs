@@ -87,17 +87,22 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
     // A --db that would be refused is refused before the corpus is embedded.
     crate::bench::finish::check_db(&args.db)?;
     let config = BenchConfig::default();
-    let corpus = corpora::load::load_corpus(name, &args.data.load_options(&config))
+    let embedder = Arc::new(
+        corpora::embed::MiniLm::from_dir(args.model_dir.as_deref())
+            .context("loading the sentence encoder")?,
+    );
+    let opts = args
+        .data
+        .load_options_matching(&config, embedder.clone(), &args.cache_dir);
+    let corpus = corpora::load::load_corpus(name, &opts)
         .with_context(|| format!("loading corpus {name}"))?;
-    let embedder = corpora::embed::MiniLm::from_dir(args.model_dir.as_deref())
-        .context("loading the sentence encoder")?;
     let cache = corpora::embed::VectorCache::new(&args.cache_dir);
     let texts: Vec<&str> = corpus.chunks.iter().map(|c| c.text.as_str()).collect();
     let vectors = cache
         .get_or_embed(
             &format!("{}:chunks", corpus.name),
             &texts,
-            &embedder,
+            embedder.as_ref(),
             &|_, _| {},
         )
         .context("embedding chunks")?;

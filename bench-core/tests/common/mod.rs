@@ -20,6 +20,7 @@ pub fn corpus() -> Corpus {
         evidence: vec![],
         gold_chunks: vec!["d#0".into()],
         gold_documents: Vec::new(),
+        statements: Vec::new(),
     };
     Corpus {
         name: "t".into(),

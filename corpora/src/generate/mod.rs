@@ -407,6 +407,7 @@ impl LlmChecks {
             evidence: Vec::new(),
             gold_chunks: Vec::new(),
             gold_documents: Vec::new(),
+            statements: Vec::new(),
         };
         let v = self.judge.judge(&query, &g.text).await?;
         *tokens += v.tokens_in + v.tokens_out;

@@ -168,6 +168,7 @@ pub(crate) fn parse_texts(
                 evidence,
                 gold_chunks: Vec::new(),
                 gold_documents: Vec::new(),
+                statements: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: gold_docs.into_iter().collect(),

@@ -99,6 +99,7 @@ pub(crate) fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed>
                 evidence: sentences.clone(),
                 gold_chunks: Vec::new(),
                 gold_documents: Vec::new(),
+                statements: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: Vec::new(),

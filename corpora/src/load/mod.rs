@@ -12,6 +12,7 @@ mod medical;
 mod musique;
 mod records;
 mod sample;
+pub mod semantic;
 mod twowiki;
 
 pub use sample::sample_stratified;
@@ -20,7 +21,7 @@ pub use chunk::chunk_documents;
 pub use evidence::normalize;
 
 use bench_core::config::{hash_parts, ChunkingConfig, DataConfig};
-use bench_core::{Chunk, Corpus, Document, Query};
+use bench_core::{Chunk, Corpus, Document, Query, StatementMatch};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -250,6 +251,10 @@ pub struct LoadOptions {
     /// Generic format: load a set whose evidence names something the corpus does not have
     /// (else the first such question is an error). Native loaders never fail on evidence.
     pub allow_missing_evidence: bool,
+    /// The encoder and vector cache for evidence statements that match no sentence verbatim
+    /// (`data.evidence`); `None`: verbatim matching only. The statements that matched nothing
+    /// are listed under the cache's `evidence/` folder ([`semantic::unmatched_path`]).
+    pub semantic: Option<semantic::SemanticMatching>,
 }
 
 /// Loads, chunks and maps the gold evidence of the corpus `name` (see [`registry`]; `jsonl:<dir>`
@@ -293,7 +298,7 @@ pub fn load_corpus(name: &str, opts: &LoadOptions) -> Result<Corpus> {
         };
         (parsed, dir.display().to_string())
     };
-    assemble(name, source, parsed, &opts.chunking)
+    assemble(name, source, parsed, opts)
 }
 
 /// A question as a loader reads it, before its gold evidence is mapped to chunks.
@@ -325,12 +330,8 @@ pub(crate) struct Parsed {
 }
 
 /// Checks, chunks, maps evidence to chunks and hashes.
-fn assemble(
-    name: &str,
-    source: String,
-    parsed: Parsed,
-    chunking: &ChunkingConfig,
-) -> Result<Corpus> {
+fn assemble(name: &str, source: String, parsed: Parsed, opts: &LoadOptions) -> Result<Corpus> {
+    let chunking = &opts.chunking;
     let Parsed {
         documents,
         corpus_file,
@@ -384,24 +385,57 @@ fn assemble(
         .iter()
         .flat_map(|q| q.gold_sentences.iter().map(|s| vec![s.clone()]))
         .collect();
-    let mut sentence_hits = evidence::sentences_to_chunks(&chunks, &sentence_lists).into_iter();
+    let mut matches: Vec<StatementMatch> = evidence::sentences_to_chunks(&chunks, &sentence_lists)
+        .into_iter()
+        .zip(&sentence_lists)
+        .map(|(hits, s)| StatementMatch {
+            text: s[0].clone(),
+            chunks: hits.iter().map(|&i| chunks[i].id.clone()).collect(),
+            score: if hits.is_empty() { 0.0 } else { 1.0 },
+            semantic: false,
+            sentence: None,
+        })
+        .collect();
+    let by_meaning = opts
+        .semantic
+        .as_ref()
+        .filter(|_| opts.data.evidence.semantic);
+    if let Some(m) = by_meaning {
+        let todo: Vec<usize> = (0..matches.len())
+            .filter(|&i| !matches[i].is_matched())
+            .collect();
+        let texts: Vec<&str> = todo.iter().map(|&i| matches[i].text.as_str()).collect();
+        let found =
+            semantic::match_by_meaning(name, &chunks, &documents, &texts, m, &opts.data.evidence)?;
+        for (i, f) in todo.into_iter().zip(found) {
+            matches[i] = f;
+        }
+    }
+    let chunk_at: HashMap<&str, usize> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    let mut matches = matches.into_iter();
     let mut out = Vec::with_capacity(queries.len());
     for p in queries {
         let mut gold: BTreeSet<usize> = BTreeSet::new();
-        for sentence in &p.gold_sentences {
-            let hits = sentence_hits.next().unwrap_or_default();
-            if hits.is_empty() && evidence_must_resolve {
+        let statements: Vec<StatementMatch> =
+            matches.by_ref().take(p.gold_sentences.len()).collect();
+        for m in &statements {
+            if !m.is_matched() && evidence_must_resolve {
                 return Err(malformed(
                     &queries_file,
                     p.location.clone(),
                     format!(
-                        "field \"evidence\": {sentence:?} matched no document id, title or \
+                        "field \"evidence\": {:?} matched no document id, title or \
                          sentence of the corpus (docs/data-format.md; --allow-missing-evidence \
-                         loads the set anyway and counts such questions)"
+                         loads the set anyway and counts such questions)",
+                        m.text
                     ),
                 ));
             }
-            gold.extend(hits);
+            gold.extend(m.chunks.iter().map(|c| chunk_at[c.as_str()]));
         }
         for &d in &p.gold_docs {
             gold.extend(doc_ranges[d].clone());
@@ -413,10 +447,15 @@ fn assemble(
             .iter()
             .map(|&d| documents[d].id.clone())
             .collect();
+        query.statements = statements;
         out.push(query);
     }
     let queries = out;
     let content_hash = content_hash(chunking, &chunks, &queries);
+    if let Some(m) = by_meaning {
+        let path = semantic::unmatched_path(m.cache.dir(), name, &content_hash);
+        semantic::write_unmatched(&path, &queries)?;
+    }
     Ok(Corpus {
         name: name.to_string(),
         documents,
@@ -453,6 +492,18 @@ pub fn content_hash(chunking: &ChunkingConfig, chunks: &[Chunk], queries: &[Quer
         for items in [&q.gold.aliases, &q.evidence, &q.gold_chunks] {
             parts.push(num(items.len()));
             parts.extend(items.iter().map(|s| Cow::Borrowed(s.as_bytes())));
+        }
+        // Statement matches (only where there are statements, so that corpora whose evidence
+        // names passages keep their hash): per statement its chunks, score and kind.
+        if !q.statements.is_empty() {
+            parts.push(Cow::Borrowed(b"statements"));
+            parts.push(num(q.statements.len()));
+            for m in &q.statements {
+                parts.push(num(m.chunks.len()));
+                parts.extend(m.chunks.iter().map(|c| Cow::Borrowed(c.as_bytes())));
+                let tag = format!("{}:{}", m.score.to_bits(), m.semantic);
+                parts.push(Cow::Owned(tag.into_bytes()));
+            }
         }
     }
     hash_parts(parts.iter().map(|p| p.as_ref()))

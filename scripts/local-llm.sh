@@ -54,12 +54,25 @@ install_server() {
     flock 8
     if [[ ! -f $VENV/.complete ]]; then
         rm -rf "$VENV"
-        say "building llama-cpp-python $LLAMA_CPP_PYTHON into $VENV (a few minutes, once)"
+        say "building llama-cpp-python $LLAMA_CPP_PYTHON into $VENV, once: 5-20 minutes on two cores"
+        say "build log: $VENV.build.log (a line a minute here while it runs)"
         local t0=$SECONDS
         "$(python_bin)" -m venv "$VENV"
+        # -v puts cmake's and the compiler's progress into the log the heartbeat below reads.
         CMAKE_ARGS="$CMAKE_FLAGS" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
-            "$VENV/bin/python" -m pip install --quiet --no-cache-dir "llama-cpp-python[server]==$LLAMA_CPP_PYTHON" \
-            >"$VENV.build.log" 2>&1 || die "the build failed; see $VENV.build.log"
+            "$VENV/bin/python" -m pip install -v --no-cache-dir "llama-cpp-python[server]==$LLAMA_CPP_PYTHON" \
+            >"$VENV.build.log" 2>&1 &
+        local build=$!
+        while kill -0 "$build" 2>/dev/null; do
+            sleep 5
+            if (((SECONDS - t0) % 60 < 5)) && kill -0 "$build" 2>/dev/null; then
+                local last
+                # ninja's [done/total] (or make's [ N%]) of the llama.cpp build, once it started.
+                last=$(grep -a -o '\[[0-9]*/[0-9]*\]\|\[ *[0-9]*%\]' "$VENV.build.log" | tail -1 || true)
+                say "still building after $((SECONDS - t0)) s${last:+, compiled $last}"
+            fi
+        done
+        wait "$build" || die "the build failed; see $VENV.build.log"
         touch "$VENV/.complete"
         say "built in $((SECONDS - t0)) s"
     fi

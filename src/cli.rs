@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand};
     about = "Benchmark harness for adaptive RAG routing (RAGRouter-Bench)",
     long_about = "Runs RAG paradigms over real corpora, stores one (query, corpus, paradigm, performance) \
 tuple per run in SQLite, characterises corpora and evaluates routers. With no LLM endpoint configured \
-everything runs offline, deterministically, and every record says `offline`."
+everything runs offline, deterministically, and every record says `offline`.",
+    after_help = TOP_EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -41,6 +42,7 @@ pub enum Command {
     #[command(after_help = "Example:\n  ragrouter graph musique-dev")]
     Graph(crate::commands::graph::GraphArgs),
     /// Generate verified questions per type from a corpus (paper Algorithm 2) into a generic-format set.
+    #[command(after_help = GENERATE_EXAMPLES)]
     Generate(crate::commands::generate::GenerateArgs),
     /// Corpus metrics: of a corpus by name (its knowledge graph and chunk vectors; stored for the
     /// routers), or of raw files (edge list TSV and/or float32 embeddings).
@@ -58,7 +60,20 @@ pub enum Command {
     Report(crate::commands::report::ReportArgs),
     /// Merge shard databases of the same runs (`bench --shard I/N`) into one new file.
     Merge(crate::commands::merge::MergeArgs),
+    /// Inspect a results database file without changing it (`db info FILE`).
+    Db(crate::commands::db::DbArgs),
 }
+
+const TOP_EXAMPLES: &str = "Examples:
+  ragrouter bench demo                        # the main job: every paradigm on the demo corpus, offline
+  ragrouter route eval --features q+c         # cross-validate every router on the stored tuples
+  ragrouter report --out target/report        # figures, tables and report.html
+Each command has its own examples: ragrouter help <command>.";
+
+const GENERATE_EXAMPLES: &str = "Examples:
+  ragrouter generate musique-dev --out sets/musique-gen --per-type 20
+  ragrouter bench jsonl:sets/musique-gen      # then run the generated set
+Offline, questions come from templates over the knowledge graph's triplets (see docs/data-format.md).";
 
 const BENCH_EXAMPLES: &str = "Examples:
   ragrouter bench demo                        # the embedded demo corpus, offline
@@ -134,7 +149,8 @@ pub struct BenchArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     /// With a PostgreSQL --db: seconds a claimed (question, paradigm) item stays this worker's
@@ -204,4 +220,148 @@ fn default_paradigms() -> Vec<String> {
         .iter()
         .map(|p| p.as_str().to_owned())
         .collect()
+}
+
+/// Parses `--db` (and $RAGROUTER_DB) without echoing it: clap's own "invalid value '...'" would
+/// print a malformed URL raw, password included; this message shows it masked.
+#[derive(Debug, Clone, Copy)]
+pub struct DbParser;
+
+impl clap::builder::TypedValueParser for DbParser {
+    type Value = bench_core::DbTarget;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let fail = |m: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{m}\n"))
+                .with_cmd(cmd)
+        };
+        let s = value.to_str().ok_or_else(|| {
+            fail(format!(
+                "--db {}: not valid UTF-8",
+                bench_core::store::redact(&value.to_string_lossy())
+            ))
+        })?;
+        s.parse()
+            .map_err(|e: bench_core::BenchError| fail(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every command's `--help` shows examples, and every example parses as written.
+
+    use clap::{CommandFactory, Parser};
+
+    use super::Cli;
+
+    /// The example command lines of a help text: lines starting `ragrouter` (after environment
+    /// assignments), `\` continuations joined, `# comments` cut, split as a POSIX shell would
+    /// split quoted words.
+    fn examples(help: &str) -> Vec<Vec<String>> {
+        let mut joined = Vec::new();
+        let mut cur = String::new();
+        for line in help.lines() {
+            let t = line.trim();
+            let cont = t.ends_with('\\');
+            cur.push_str(t.trim_end_matches('\\'));
+            cur.push(' ');
+            if !cont {
+                joined.push(std::mem::take(&mut cur));
+            }
+        }
+        joined
+            .iter()
+            .filter_map(|l| {
+                let words = shell_words(l);
+                let at = words
+                    .iter()
+                    .position(|w| !(w.contains('=') && !w.starts_with('-')))?;
+                (words[at] == "ragrouter").then(|| words[at..].to_vec())
+            })
+            .collect()
+    }
+
+    fn shell_words(line: &str) -> Vec<String> {
+        let (mut words, mut cur, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+        for c in line.chars() {
+            match (quote, c) {
+                (None, '#') if cur.is_empty() => break,
+                (None, '\'' | '"') => (quote, any) = (Some(c), true),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => {
+                    if any || !cur.is_empty() {
+                        words.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                (_, c) => cur.push(c),
+            }
+        }
+        if any || !cur.is_empty() {
+            words.push(cur);
+        }
+        words
+    }
+
+    fn check(cmd: &clap::Command, path: &str) -> usize {
+        let help = cmd
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        assert!(
+            help.contains("Example"),
+            "`{path} --help` has no example:\n{help}"
+        );
+        let found = examples(&help);
+        assert!(
+            !found.is_empty(),
+            "`{path} --help`: no example command line in\n{help}"
+        );
+        for argv in &found {
+            if let Err(e) = Cli::try_parse_from(argv) {
+                panic!(
+                    "`{path} --help`: the example `{}` does not parse:\n{e}",
+                    argv.join(" ")
+                );
+            }
+        }
+        let mut n = found.len();
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            n += check(sub, &format!("{path} {}", sub.get_name()));
+        }
+        n
+    }
+
+    #[test]
+    fn every_command_has_examples_that_parse() {
+        let n = check(&Cli::command().bin_name("ragrouter"), "ragrouter");
+        assert!(n >= 20, "only {n} examples found");
+    }
+
+    #[test]
+    fn example_lines_are_split_as_a_shell_would() {
+        assert_eq!(
+            examples("  X=1 ragrouter route eval --external 'mine=python3 a.py' # note\nprose"),
+            vec![[
+                "ragrouter",
+                "route",
+                "eval",
+                "--external",
+                "mine=python3 a.py"
+            ]
+            .map(String::from)
+            .to_vec()]
+        );
+        assert_eq!(
+            examples("  ragrouter import a \\\n      --b c\n"),
+            vec![["ragrouter", "import", "a", "--b", "c"]
+                .map(String::from)
+                .to_vec()]
+        );
+    }
 }

@@ -21,7 +21,8 @@ fn main() {
             tracing_subscriber::EnvFilter::try_new(&cli.log)
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        // Log lines pass the same masking as messages: a driver may log a URL parameter.
+        .with_writer(|| Masked(std::io::stderr()))
         // Colour codes only on a terminal: piped or redirected logs stay plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
@@ -37,9 +38,10 @@ fn main() {
         Command::Report(args) => commands::report::run(&args),
         Command::Import(args) => commands::import::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
+        Command::Db(args) => commands::db::run(&args),
     };
     if let Err(err) = result {
-        eprintln!("error: {}", message(&err));
+        eprintln!("error: {}", shown(&message(&err)));
         std::process::exit(exit_code(&err));
     }
 }
@@ -59,6 +61,42 @@ fn message(err: &anyhow::Error) -> String {
         out.push_str(&m);
     }
     out
+}
+
+/// Standard error with every credential masked ([`bench_core::store::redact`]); the log
+/// formatter writes each event in one call.
+struct Masked(std::io::Stderr);
+
+impl std::io::Write for Masked {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let masked = bench_core::store::redact(&String::from_utf8_lossy(buf));
+        self.0.write_all(masked.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Longest line of an error message shown whole: a parser quoting a 200 kB line of a file
+/// would otherwise flood the terminal.
+const MAX_LINE: usize = 400;
+
+/// A message as shown: every credential masked, every line cut to [`MAX_LINE`] characters.
+fn shown(message: &str) -> String {
+    bench_core::store::redact(message)
+        .lines()
+        .map(|line| match line.char_indices().nth(MAX_LINE) {
+            Some((cut, _)) => format!(
+                "{}... ({} more characters)",
+                &line[..cut],
+                line[cut..].chars().count()
+            ),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn exit_code(err: &anyhow::Error) -> i32 {

@@ -113,6 +113,17 @@ fn llm_mode_runs_every_paradigm_bills_tokens_and_caches() {
     let stdout = text(&out.stdout);
     let label = format!("mode: llm:mock-model@{}", mock.base_url());
     assert!(stdout.contains(&label), "{stdout}");
+    // The settings one readable line per role (#32), not the whole record on one line.
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "  answer: mock-model@{} (timeout ",
+            mock.base_url()
+        )) && stderr.contains("  judge: as answer")
+            && stderr.contains("  embedding: the local sentence encoder"),
+        "{stderr}"
+    );
+    assert!(stderr.lines().all(|l| l.len() < 200), "{stderr}");
     no_key_in(&out, &db);
     // The key went where it belongs: the Authorization header.
     assert!(mock

@@ -29,7 +29,7 @@ impl Store {
         let config_json = imp.config.to_string();
         let config_hash = hash_parts([config_json.as_bytes(), imp.cost_unit.as_bytes()]);
         let split = imp.split.map(|s| s.as_str().to_string());
-        let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
+        let mut tx = self.begin_write().await?;
         let mut out = Vec::new();
         for (corpus, records) in imp.by_corpus() {
             let hash = content_hash(&imp.source, imp.split, &records);

@@ -7,7 +7,12 @@ use crate::error::{BenchError, Result};
 
 /// Decodes `bytes` read from `file` as UTF-8; the error names the line and byte offset of the
 /// first invalid byte (lines counted from 1).
+/// A UTF-8 byte order mark at the start (some editors write one) is dropped.
 pub fn decode_utf8(bytes: Vec<u8>, file: &str) -> Result<String> {
+    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();
@@ -19,6 +24,78 @@ pub fn decode_utf8(bytes: Vec<u8>, file: &str) -> Result<String> {
         BenchError::Invalid(format!(
             "{file}: line {line}: byte {column} (offset {at}) is not valid UTF-8; the file must be UTF-8 text"
         ))
+    })
+}
+
+/// What is wrong with a JSON text that serde_json refused, without its " at line L column C"
+/// (the caller names the place). `line` is the line the error is on: a lone surrogate escape
+/// (`"\ud800"`, which serde_json reports as a bad hex escape) is named as such, with the field
+/// it is in.
+pub fn json_error(e: &serde_json::Error, line: &str) -> String {
+    let msg = e.to_string();
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    };
+    let col = e.column().min(line.len());
+    if msg.contains("hex escape") || msg.contains("surrogate") {
+        if let Some(esc) = lone_surrogate(&line.as_bytes()[..col]) {
+            let field = field_at(&line.as_bytes()[..col])
+                .map(|f| format!("field {f:?}: "))
+                .unwrap_or_default();
+            return format!(
+                "{field}a lone surrogate escape {esc}: \\uD800-\\uDFFF encode a character only as a \
+                 pair (high then low), so this string is not valid Unicode"
+            );
+        }
+    }
+    msg
+}
+
+/// The last `\uD800`-`\uDFFF` escape in `head`, as written.
+fn lone_surrogate(head: &[u8]) -> Option<String> {
+    (0..head.len().saturating_sub(1)).rev().find_map(|i| {
+        let esc = head.get(i..i + 6)?;
+        let hex = std::str::from_utf8(&esc[2..]).ok()?;
+        let v = u16::from_str_radix(hex, 16).ok()?;
+        (esc[0] == b'\\' && esc[1] == b'u' && (0xD800..=0xDFFF).contains(&v))
+            .then(|| String::from_utf8_lossy(esc).into_owned())
+    })
+}
+
+/// The key whose value `head` (a JSON text cut inside a value) ends in: the last string read
+/// outside a string before the last `:`.
+fn field_at(head: &[u8]) -> Option<String> {
+    let (mut in_str, mut escaped, mut start) = (false, false, 0);
+    let (mut last, mut key) = (None, None);
+    for (i, &b) in head.iter().enumerate() {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => {
+                    in_str = false;
+                    last = Some((start, i));
+                }
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_str = true;
+            start = i + 1;
+        } else if b == b':' {
+            key = last;
+        }
+    }
+    key.map(|(a, b)| String::from_utf8_lossy(&head[a..b]).into_owned())
+}
+
+/// A message when `s` holds a NUL character: PostgreSQL cannot store one in text, so a question
+/// that holds one would run on SQLite and fail on PostgreSQL; it is refused at load on both.
+pub fn nul_message(s: &str) -> Option<String> {
+    s.contains('\0').then(|| {
+        "contains a NUL character (\\u0000), which the results database cannot store \
+         (PostgreSQL refuses it in text)"
+            .to_string()
     })
 }
 
@@ -53,6 +130,30 @@ mod tests {
             "f.jsonl: line 3: byte 3 (offset 10) is not valid UTF-8; the file must be UTF-8 text"
         );
         assert_eq!(decode_utf8(b"h\xc3\xa9".to_vec(), "f").unwrap(), "h\u{e9}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        assert_eq!(decode_utf8(b"\xEF\xBB\xBF{}".to_vec(), "f").unwrap(), "{}");
+    }
+
+    #[test]
+    fn lone_surrogates_are_named_with_their_field() {
+        let line = r#"{"id": "q1", "question": "bad \ud800 here"}"#;
+        let e = serde_json::from_str::<serde_json::Value>(line).unwrap_err();
+        let m = json_error(&e, line);
+        assert!(
+            m.starts_with(r#"field "question": a lone surrogate escape \ud800"#),
+            "{m}"
+        );
+        let line = r#"{"a": {"b": "\uDC00"}}"#;
+        let e = serde_json::from_str::<serde_json::Value>(line).unwrap_err();
+        assert!(json_error(&e, line).contains(r#"field "b": a lone surrogate escape \uDC00"#));
+        // A pair is a character; other errors keep serde's words.
+        assert!(serde_json::from_str::<serde_json::Value>(r#""\ud83d\ude00""#).is_ok());
+        let e = serde_json::from_str::<serde_json::Value>("{oops}").unwrap_err();
+        assert_eq!(json_error(&e, "{oops}"), "key must be a string");
+        assert!(nul_message("a\0b").is_some() && nul_message("ab").is_none());
     }
 
     #[test]

@@ -18,10 +18,14 @@ use crate::types::{Corpus, ParadigmId, QueryType};
 
 #[path = "store_backend.rs"]
 mod backend;
+#[path = "store_info.rs"]
+mod info;
 #[path = "store_open.rs"]
 mod open;
 
 pub use backend::{redact, Backend, DbTarget};
+pub use info::{DbInfo, Ownership};
+pub use open::APPLICATION_ID;
 
 #[path = "store_schema.rs"]
 mod schema;
@@ -123,12 +127,15 @@ impl Store {
 
     /// A private in-memory database (tests).
     pub async fn open_in_memory() -> Result<Store> {
-        Self::connect_sqlite("sqlite::memory:", ":memory:".into(), false).await
+        let store = Self::connect_sqlite("sqlite::memory:", ":memory:".into(), false).await?;
+        store.migrate_locked().await?;
+        Ok(store)
     }
 
     /// One connection: SQLite serialises writers anyway, and an in-memory database lives as
     /// long as its connection, so the pool never closes it. Every connection gets the
-    /// store's pragmas (the `Any` driver takes a URL, which cannot carry them).
+    /// store's pragmas (the `Any` driver takes a URL, which cannot carry them); the schema is
+    /// the caller's (`store_open` marks and migrates a file before WAL is switched on).
     pub(crate) async fn connect_sqlite(url: &str, path: String, wal: bool) -> Result<Store> {
         sqlx::any::install_default_drivers();
         let opts = AnyConnectOptions::from_str(url).map_err(|e| store_err(&path, e))?;
@@ -148,13 +155,23 @@ impl Store {
             .connect_with(opts)
             .await
             .map_err(|e| store_err(&path, e))?;
-        let store = Store {
+        Ok(Store {
             pool,
             path,
             backend: Backend::Sqlite,
-        };
-        store.migrate_locked().await?;
-        Ok(store)
+        })
+    }
+
+    /// A transaction that will write after reading: on SQLite it takes the write lock first
+    /// (`BEGIN IMMEDIATE`, waiting for another writer under the busy timeout), since a read
+    /// transaction that later writes fails at once with "database is locked" when another
+    /// process wrote in between.
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+        .map_err(|e| self.err(e))
     }
 
     /// The connection pool, for the store's own modules only: nothing outside speaks SQL.

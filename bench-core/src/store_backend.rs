@@ -27,6 +27,8 @@ pub enum DbTarget {
 impl FromStr for DbTarget {
     type Err = BenchError;
 
+    /// Every message here shows the value with its credentials masked ([`redact`]): the
+    /// argument parser prints this message instead of the raw value.
     fn from_str(s: &str) -> Result<Self> {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             url_host(s).ok_or_else(|| {
@@ -45,17 +47,37 @@ impl FromStr for DbTarget {
             Err(BenchError::Invalid(
                 "--db: expected a file path or a postgres:// URL, got nothing".into(),
             ))
+        } else if is_conninfo(s) {
+            // `host=... password=...` would otherwise become a file of that name.
+            Err(BenchError::Invalid(format!(
+                "--db {}: a keyword=value connection string is not taken; expected \
+                 postgres://USER@HOST[:PORT]/DATABASE",
+                redact(s)
+            )))
         } else {
             Ok(DbTarget::Sqlite(PathBuf::from(s)))
         }
     }
 }
 
+/// A libpq `keyword=value ...` string: two or more words, each a known keyword with a value.
+fn is_conninfo(s: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "passfile",
+    ];
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let keyed = |w: &&str| {
+        w.split_once('=')
+            .is_some_and(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()))
+    };
+    (words.len() >= 2 && words.iter().all(keyed)) || words.iter().any(|w| is_secret_key(w))
+}
+
 impl fmt::Display for DbTarget {
     /// The path, or the URL with any password replaced: this is what messages and logs show.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DbTarget::Sqlite(p) => write!(f, "{}", p.display()),
+            DbTarget::Sqlite(p) => f.write_str(&redact(&p.display().to_string())),
             DbTarget::Postgres(url) => f.write_str(&redact(url)),
         }
     }
@@ -79,20 +101,116 @@ fn url_host(url: &str) -> Option<&str> {
     (!host.is_empty()).then_some(authority)
 }
 
-/// `url` with the password of its user, if any, replaced by `***` (never shown or stored).
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
+/// `host:port` of a PostgreSQL URL (port 5432 when none is given), for messages.
+fn host_port(url: &str) -> String {
+    let authority = url_host(url).unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let has_port = match host.rfind(']') {
+        Some(b) => host[b..].contains(':'),
+        None => host.contains(':'),
     };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{scheme}://{name}:***@{host}{tail}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
+    if has_port {
+        host.to_owned()
+    } else {
+        format!("{host}:5432")
     }
+}
+
+/// Keys whose value is a credential (`?password=...`, `password=...` of a connection string).
+const SECRET_KEYS: [&str; 6] = [
+    "password",
+    "passwd",
+    "pwd",
+    "pgpassword",
+    "sslpassword",
+    "pass",
+];
+
+/// `word` is `KEY=...` with a credential key (any case).
+fn is_secret_key(word: &str) -> bool {
+    word.split_once('=')
+        .is_some_and(|(k, _)| SECRET_KEYS.contains(&k.to_ascii_lowercase().as_str()))
+}
+
+/// `text` with every credential replaced by `***`: the password of each `scheme://user:pass@`,
+/// and the value of each `password=` (and `pwd=`, `pgpassword=`, `sslpassword=`, ...) whether
+/// a URL query parameter or a `keyword=value` pair. Messages and stdout show only this.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    // The userinfo password of every URL in the text.
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let (authority, after) = tail.split_at(end);
+        match authority
+            .rsplit_once('@')
+            .and_then(|(user, host)| user.split_once(':').map(|(name, _)| (name, host)))
+        {
+            Some((name, host)) => {
+                out.push_str(name);
+                out.push_str(":***@");
+                out.push_str(host);
+            }
+            None => out.push_str(authority),
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    mask_secret_values(&out)
+}
+
+/// Replaces the value after each credential key (at a word or parameter boundary), also in
+/// the `key=password value=...` form of a driver's log line. A value ends at `&`, `;`, `,`, a
+/// quote, `)`, whitespace, or a `:` that ends the text or precedes whitespace (": " in messages).
+fn mask_secret_values(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let boundary = i == 0
+            || matches!(
+                bytes[i - 1],
+                b'?' | b'&' | b';' | b',' | b'\'' | b'"' | b'(' | b' ' | b'\t' | b'\n'
+            );
+        let prefix = boundary
+            .then(|| {
+                SECRET_KEYS.iter().find_map(|k| {
+                    [format!("{k}="), format!("key={k} value=")]
+                        .into_iter()
+                        .find(|p| lower[i..].starts_with(p.as_str()))
+                })
+            })
+            .flatten();
+        match prefix {
+            Some(p) => {
+                let start = i + p.len();
+                let rest = &bytes[start..];
+                let end = (0..rest.len())
+                    .find(|&j| match rest[j] {
+                        b'&' | b';' | b',' | b'\'' | b'"' | b')' => true,
+                        b':' => rest.get(j + 1).is_none_or(|c| c.is_ascii_whitespace()),
+                        c => c.is_ascii_whitespace(),
+                    })
+                    .map_or(text.len(), |e| start + e);
+                out.push_str(&text[i..start]);
+                if end > start {
+                    out.push_str("***");
+                }
+                i = end;
+            }
+            None => {
+                let c = text[i..].chars().next().expect("in bounds");
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
 }
 
 /// The database engine behind a store.
@@ -154,6 +272,27 @@ enum PgOpen {
     Create,
 }
 
+/// The environment variable that sets how long a PostgreSQL server may take to answer.
+pub const CONNECT_TIMEOUT_ENV: &str = "RAGROUTER_PG_CONNECT_TIMEOUT";
+
+/// Seconds to wait for a PostgreSQL server's first answer: $RAGROUTER_PG_CONNECT_TIMEOUT, else 10.
+fn pg_connect_timeout() -> Result<Duration> {
+    match std::env::var(CONNECT_TIMEOUT_ENV) {
+        Err(_) => Ok(Duration::from_secs(10)),
+        Ok(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "{CONNECT_TIMEOUT_ENV}={v:?}: expected seconds, a number above 0 and at most 3600"
+                ))
+            }),
+    }
+}
+
 /// Lock key of schema migrations on PostgreSQL (`pg_advisory_xact_lock`): "rgrt".
 const PG_MIGRATION_LOCK: i64 = 0x7267_7274;
 /// Lock key of run starts on PostgreSQL: workers started at once agree on one run.
@@ -173,6 +312,15 @@ impl Store {
     pub async fn open_existing_db(target: &DbTarget) -> Result<Store> {
         match target {
             DbTarget::Sqlite(p) => Store::open_existing(p).await,
+            DbTarget::Postgres(url) => Store::connect_postgres(url, PgOpen::Existing).await,
+        }
+    }
+
+    /// Opens an existing store for reading only (`report`): on SQLite nothing is written, so
+    /// a store in a folder the user cannot write is read.
+    pub async fn open_read_only_db(target: &DbTarget) -> Result<Store> {
+        match target {
+            DbTarget::Sqlite(p) => Store::open_read_only(p).await,
             DbTarget::Postgres(url) => Store::connect_postgres(url, PgOpen::Existing).await,
         }
     }
@@ -210,9 +358,32 @@ impl Store {
             format!("{url}{sep}statement-cache-capacity=0")
         };
         let opts = AnyConnectOptions::from_str(&url).map_err(|e| store_err(&shown, e))?;
+        // One connection first, under its own timeout: the pool would retry a refused or
+        // silent server until its acquire timeout and then say only "pool timed out".
+        let wait = pg_connect_timeout()?;
+        let server = host_port(url.as_str());
+        match tokio::time::timeout(wait, sqlx::ConnectOptions::connect(&opts)).await {
+            Err(_) => {
+                return Err(BenchError::Other(format!(
+                    "results database {shown}: the PostgreSQL server at {server} did not answer \
+                     within {} s ({CONNECT_TIMEOUT_ENV} sets the wait)",
+                    wait.as_secs_f64()
+                )))
+            }
+            Ok(Err(e)) => {
+                return Err(BenchError::Other(format!(
+                    "results database {shown}: cannot connect to the PostgreSQL server at \
+                     {server}: {}",
+                    redact(&e.to_string())
+                )))
+            }
+            Ok(Ok(conn)) => {
+                let _ = sqlx::Connection::close(conn).await;
+            }
+        }
         let pool = AnyPoolOptions::new()
             .max_connections(8)
-            .acquire_timeout(Duration::from_secs(30))
+            .acquire_timeout(wait.max(Duration::from_secs(30)))
             .connect_with(opts)
             .await
             .map_err(|e| store_err(&shown, e))?;
@@ -326,6 +497,48 @@ mod tests {
         for bad in ["mysql://x@y/z", "postgres://", ""] {
             assert!(bad.parse::<DbTarget>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn every_credential_form_is_masked() {
+        for (raw, shown) in [
+            ("postgres://u:pw@h:5/d", "postgres://u:***@h:5/d"),
+            (
+                "postgres://u@h/d?password=pw&sslmode=require",
+                "postgres://u@h/d?password=***&sslmode=require",
+            ),
+            (
+                "postgres://u@h/d?PassWord=pw",
+                "postgres://u@h/d?PassWord=***",
+            ),
+            (
+                "host=h password=pw dbname=d",
+                "host=h password=*** dbname=d",
+            ),
+            (
+                "db postgres://u@h/d?pwd=p:w: refused",
+                "db postgres://u@h/d?pwd=***: refused",
+            ),
+            ("key=PASSWORD value=pw", "key=PASSWORD value=***"),
+            (
+                "see https://a:b@x and postgres://c:d@y",
+                "see https://a:***@x and postgres://c:***@y",
+            ),
+            ("runs/bypass=1.sqlite", "runs/bypass=1.sqlite"),
+            ("plain.sqlite", "plain.sqlite"),
+        ] {
+            assert_eq!(redact(raw), shown, "{raw}");
+        }
+        let err = "host=h password=pw"
+            .parse::<DbTarget>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("password=***") && !err.contains("pw "),
+            "{err}"
+        );
+        assert_eq!(host_port("postgres://u:p@db.lab/x"), "db.lab:5432");
+        assert_eq!(host_port("postgres://u@[::1]:7/x"), "[::1]:7");
     }
 
     #[test]

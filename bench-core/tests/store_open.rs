@@ -129,8 +129,10 @@ fn a_newer_schema_is_refused_untouched() {
         &path,
         &format!(
             "CREATE TABLE corpora (name TEXT); CREATE TABLE runs (id INTEGER);
-             CREATE TABLE results (run_id INTEGER); PRAGMA user_version = {};",
-            SCHEMA_VERSION + 1
+             CREATE TABLE results (run_id INTEGER); PRAGMA user_version = {};
+             PRAGMA application_id = {};",
+            SCHEMA_VERSION + 1,
+            bench_core::store::APPLICATION_ID
         ),
     );
     let before = snapshot(&path);

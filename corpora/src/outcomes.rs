@@ -119,22 +119,34 @@ fn malformed(file: &Path, location: String, message: String) -> CorpusError {
     }
 }
 
+/// The file as text: bytes that are not UTF-8 are named by line (a leading BOM is dropped).
 fn read(file: &Path) -> Result<String> {
     let bytes = std::fs::read(file)
         .map_err(|e| CorpusError::io(format!("reading {}", file.display()), e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        malformed(
-            file,
-            format!("byte {}", e.utf8_error().valid_up_to()),
-            "not UTF-8 text".into(),
-        )
-    })
+    Ok(bench_core::input::decode_utf8(
+        bytes,
+        &file.display().to_string(),
+    )?)
 }
 
+/// A string field's text, refused when it holds a NUL (the results database cannot store it).
+fn no_nul(s: String, field: &str, at: &dyn Fn(String) -> CorpusError) -> Result<String> {
+    match bench_core::input::nul_message(&s) {
+        Some(m) => Err(at(format!("field {field:?}: {m}"))),
+        None => Ok(s),
+    }
+}
+
+/// A required string field; one holding a NUL is refused (the results database cannot store it).
 fn str_field<'a>(v: &'a Value, field: &str, at: &dyn Fn(String) -> CorpusError) -> Result<&'a str> {
-    v.get(field)
+    let s = v
+        .get(field)
         .and_then(Value::as_str)
-        .ok_or_else(|| at(format!("field {field:?}: expected a string")))
+        .ok_or_else(|| at(format!("field {field:?}: expected a string")))?;
+    match bench_core::input::nul_message(s) {
+        Some(m) => Err(at(format!("field {field:?}: {m}"))),
+        None => Ok(s),
+    }
 }
 
 /// A string field that must hold some text (a question, a corpus name).
@@ -173,8 +185,14 @@ pub fn load_adaptive_rag(
 ) -> Result<OutcomeImport> {
     let parse = |file: &Path| -> Result<Vec<Value>> {
         let text = read(file)?;
-        let v: Value = bench_core::strict_json::from_str(&text)
-            .map_err(|e| malformed(file, format!("line {}", e.line()), format!("not JSON: {e}")))?;
+        let v: Value = bench_core::strict_json::from_str(&text).map_err(|e| {
+            let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+            malformed(
+                file,
+                format!("line {} column {}", e.line(), e.column()),
+                format!("not JSON: {}", bench_core::input::json_error(&e, line)),
+            )
+        })?;
         match v {
             Value::Array(a) => Ok(a),
             _ => Err(malformed(
@@ -324,13 +342,18 @@ pub fn load_outcomes_jsonl(
             continue;
         }
         let at = |m: String| malformed(file, format!("line {line_no}"), m);
-        let v: Value =
-            bench_core::strict_json::from_str(line).map_err(|e| at(format!("not JSON: {e}")))?;
+        let v: Value = bench_core::strict_json::from_str(line).map_err(|e| {
+            at(format!(
+                "column {}: not JSON: {}",
+                e.column(),
+                bench_core::input::json_error(&e, line)
+            ))
+        })?;
         if !v.is_object() {
             return Err(at("expected a JSON object".into()));
         }
         let id = match v.get("id") {
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => no_nul(s.clone(), "id", &at)?,
             Some(Value::Number(n)) => n.to_string(),
             _ => return Err(at("field \"id\": expected a string or a number".into())),
         };
@@ -341,7 +364,7 @@ pub fn load_outcomes_jsonl(
             Some(Value::String(s)) => s.parse().map_err(|e| at(format!("field \"type\": {e}")))?,
             Some(_) => return Err(at("field \"type\": expected a string".into())),
         };
-        let answers = match v.get("answers") {
+        let answers: Vec<String> = match v.get("answers") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::String(s)) => vec![s.clone()],
             Some(Value::Array(a)) => a
@@ -355,6 +378,10 @@ pub fn load_outcomes_jsonl(
                 ))
             }
         };
+        let answers = answers
+            .into_iter()
+            .map(|a| no_nul(a, "answers", &at))
+            .collect::<Result<Vec<_>>>()?;
         let obj = v
             .get("outcomes")
             .and_then(Value::as_object)

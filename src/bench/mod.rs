@@ -33,7 +33,7 @@ use tokio::task::JoinSet;
 mod dry_run;
 pub(crate) mod engines;
 mod execute;
-mod finish;
+pub(crate) mod finish;
 
 use dry_run::*;
 use engines::*;
@@ -84,8 +84,13 @@ pub(crate) struct Shared {
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
-    // A --db that is a directory or another application's file is refused before any work.
+    // A --db that is a directory or another application's file is refused before any work,
+    // and so are folder arguments that are files.
     finish::check_db(&args.db)?;
+    crate::commands::check_folder("--cache-dir", &args.cache_dir)?;
+    if let Some(dir) = &args.model_dir {
+        crate::commands::check_folder("--model-dir", dir)?;
+    }
     let llm_settings = resolve_llm(&args.llm, &config)?;
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
@@ -101,7 +106,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         return Ok(());
     }
     let embedded = embed(&args, &config, llm_settings.as_ref(), &corpus, &queries)?;
-    let mode = announce_mode(llm_settings.as_ref());
+    let mode = announce_mode(llm_settings.as_ref(), embedded.endpoint_embedder.is_some());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -279,7 +284,7 @@ fn embed(
 }
 
 /// The run's mode, printed with the LLM settings it uses.
-fn announce_mode(llm_settings: Option<&LlmSettings>) -> Mode {
+fn announce_mode(llm_settings: Option<&LlmSettings>, embeds_by_endpoint: bool) -> Mode {
     let mode = match llm_settings {
         None => Mode::Offline,
         Some(s) => Mode::Llm {
@@ -289,15 +294,47 @@ fn announce_mode(llm_settings: Option<&LlmSettings>) -> Mode {
     };
     match llm_settings {
         None => eprintln!("mode: {} (no LLM endpoint configured)", mode.label()),
-        Some(s) => eprintln!(
-            "mode: {} (judge {}, graph {}); settings: {}",
-            mode.label(),
-            s.judge.identity(),
-            s.graph.identity(),
-            s.record_json()
-        ),
+        Some(s) => eprint!("{}", describe_settings(&mode, s, embeds_by_endpoint)),
     }
     mode
+}
+
+/// The LLM settings a person needs to see, one line per role: the model and endpoint, then the
+/// limits that shape a run (the whole record is stored with the run). The embedding role is
+/// listed only when an endpoint embeds; otherwise the local encoder does.
+fn describe_settings(mode: &Mode, s: &LlmSettings, embeds_by_endpoint: bool) -> String {
+    let line = |e: &llm::EndpointConfig| {
+        let mut l = format!(
+            "{} (timeout {} s, {} in flight, {} retries",
+            e.identity(),
+            e.timeout_s,
+            e.max_in_flight,
+            e.max_retries
+        );
+        if let Some(r) = e.rpm {
+            l.push_str(&format!(", {r} requests/min"));
+        }
+        if let Some(t) = e.tpm {
+            l.push_str(&format!(", {t} tokens/min"));
+        }
+        l.push(')');
+        l
+    };
+    let answer = line(&s.answer);
+    let mut out = format!("mode: {}\n  answer: {answer}\n", mode.label());
+    for (role, e) in s.roles().into_iter().skip(1) {
+        if role == "embedding" && !embeds_by_endpoint {
+            out.push_str("  embedding: the local sentence encoder (all-MiniLM-L6-v2)\n");
+            continue;
+        }
+        let l = line(e);
+        if l == answer {
+            out.push_str(&format!("  {role}: as answer\n"));
+        } else {
+            out.push_str(&format!("  {role}: {l}\n"));
+        }
+    }
+    out
 }
 
 impl Step<'_> {

@@ -59,7 +59,8 @@ pub struct GenerateArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     #[command(flatten)]
@@ -91,6 +92,9 @@ fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
 }
 
 pub fn run(args: &GenerateArgs) -> Result<()> {
+    if let Some(dir) = &args.model_dir {
+        super::check_folder("--model-dir", dir)?;
+    }
     let types = parse_types(&args.types)?;
     if args.per_type == 0 {
         return Err(BadInput("--per-type: expected at least 1".into()).into());

@@ -19,7 +19,8 @@ pub struct GraphArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     /// Directory for cached vectors.
@@ -41,6 +42,10 @@ fn bar(len: u64, msg: &str) -> indicatif::ProgressBar {
 }
 
 pub fn run(args: &GraphArgs) -> Result<()> {
+    super::check_folder("--cache-dir", &args.cache_dir)?;
+    if let Some(dir) = &args.model_dir {
+        super::check_folder("--model-dir", dir)?;
+    }
     let t_all = Instant::now();
     let config = BenchConfig::default();
     let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))

@@ -22,8 +22,16 @@ pub struct ImportArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum ImportCommand {
     /// A file of the generic outcome format (docs/outcomes-format.md), one question per line.
+    #[command(after_help = "Example:
+  ragrouter import outcomes my-outcomes.jsonl --cost-unit tokens --db imported.sqlite")]
     Outcomes(OutcomesArgs),
     /// Adaptive-RAG's classifier data (per-question EM of no / single-step / multi-step retrieval).
+    #[command(after_help = "Examples:
+  ragrouter import adaptive-rag --db ar.sqlite --split test \\
+      --queries ../shared/datasets/adaptive-rag-outcomes/classifier/data/valid.json \\
+      --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json
+  ragrouter import adaptive-rag --db ar.sqlite --split train \\
+      --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/train.json")]
     AdaptiveRag(AdaptiveRagArgs),
 }
 
@@ -46,7 +54,8 @@ pub struct Common {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
 }
@@ -129,7 +138,10 @@ fn write(imp: &OutcomeImport, db: &bench_core::DbTarget) -> Result<()> {
         .build()?;
     let done = runtime.block_on(async {
         let store = Store::open_db(db).await?;
-        store.import_outcomes(imp).await
+        let done = store.import_outcomes(imp).await;
+        // Closed, not dropped: the last connection folds the WAL into the file.
+        store.close().await;
+        done
     })?;
     println!(
         "import {} ({}{}), cost in {}: {} questions into {}",

@@ -4,7 +4,9 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
+
+use crate::bench::BadInput;
 use metrics::corpus::{
     embedding_metrics, graph_metrics, parse_edges_tsv, read_f32_file, CorpusMetrics,
 };
@@ -31,7 +33,8 @@ pub struct MetricsArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     /// Directory for cached vectors (corpus mode).
@@ -73,8 +76,16 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
     use std::sync::Arc;
 
     if args.edges.is_some() || args.embeddings.is_some() {
-        bail!("give either a corpus name or --edges/--embeddings, not both");
+        return Err(
+            BadInput("give either a corpus name or --edges/--embeddings, not both".into()).into(),
+        );
     }
+    super::check_folder("--cache-dir", &args.cache_dir)?;
+    if let Some(dir) = &args.model_dir {
+        super::check_folder("--model-dir", dir)?;
+    }
+    // A --db that would be refused is refused before the corpus is embedded.
+    crate::bench::finish::check_db(&args.db)?;
     let config = BenchConfig::default();
     let corpus = corpora::load::load_corpus(name, &args.data.load_options(&config))
         .with_context(|| format!("loading corpus {name}"))?;
@@ -164,10 +175,17 @@ pub fn configuration(extractor: Option<&corpora::graph::ExtractorId>, encoder: &
 /// Computes the metrics of the raw files named in `args`; either input may be absent, not both.
 pub fn compute_files(args: &MetricsArgs) -> anyhow::Result<CorpusMetrics> {
     if args.edges.is_none() && args.embeddings.is_none() {
-        bail!("nothing to measure: give --edges FILE.tsv and/or --embeddings FILE.f32 --dim D");
+        return Err(BadInput(
+            "nothing to measure: give a corpus name, or --edges FILE.tsv and/or --embeddings FILE.f32 --dim D"
+                .into(),
+        )
+        .into());
     }
     if args.embeddings.is_some() != args.dim.is_some() {
-        bail!("--embeddings and --dim go together (the raw float32 file has no header)");
+        return Err(BadInput(
+            "--embeddings and --dim go together (the raw float32 file has no header)".into(),
+        )
+        .into());
     }
     let graph = match &args.edges {
         Some(path) => {

@@ -25,21 +25,24 @@ pub struct ReportArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
 }
 
 /// Loads the selection and writes the report; prints what was written and what is missing.
 pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
+    super::check_folder("--out", &args.out)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     // Before any work: the folder must be new, empty or an earlier report's.
     reports::outdir::check_out_dir(&args.out)?;
     let data = runtime.block_on(async {
-        // Reading only: a missing, empty or foreign file is refused, never given a schema.
-        let store = Store::open_existing_db(&args.db).await?;
+        // Reading only: a missing, empty or foreign file is refused, never given a schema; a
+        // store in a folder the user cannot write is read.
+        let store = Store::open_read_only_db(&args.db).await?;
         reports::load(
             &store,
             &reports::Selection {

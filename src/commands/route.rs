@@ -27,8 +27,13 @@ pub struct RouteArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum RouteCommand {
     /// Cross-validate routers on the stored tuples and print a Table-3 style table.
+    #[command(after_help = "Examples:
+  ragrouter route eval                        # every router, Q+C features, 5 folds
+  ragrouter route eval --features q --folds 10 --routers util-lr,safe-lr,knn
+  ragrouter route eval --split loco --json    # leave one corpus out, as one JSON document")]
     Eval(Box<RouteEvalArgs>),
     /// List the built-in routers.
+    #[command(after_help = "Example:\n  ragrouter route list")]
     List,
 }
 
@@ -92,7 +97,8 @@ pub struct RouteEvalArgs {
     #[arg(
         long,
         env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
+        default_value = ".ragrouter/results.sqlite",
+        value_parser = crate::cli::DbParser
     )]
     pub db: bench_core::DbTarget,
     /// Directory for cached vectors (question embeddings).
@@ -293,6 +299,10 @@ fn merge(into: &mut Evaluation, other: Evaluation) {
 fn eval(a: &RouteEvalArgs) -> Result<()> {
     // Every flag is checked before the store or the encoder is touched.
     let proto = protocol(a)?;
+    super::check_folder("--cache-dir", &a.cache_dir)?;
+    if let Some(dir) = &a.model_dir {
+        super::check_folder("--model-dir", dir)?;
+    }
     let (features, split) = (proto.features, proto.split);
     let mut cands = candidates(a)?;
     if proto.random_all {

@@ -29,8 +29,10 @@ struct Manifest {
 fn short_name(dir: &Path) -> Result<String> {
     let manifest = dir.join(MANIFEST_FILE);
     let shown = manifest.display().to_string();
-    let (name, file) = match std::fs::read_to_string(&manifest) {
-        Ok(text) => {
+    let (name, file) = match std::fs::read(&manifest) {
+        Ok(bytes) => {
+            // Not UTF-8: the error names the line of the first bad byte.
+            let text = bench_core::input::decode_utf8(bytes, &shown)?;
             let m: Manifest = toml::from_str(&text).map_err(|e| {
                 malformed(&shown, "whole file", format!("not a valid manifest: {e}"))
             })?;

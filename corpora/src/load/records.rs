@@ -37,13 +37,11 @@ pub(crate) fn read_file(path: &Path, missing_hint: &str) -> Result<String> {
     )?)
 }
 
-/// serde_json's message without its trailing " at line L column C" (the location says it).
-fn json_message(e: &serde_json::Error) -> String {
-    let msg = e.to_string();
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg,
-    }
+/// serde_json's message without its trailing " at line L column C" (the location says it); a
+/// lone surrogate is named with its field. `text` is the parsed text.
+fn json_message(e: &serde_json::Error, text: &str) -> String {
+    let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+    bench_core::input::json_error(e, line)
 }
 
 /// Parses a file that holds one JSON array of records.
@@ -52,7 +50,7 @@ pub(crate) fn parse_json_array(file: &str, text: &str) -> Result<Vec<Value>> {
         malformed(
             file,
             format!("line {} column {}", e.line(), e.column()),
-            format!("invalid JSON: {}", json_message(&e)),
+            format!("invalid JSON: {}", json_message(&e, text)),
         )
     })?;
     match value {
@@ -81,7 +79,7 @@ pub(crate) fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, Value)>>
             malformed(
                 file,
                 format!("line {line_no} column {}", e.column()),
-                format!("invalid JSON: {}", json_message(&e)),
+                format!("invalid JSON: {}", json_message(&e, line)),
             )
         })?;
         out.push((line_no, value));
@@ -158,10 +156,18 @@ impl<'a> Record<'a> {
             .ok_or_else(|| self.error(field, format_args!("missing (expected {expected})")))
     }
 
+    /// `s`, unless it holds a NUL (which the results database cannot store).
+    fn text(&self, field: &str, s: &'a str) -> Result<&'a str> {
+        match bench_core::input::nul_message(s) {
+            Some(m) => Err(self.error(field, m)),
+            None => Ok(s),
+        }
+    }
+
     /// A required string (may be empty).
     pub(crate) fn str(&self, field: &str) -> Result<&'a str> {
         match self.required(field, "a string")? {
-            Value::String(s) => Ok(s),
+            Value::String(s) => self.text(field, s),
             other => Err(self.wrong(field, "a string", other)),
         }
     }
@@ -169,7 +175,7 @@ impl<'a> Record<'a> {
     /// A required string with something other than whitespace in it.
     pub(crate) fn non_empty_str(&self, field: &str) -> Result<&'a str> {
         match self.required(field, "a non-empty string")? {
-            Value::String(s) if !s.trim().is_empty() => Ok(s),
+            Value::String(s) if !s.trim().is_empty() => self.text(field, s),
             other => Err(self.wrong(field, "a non-empty string", other)),
         }
     }
@@ -178,7 +184,7 @@ impl<'a> Record<'a> {
     pub(crate) fn opt_str(&self, field: &str) -> Result<Option<&'a str>> {
         match self.obj.get(field) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Value::String(s)) => self.text(field, s).map(Some),
             Some(other) => Err(self.wrong(field, "a string", other)),
         }
     }
@@ -213,7 +219,7 @@ impl<'a> Record<'a> {
             .iter()
             .enumerate()
             .map(|(i, item)| match item {
-                Value::String(s) => Ok(s.clone()),
+                Value::String(s) => self.text(&format!("{field}[{i}]"), s).map(str::to_owned),
                 other => Err(self.wrong(&format!("{field}[{i}]"), "a string", other)),
             })
             .collect()

@@ -1,0 +1,41 @@
+//! `ragrouter db info FILE`: whether a file is a ragrouter results database, its schema version
+//! and what it holds, read without changing a byte or creating a file beside it.
+
+use std::path::PathBuf;
+
+use bench_core::Store;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example:\n  ragrouter db info .ragrouter/results.sqlite")]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub command: DbCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum DbCommand {
+    /// Say whether FILE is a ragrouter results database (by its application id, or, written
+    /// before it, by its exact schema), its schema version, and its tables with their rows.
+    #[command(after_help = "Examples:
+  ragrouter db info .ragrouter/results.sqlite
+  ragrouter db info some-app.db      # another application's file: says why it is not ours
+Nothing is written: a file that is not ours stays byte-identical, with no -wal or -shm beside it.
+A directory, a FIFO, or a file that is not SQLite or is truncated exits 2.")]
+    Info {
+        /// The SQLite file.
+        file: PathBuf,
+    },
+}
+
+pub fn run(args: &DbArgs) -> anyhow::Result<()> {
+    match &args.command {
+        DbCommand::Info { file } => {
+            let info = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(Store::info(file))?;
+            print!("{info}");
+            Ok(())
+        }
+    }
+}

@@ -299,7 +299,7 @@ mod tests {
                 let words = shell_words(l);
                 let at = words
                     .iter()
-                    .position(|w| !(w.contains('=') && !w.starts_with('-')))?;
+                    .position(|w| !w.contains('=') || w.starts_with('-'))?;
                 (words[at] == "ragrouter").then(|| words[at..].to_vec())
             })
             .collect()

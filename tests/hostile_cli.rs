@@ -386,9 +386,9 @@ fn a_shard_merged_twice_is_refused() {
 fn outcomes_file(path: &Path, n: usize, seed: usize) {
     let mut text = String::new();
     for i in 0..n {
-        let corpus = if i % 2 == 0 { "alpha" } else { "beta" };
-        let naive = (i + seed) % 3 != 0;
-        let graph = (i + seed) % 2 == 0;
+        let corpus = if i.is_multiple_of(2) { "alpha" } else { "beta" };
+        let naive = !(i + seed).is_multiple_of(3);
+        let graph = (i + seed).is_multiple_of(2);
         text.push_str(&format!(
             "{{\"id\":\"q{i}\",\"corpus\":\"{corpus}\",\"question\":\"Question number {i} about item {}?\",\"type\":\"factual\",\"outcomes\":{{\"naive\":{{\"correct\":{naive},\"cost\":{}}},\"graph\":{{\"correct\":{graph},\"cost\":{}}}}}}}\n",
             i * 7 % 11,
@@ -600,4 +600,5 @@ fn a_token_budget_is_never_passed_whatever_the_concurrency() {
         rows > 0 && rows < 20,
         "{rows} tuples under a third of the bill"
     );
+    println!("whole run {whole} tokens; budget {budget}: {counted} counted, {rows} tuples");
 }

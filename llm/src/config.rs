@@ -530,13 +530,28 @@ mod tests {
         assert!(resolve(None, &flags, &|_| None).is_err());
         let e = LlmFileConfig::from_toml_str("[llm.answer]\nmodle = \"x\"\n").unwrap_err();
         assert!(e.to_string().contains("modle"), "{e}");
-        let file = LlmFileConfig::from_toml_str(
-            "[llm.answer]\nmodel = \"m\"\n[llm.judge]\ntimeout_s = 0\n",
-        )
-        .unwrap()
-        .unwrap();
-        let e = resolve(Some(&file), &LlmFlags::default(), &|_| None).unwrap_err();
-        assert!(e.to_string().contains("llm.judge"), "{e}");
+        // A value out of range is refused at load, in a role not used too, naming the key.
+        for (text, key) in [
+            ("[llm.judge]\ntimeout_s = 0\n", "llm.judge.timeout_s = 0"),
+            (
+                "[llm.graph]\nmax_retries = 101\n",
+                "llm.graph.max_retries = 101",
+            ),
+            ("rpm = 0\n", "llm.answer.rpm = 0"),
+            (
+                "[llm.embedding]\nbatch_size = 2049\n",
+                "llm.embedding.batch_size = 2049",
+            ),
+        ] {
+            let e = LlmFileConfig::from_toml_str(&format!("[llm.answer]\nmodel = \"m\"\n{text}"))
+                .unwrap_err();
+            assert!(e.to_string().contains(key), "{e}");
+        }
+        // A flag-made endpoint is checked as well.
+        let mut e = EndpointConfig::new("http://h/v1", "m");
+        e.timeout_s = 100_000;
+        let e = e.validate("answer").unwrap_err();
+        assert!(e.to_string().contains("llm.answer.timeout_s"), "{e}");
     }
 
     #[test]

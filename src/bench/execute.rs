@@ -198,7 +198,8 @@ async fn run_unit(
         // A tuple one of whose calls the budget refused is left unwritten: the same command
         // with a larger budget answers it. (After a refusal, a failed tuple may be one whose
         // refused call ran on another task: it is left for the rerun too.)
-        if !refused && !(record.error.is_some() && shared.budget.exhausted()) {
+        let left_for_rerun = refused || (record.error.is_some() && shared.budget.exhausted());
+        if !left_for_rerun {
             records.push(record);
         }
     }

@@ -288,6 +288,7 @@ const STORE_MODULES: &[&str] = &[
     "error.rs",
     "store.rs",
     "store_open.rs",
+    "store_info.rs",
     "store_reads.rs",
     "store_backend.rs",
     "store_schema.rs",

@@ -117,7 +117,7 @@ fn read_header(path: &Path, shown: &str, len: u64) -> Result<Header> {
         }
     };
     let wal = head[18] == 2 || head[19] == 2;
-    if len % page != 0 {
+    if !len.is_multiple_of(page) {
         return Err(invalid(
             shown,
             &format!(

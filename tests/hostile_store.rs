@@ -293,6 +293,8 @@ fn db_info_describes_files_and_refuses_what_is_not_sqlite() {
         &["notes.txt", "not an SQLite database"],
     );
     check_fails(&run(&["db", "info", s(dir.path())]), 2, &["is a directory"]);
+    let out = run(&["db", "info", &format!("postgres://u:{SECRET}@h/d")]);
+    masked(&out, 2, &["takes an SQLite file", "u:***@h"]);
     let help = text(&run(&["db", "info", "--help"]).stdout);
     assert!(
         help.contains("Examples:") && help.contains("ragrouter db info"),

@@ -30,6 +30,13 @@ A directory, a FIFO, or a file that is not SQLite or is truncated exits 2.")]
 pub fn run(args: &DbArgs) -> anyhow::Result<()> {
     match &args.command {
         DbCommand::Info { file } => {
+            if file.to_string_lossy().contains("://") {
+                return Err(crate::bench::BadInput(format!(
+                    "db info {}: takes an SQLite file, not a URL",
+                    bench_core::store::redact(&file.to_string_lossy())
+                ))
+                .into());
+            }
             let info = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?

@@ -97,12 +97,22 @@ fn adarague_import_reproduces_the_stated_figures() {
     let out = run(
         &db,
         &[
-            "route", "eval", "--features", "q", "--folds", "5", "--routers", "oracle",
+            "route",
+            "eval",
+            "--features",
+            "q",
+            "--folds",
+            "5",
+            "--routers",
+            "oracle",
         ],
     );
     check_ok(&out);
     let table = text(&out.stdout);
-    assert!(table.contains("paired against best-single (C.R 33.60)"), "{table}");
+    assert!(
+        table.contains("paired against best-single (C.R 33.60)"),
+        "{table}"
+    );
     for (router, cr) in [
         ("llm-only", "30.20"),
         ("naive", "32.23"),
@@ -124,12 +134,22 @@ fn adarague_import_reproduces_the_stated_figures() {
     let out = run(
         &db,
         &[
-            "route", "eval", "--features", "p", "--folds", "3", "--routers", "lr,oracle",
+            "route",
+            "eval",
+            "--features",
+            "p",
+            "--folds",
+            "3",
+            "--routers",
+            "lr,oracle",
         ],
     );
     check_ok(&out);
     let table = text(&out.stdout);
-    assert!(table.contains("agree.em") && table.contains("CostSave"), "{table}");
+    assert!(
+        table.contains("agree.em") && table.contains("CostSave"),
+        "{table}"
+    );
     let eval = query_db(&db, "SELECT max(id) FROM route_evals")[0];
     let lr = query_strings(
         &db,
@@ -176,7 +196,10 @@ fn bad_folders_and_records_name_the_file_and_write_nothing() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains("valid.json") && err.contains("no text for test question"), "{err}");
+    assert!(
+        err.contains("valid.json") && err.contains("no text for test question"),
+        "{err}"
+    );
     assert!(!db.exists() || query_db(&db, "SELECT count(*) FROM results") == [0]);
 }
 
@@ -251,7 +274,10 @@ fn generic_records_carry_answers_signals_and_published_choices() {
         let out = run(&db, &["import", "outcomes", bad.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{line}");
         let err = text(&out.stderr);
-        assert!(err.contains("line 1") && err.contains(needle), "{needle}: {err}");
+        assert!(
+            err.contains("line 1") && err.contains(needle),
+            "{needle}: {err}"
+        );
         assert_eq!(query_db(&db, "SELECT count(*) FROM signals"), before);
     }
 }
@@ -292,8 +318,16 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
     let out = run(
         &db,
         &[
-            "route", "eval", "--features", "q+p", "--folds", "2", "--routers", "best-single",
-            "--external", &ext,
+            "route",
+            "eval",
+            "--features",
+            "q+p",
+            "--folds",
+            "2",
+            "--routers",
+            "best-single",
+            "--external",
+            &ext,
         ],
     );
     check_ok(&out);
@@ -323,9 +357,20 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
             d.join("flan_t5_xl/valid.json").to_str().unwrap(),
         ],
     ));
-    let args = ["route", "eval", "--features", "q", "--routers", "best-single"];
+    let args = [
+        "route",
+        "eval",
+        "--features",
+        "q",
+        "--routers",
+        "best-single",
+    ];
     let out = run(&db, &args);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("--pool-sources"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--pool-sources"),
+        "{}",
+        text(&out.stderr)
+    );
     check_ok(&run(&db, &[&args[..], &["--pool-sources"]].concat()));
 }

@@ -357,6 +357,7 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
             d.join("flan_t5_xl/valid.json").to_str().unwrap(),
         ],
     ));
+    // One data set of each source keeps the pooled run small (1,000 questions).
     let args = [
         "route",
         "eval",
@@ -364,6 +365,8 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
         "q",
         "--routers",
         "best-single",
+        "--corpora",
+        "adarague-nq,nq",
     ];
     let out = run(&db, &args);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));

@@ -90,9 +90,9 @@ fn paradigm_list(ps: &[ParadigmId]) -> String {
 }
 
 /// Inserts one question's signals (a row already stored is kept: a resumed probe adds nothing).
-pub(crate) async fn insert_signals<'c>(
+pub(crate) async fn insert_signals(
     store: &Store,
-    tx: &mut sqlx::Transaction<'c, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     run_id: i64,
     query_id: &str,
     signals: &[Signal],
@@ -119,9 +119,9 @@ pub(crate) async fn insert_signals<'c>(
 }
 
 /// Inserts one question's published choices.
-pub(crate) async fn insert_published<'c>(
+pub(crate) async fn insert_published(
     store: &Store,
-    tx: &mut sqlx::Transaction<'c, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     run_id: i64,
     query_id: &str,
     choices: &[PublishedChoice],

@@ -99,6 +99,7 @@ fn every_numeric_setting_out_of_range_is_refused_naming_key_and_file() {
         ("iterative.offline_sufficient_coverage", "-0.5"),
         ("judge.correct_recall", "inf"),
         ("judge.statement_share", "0"),
+        ("judge.short_answer_tokens", "0"),
         ("data.evidence.min_similarity", "nan"),
         ("data.evidence.min_content_overlap", "1.5"),
         ("data.evidence.candidates", "0"),

@@ -352,6 +352,9 @@ impl BenchConfig {
                 self.judge.statement_share
             ));
         }
+        if self.judge.short_answer_tokens == 0 {
+            return Err("judge.short_answer_tokens = 0: must be at least 1".into());
+        }
         let ev = &self.data.evidence;
         if !(-1.0..=1.0).contains(&ev.min_similarity) {
             return Err(format!(

@@ -37,6 +37,8 @@ pub enum ImportCommand {
     AdaptiveRag(AdaptiveRagArgs),
     /// AdaRAGUE's LLaMA-3.1-8B outcomes with answers (test and training splits, the published
     /// classifier's choices, SeaKR's uncertainty), as upstream ships them.
+    #[command(after_help = "Example:
+  ragrouter import adarague ../shared/datasets/adarague-llama8b --db adarague.sqlite")]
     Adarague(AdarogueArgs),
 }
 

@@ -6,24 +6,6 @@ mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
-    c.env_remove("RAGROUTER_DATA_DIR")
-        .env_remove("OPENAI_BASE_URL")
-        .env("RAGROUTER_LOG", "warn")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A small JSONL corpus in the generic format; `corpus` is the corpus file's bytes.
 fn jsonl_dir(root: &Path, name: &str, corpus: &[u8]) -> PathBuf {

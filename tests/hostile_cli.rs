@@ -10,28 +10,9 @@ use common::*;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use llm::mock::{MockReply, MockServer};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
-    c.env_remove("RAGROUTER_DATA_DIR")
-        .env_remove("RAGROUTER_DB")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("RAGROUTER_FAULT_DELAY_MS")
-        .env("RAGROUTER_LOG", "warn")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Every file under `dir`, relative to it.
 fn listing(dir: &Path) -> BTreeSet<PathBuf> {

@@ -13,24 +13,6 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
-    c.env_remove("RAGROUTER_DATA_DIR")
-        .env_remove("RAGROUTER_DB")
-        .env_remove("OPENAI_BASE_URL")
-        .env("RAGROUTER_LOG", "warn")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use llm::mock::ChatRequestSeen;
 use sqlx::Sqlite;
@@ -230,4 +230,27 @@ pub fn pg_exec(url: &str, sql: &str) {
         conn.execute(sql.as_str()).await.map(|_| ())
     })
     .unwrap()
+}
+
+/// The binary with the environment that could steer it cleared (data folder, database, LLM
+/// endpoint, injected delays), logging at warn, run from the repository root.
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
+    c.env_remove("RAGROUTER_DATA_DIR")
+        .env_remove("RAGROUTER_DB")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("RAGROUTER_FAULT_DELAY_MS")
+        .env("RAGROUTER_LOG", "warn")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// `bin()` with `args`, waited for.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+/// A path as the `&str` an argument list takes.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
 }

@@ -8,25 +8,14 @@ mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/adarague-llama8b")
 }
 
-fn run(db: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
-    c.env("RAGROUTER_LOG", "warn")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args);
-    if args[0] == "route" {
-        c.arg("--cache-dir").arg(shared_cache());
-    }
-    c.arg("--db").arg(db).output().unwrap()
-}
-
 fn import(db: &Path) -> Output {
-    run(db, &["import", "adarague", folder().to_str().unwrap()])
+    run_on(db, &["import", "adarague", folder().to_str().unwrap()])
 }
 
 /// The pooled correct rate (percent, two decimals) of a router's row in the paired table.
@@ -94,7 +83,7 @@ fn adarague_import_reproduces_the_stated_figures() {
     assert_eq!(query_db(&db, "SELECT count(*) FROM results"), [9000 + 6699]);
 
     // route eval --features q, k-fold: the arms, best-single, Oracle and the published row.
-    let out = run(
+    let out = run_on(
         &db,
         &[
             "route",
@@ -131,7 +120,7 @@ fn adarague_import_reproduces_the_stated_figures() {
 
     // Probe features: the pooled block reads the signals; a router reading them pays the
     // cheap arms once (probe 1 step), so every one of its predictions costs at least 1.
-    let out = run(
+    let out = run_on(
         &db,
         &[
             "route",
@@ -174,7 +163,7 @@ fn bad_folders_and_records_name_the_file_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.sqlite");
     // Not the folder.
-    let out = run(&db, &["import", "adarague", dir.path().to_str().unwrap()]);
+    let out = run_on(&db, &["import", "adarague", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("Adaptive_Rag/predictions"));
     // The question file lacks a test question: named, nothing written.
@@ -184,7 +173,7 @@ fn bad_folders_and_records_name_the_file_and_write_nothing() {
         r#"[{"id":"nope","question":"Who?","dataset_name":"nq"}]"#,
     )
     .unwrap();
-    let out = run(
+    let out = run_on(
         &db,
         &[
             "import",
@@ -219,7 +208,10 @@ fn generic_records_carry_answers_signals_and_published_choices() {
         ),
     )
     .unwrap();
-    check_ok(&run(&db, &["import", "outcomes", file.to_str().unwrap()]));
+    check_ok(&run_on(
+        &db,
+        &["import", "outcomes", file.to_str().unwrap()],
+    ));
     // The harness's EM decides; the source's verdict (false) stays beside it.
     assert_eq!(
         query_strings(
@@ -271,7 +263,7 @@ fn generic_records_carry_answers_signals_and_published_choices() {
         let bad = dir.path().join("bad.jsonl");
         std::fs::write(&bad, line).unwrap();
         let before = query_db(&db, "SELECT count(*) FROM signals");
-        let out = run(&db, &["import", "outcomes", bad.to_str().unwrap()]);
+        let out = run_on(&db, &["import", "outcomes", bad.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{line}");
         let err = text(&out.stderr);
         assert!(
@@ -315,7 +307,7 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
     let script = dir.path().join("probe_router.py");
     std::fs::write(&script, PROBE_ROUTER).unwrap();
     let ext = format!("agree=python3 {}", script.display());
-    let out = run(
+    let out = run_on(
         &db,
         &[
             "route",
@@ -346,7 +338,7 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
     // A second source in the same database: not pooled unless asked.
     let d = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/datasets/adaptive-rag-outcomes/classifier/data");
-    check_ok(&run(
+    check_ok(&run_on(
         &db,
         &[
             "import",
@@ -368,12 +360,12 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
         "--corpora",
         "adarague-nq,nq",
     ];
-    let out = run(&db, &args);
+    let out = run_on(&db, &args);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr).contains("--pool-sources"),
         "{}",
         text(&out.stderr)
     );
-    check_ok(&run(&db, &[&args[..], &["--pool-sources"]].concat()));
+    check_ok(&run_on(&db, &[&args[..], &["--pool-sources"]].concat()));
 }

@@ -7,27 +7,16 @@ mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/datasets/adaptive-rag-outcomes/classifier/data")
 }
 
-fn run(db: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ragrouter"));
-    c.env("RAGROUTER_LOG", "warn")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args);
-    if args[0] == "route" {
-        c.arg("--cache-dir").arg(shared_cache());
-    }
-    c.arg("--db").arg(db).output().unwrap()
-}
-
 fn import_test_split(db: &Path) -> Output {
     let d = data();
-    run(
+    run_on(
         db,
         &[
             "import",
@@ -105,7 +94,7 @@ fn bad_records_name_file_record_and_field_and_write_nothing() {
     .unwrap();
     let check_bad = |label_json: &str, needles: &[&str]| {
         std::fs::write(&labels, label_json).unwrap();
-        let out = run(
+        let out = run_on(
             &db,
             &[
                 "import",
@@ -144,7 +133,7 @@ fn bad_records_name_file_record_and_field_and_write_nothing() {
         r#"[{"id":"a","answer":"B","total_answer":["one","multiple"]}]"#,
     )
     .unwrap();
-    let out = run(
+    let out = run_on(
         &db,
         &[
             "import",
@@ -192,14 +181,14 @@ fn generic_outcomes_import_and_errors() {
     )
     .unwrap();
     // A strategy name that is no paradigm needs --arm; a missing cost needs --cost.
-    let out = run(&db, &["import", "outcomes", file.to_str().unwrap()]);
+    let out = run_on(&db, &["import", "outcomes", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
         err.contains("mine.jsonl") && err.contains("line 3") && err.contains("outcomes.no-ret"),
         "{err}"
     );
-    let out = run(
+    let out = run_on(
         &db,
         &[
             "import",
@@ -254,7 +243,7 @@ fn generic_outcomes_import_and_errors() {
         let bad = dir.path().join("bad.jsonl");
         std::fs::write(&bad, line).unwrap();
         let before = query_db(&db, COUNTS);
-        let out = run(&db, &["import", "outcomes", bad.to_str().unwrap()]);
+        let out = run_on(&db, &["import", "outcomes", bad.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{line}");
         let err = text(&out.stderr);
         for n in needles {
@@ -275,7 +264,7 @@ fn pooled_cr(table: &str, router: &str) -> String {
 
 /// `route eval --features q` with `args` on `db`: its table, after checking it succeeded.
 fn route_eval_q(db: &Path, args: &[&str]) -> String {
-    let out = run(db, &[&["route", "eval", "--features", "q"], args].concat());
+    let out = run_on(db, &[&["route", "eval", "--features", "q"], args].concat());
     check_ok(&out);
     text(&out.stdout)
 }
@@ -369,7 +358,7 @@ fn safe_router_on_the_import_switches_less_and_keeps_at_least_best_single() {
     let db = dir.path().join("r.sqlite");
     check_ok(&import_test_split(&db));
     let d = data();
-    check_ok(&run(
+    check_ok(&run_on(
         &db,
         &[
             "import",

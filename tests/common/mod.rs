@@ -254,3 +254,13 @@ pub fn run(args: &[&str]) -> Output {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// `bin()` with `args` on the database `db`; `route` commands share the tests' vector cache.
+pub fn run_on(db: &Path, args: &[&str]) -> Output {
+    let mut c = bin();
+    c.args(args);
+    if args[0] == "route" {
+        c.arg("--cache-dir").arg(shared_cache());
+    }
+    c.arg("--db").arg(db).output().unwrap()
+}

@@ -49,6 +49,10 @@ llm-local action="start":
 test:
     bash .ci/run
 
+# Walks the README's offline sh blocks in order in a fresh folder (tests/readme_walk.rs; benches several corpora)
+readme-walk:
+    cargo test --release --workspace --test readme_walk -- --ignored --nocapture
+
 # Performance benchmarks: each prints its ratio against a baseline measured in the same run
 perf:
     cargo run --release -p corpora --example perf_encoder

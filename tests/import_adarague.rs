@@ -368,4 +368,19 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
         text(&out.stderr)
     );
     check_ok(&run_on(&db, &[&args[..], &["--pool-sources"]].concat()));
+    // A report draws one mode on one axis: two import sources are refused, writing nothing,
+    // and one source chosen with --corpora is drawn.
+    let out_dir = db.with_file_name("report");
+    let report = |corpora: &str| {
+        run_on(
+            &db,
+            &["report", "--out", out_dir.to_str().unwrap(), "--corpora", corpora],
+        )
+    };
+    let out = report("adarague-nq,nq");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("mix modes") && err.contains("--corpora"), "{err}");
+    assert!(!out_dir.exists());
+    check_ok(&report("nq"));
 }

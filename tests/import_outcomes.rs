@@ -303,6 +303,37 @@ fn route_eval_on_the_import_reproduces_the_files_figures() {
     }
     // A seed router without graph lanes is skipped, not failed.
     assert!(table.contains("skipped ner: needs a graph lane"), "{table}");
+    // The report draws the imported paradigms at the cost `route eval` gives them (retrieval
+    // steps, the import's unit), not at 0 LLM tokens: one cost function for both.
+    let paired = after(&table, "paired against best-single");
+    let out = dir.path().join("report");
+    let report = run_on(&db, &["report", "--out", out.to_str().unwrap()]);
+    check_ok(&report);
+    // No hint to run `metrics` on corpora that have no documents.
+    let said = format!("{}{}", text(&report.stdout), text(&report.stderr));
+    assert!(said.contains("imported corpora carry outcomes without documents"), "{said}");
+    assert!(!said.contains("ragrouter metrics <corpus>"), "{said}");
+    let frontier = std::fs::read_to_string(out.join("tables/frontier.csv")).unwrap();
+    assert!(
+        frontier.starts_with("Corpus,Strategy,Kind,Mean retrieval steps,"),
+        "{frontier}"
+    );
+    for p in ["llm-only", "naive", "iterative"] {
+        let eval_cost = paired
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(p))
+            .and_then(|l| l.split_whitespace().last())
+            .unwrap();
+        let row = format!("all,{p},paradigm,");
+        let report_cost = frontier
+            .lines()
+            .find_map(|l| l.strip_prefix(row.as_str()))
+            .and_then(|rest| rest.split(',').next())
+            .unwrap_or_else(|| panic!("no {row} in\n{frontier}"));
+        let (a, b): (f64, f64) = (eval_cost.parse().unwrap(), report_cost.parse().unwrap());
+        assert!((a - b).abs() < 1e-9, "{p}: route eval {a}, report {b}");
+    }
+    assert!(frontier.contains("all,iterative,paradigm,4.69,"), "{frontier}");
     // Every question of every router is stored, and so are the paired tests.
     let n_routers = 1 + query_db(
         &db,

@@ -238,3 +238,14 @@ pub fn cost_tokens(mode: &str, llm_tokens: u64, context_tokens: u64) -> u64 {
         llm_tokens
     }
 }
+
+/// A tuple's cost in its run's unit, the one measure `route eval`, the tables, the frontier,
+/// AIQ and every figure use: [`cost_tokens`] for a benched tuple, the import's declared cost
+/// (retrieval steps, ...; 0 when the import gave none) for an imported one.
+pub fn tuple_cost(mode: &str, llm_tokens: u64, context_tokens: u64, imported: Option<f64>) -> f64 {
+    if crate::outcomes::is_imported(mode) {
+        imported.unwrap_or(0.0)
+    } else {
+        cost_tokens(mode, llm_tokens, context_tokens) as f64
+    }
+}

@@ -80,6 +80,8 @@ pub struct ReportTupleRow {
     pub latency_ms: f64,
     pub mode: String,
     pub error: Option<String>,
+    /// An imported tuple's cost in the import's unit.
+    pub cost: Option<f64>,
 }
 
 /// A run's stored tuples: how many, how many without an error, and the first error.
@@ -236,7 +238,7 @@ impl Store {
                     r.tokens_construction_in, r.tokens_construction_out, r.tokens_retrieval_in,
                     r.tokens_retrieval_out, r.tokens_generation_in, r.tokens_generation_out,
                     r.tokens_judge_in, r.tokens_judge_out, r.context_tokens,
-                    r.latency_retrieval_ms + r.latency_generation_ms, r.mode, r.error
+                    r.latency_retrieval_ms + r.latency_generation_ms, r.mode, r.error, r.cost
              FROM results r
              LEFT JOIN queries q ON q.corpus = $1 AND q.corpus_hash = $2 AND q.query_id = r.query_id
              WHERE r.run_id = $3
@@ -266,6 +268,7 @@ impl Store {
                 latency_ms: r.get(19),
                 mode: r.get(20),
                 error: r.get(21),
+                cost: r.get(22),
             })
             .collect())
     }

@@ -21,8 +21,9 @@ pub struct Selection {
 /// Loads the selected runs with their tuples, corpora, corpus metrics and router evaluations.
 /// Unknown run or evaluation ids, or a selection with no run, are bad input. The runs are
 /// chosen by the rule `route eval` uses ([`bench_core::runs::select_runs`]: the latest run with
-/// tuples per corpus and split tag, train-tagged runs left out), without its one-mode check: a
-/// report may set runs of different modes side by side.
+/// tuples per corpus and split tag, train-tagged runs left out), and like `route eval` a report
+/// draws one mode: runs of different modes (offline, an LLM, an import source) or cost units on one
+/// axis and in one pooled panel would mislead, so they are refused and `--corpora`/`--runs` named.
 pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
     let chosen = select_runs(
         store,
@@ -33,8 +34,25 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         },
     )
     .await?;
+    let kinds: std::collections::BTreeSet<(&str, String)> = chosen
+        .iter()
+        .map(|r| (r.mode.as_str(), r.cost_unit()))
+        .collect();
+    if kinds.len() > 1 {
+        return Err(BenchError::Invalid(format!(
+            "results store {}: the selected runs mix modes or cost units ({}); a report draws one \
+             mode on one cost axis: choose corpora with --corpora or runs with --runs",
+            store.path(),
+            chosen
+                .iter()
+                .map(|r| format!("run {} of {}: {} in {}", r.id, r.corpus, r.mode, r.cost_unit()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
     let mut runs = Vec::new();
     for r in chosen {
+        let cost_unit = r.cost_unit();
         let row = store.run_row(r.id).await?.ok_or_else(|| {
             BenchError::Invalid(format!(
                 "results store {}: no run with id {}",
@@ -65,6 +83,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
             extractor: row.extractor,
             started_at: row.started_at,
             finished_at: row.finished_at,
+            cost_unit,
             construction,
         });
     }
@@ -226,6 +245,7 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
             latency_ms: r.latency_ms,
             mode: r.mode,
             error: r.error,
+            imported_cost: r.cost,
         });
     }
     Ok(out)

@@ -59,6 +59,8 @@ pub struct Tuple {
     pub latency_ms: f64,
     pub mode: String,
     pub error: Option<String>,
+    /// An imported tuple's cost in the import's unit (`None` for a benched tuple).
+    pub imported_cost: Option<f64>,
 }
 
 impl Tuple {
@@ -85,6 +87,8 @@ pub struct RunInfo {
     pub extractor: String,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// What a tuple's cost counts in this run (`context tokens`, `LLM tokens`, an import's unit).
+    pub cost_unit: String,
     /// Graph construction tokens (in, out) of the build this run's extractor made, if any.
     pub construction: Option<(f64, f64)>,
 }
@@ -150,15 +154,32 @@ impl ReportData {
         out
     }
 
-    /// How the tuples' costs are measured: by their runs' modes.
+    /// How the tuples' costs are measured: by their runs' modes. [`crate::load`] refuses runs of
+    /// different modes, so `Mixed` only arises from data built by hand.
     pub fn cost_basis(&self) -> CostBasis {
-        let offline = self.tuples.iter().filter(|t| t.mode == "offline").count();
-        if offline == 0 {
-            CostBasis::LlmTokens
-        } else if offline == self.tuples.len() {
-            CostBasis::ContextTokens
-        } else {
-            CostBasis::Mixed
+        let kind = |m: &str| {
+            if m == "offline" {
+                0
+            } else if bench_core::outcomes::is_imported(m) {
+                2
+            } else {
+                1
+            }
+        };
+        let kinds: std::collections::BTreeSet<u8> =
+            self.tuples.iter().map(|t| kind(&t.mode)).collect();
+        match kinds.into_iter().collect::<Vec<_>>()[..] {
+            [] | [1] => CostBasis::LlmTokens,
+            [0] => CostBasis::ContextTokens,
+            [2] => {
+                let units: std::collections::BTreeSet<&str> =
+                    self.runs.iter().map(|r| r.cost_unit.as_str()).collect();
+                CostBasis::Imported(match units.into_iter().collect::<Vec<_>>()[..] {
+                    [u] => u.to_owned(),
+                    _ => "cost".to_owned(),
+                })
+            }
+            _ => CostBasis::Mixed,
         }
     }
 
@@ -179,36 +200,40 @@ impl ReportData {
     }
 }
 
-/// What the cost axis counts: `bench_core::cost_tokens`, the measure the routers' evaluation
+/// What the cost axis counts: `bench_core::tuple_cost`, the measure the routers' evaluation
 /// uses too, so paradigms and routers share one axis. LLM runs count the stored LLM tokens
 /// (construction, retrieval, generation); offline runs bill no LLM and count the context tokens
-/// a generator would have been sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// a generator would have been sent; imported runs count the import's declared unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CostBasis {
     /// Every run called an LLM.
     LlmTokens,
     /// Every run was offline.
     ContextTokens,
-    /// Some of each: each tuple by its own run's measure.
+    /// Every run was imported; the unit the import declared (`retrieval steps`, ...).
+    Imported(String),
+    /// Runs of different kinds (only from data built by hand: `load` refuses to pool modes).
     Mixed,
 }
 
 impl CostBasis {
-    /// A tuple's cost (the same for every basis: the basis only names it).
-    pub fn of(self, t: &Tuple) -> f64 {
-        bench_core::cost_tokens(
+    /// A tuple's cost, `bench_core::tuple_cost` (the same for every basis: the basis names it).
+    pub fn of(&self, t: &Tuple) -> f64 {
+        bench_core::tuple_cost(
             &t.mode,
             t.tokens.cost().round() as u64,
             t.context_tokens as u64,
-        ) as f64
+            t.imported_cost,
+        )
     }
 
     /// What "correct" means for the offline tuples (decisions.md, "Offline default"); `None`
-    /// when every run called an LLM (then the LLM judge decided).
-    pub fn offline_correct(self) -> Option<&'static str> {
+    /// when every run called an LLM (then the LLM judge decided) or was imported (the import's
+    /// own verdict).
+    pub fn offline_correct(&self) -> Option<&'static str> {
         match self {
-            CostBasis::LlmTokens => None,
+            CostBasis::LlmTokens | CostBasis::Imported(_) => None,
             CostBasis::ContextTokens | CostBasis::Mixed => Some(
                 "Offline runs judge retrieval, not an answer: a tuple is correct when the context \
                  the paradigm delivered (within the budget) holds a gold answer or alias as whole \
@@ -218,15 +243,27 @@ impl CostBasis {
         }
     }
 
-    /// The cost axis's description, with its unit.
-    pub fn axis(self) -> &'static str {
+    /// The unit alone, for a column header.
+    pub fn unit(&self) -> String {
         match self {
-            CostBasis::LlmTokens => "mean LLM tokens per query (cl100k)",
+            CostBasis::LlmTokens => "LLM tokens".into(),
+            CostBasis::ContextTokens => "context tokens".into(),
+            CostBasis::Imported(unit) => unit.clone(),
+            CostBasis::Mixed => "cost (mixed units)".into(),
+        }
+    }
+
+    /// The cost axis's description, with its unit.
+    pub fn axis(&self) -> String {
+        match self {
+            CostBasis::LlmTokens => "mean LLM tokens per query (cl100k)".into(),
             CostBasis::ContextTokens => {
-                "mean context tokens per query (cl100k; offline, no LLM billed)"
+                "mean context tokens per query (cl100k; offline, no LLM billed)".into()
             }
+            CostBasis::Imported(unit) => format!("mean {unit} per query (imported)"),
             CostBasis::Mixed => {
-                "mean tokens per query (LLM tokens; context tokens for offline runs)"
+                "mean cost per query in mixed units (LLM tokens, context tokens, imported units)"
+                    .into()
             }
         }
     }

@@ -65,7 +65,7 @@ pub fn frontier_of(points: &[Point]) -> Vec<usize> {
 /// One point per paradigm over the tuples of `corpus` (`None`: all corpora pooled), in
 /// `ParadigmId::ALL` order, cost counted under `basis`. Every tuple counts, failed ones as not
 /// correct.
-pub fn paradigm_points(tuples: &[Tuple], corpus: Option<&str>, basis: CostBasis) -> Vec<Point> {
+pub fn paradigm_points(tuples: &[Tuple], corpus: Option<&str>, basis: &CostBasis) -> Vec<Point> {
     let mut acc: BTreeMap<ParadigmId, (f64, u64, u64)> = BTreeMap::new();
     for t in tuples
         .iter()
@@ -253,13 +253,13 @@ pub fn panel(
 }
 
 /// One panel per corpus (in `corpora` order), then the pooled panel when there is more than one
-/// corpus. Router rows come from `router_rows` (empty when no evaluation is available; pass none
-/// under [`CostBasis::ContextTokens`]: routers' stored costs are LLM tokens).
+/// corpus. Router rows come from `router_rows` (empty when no evaluation is available); their
+/// costs were measured by `bench_core::tuple_cost` too, so both sit on the basis's one axis.
 pub fn panels(
     tuples: &[Tuple],
     corpora: &[String],
     router_rows: &[RouteEvalRow],
-    basis: CostBasis,
+    basis: &CostBasis,
 ) -> Vec<Panel> {
     let mut out: Vec<Panel> = corpora
         .iter()

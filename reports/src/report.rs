@@ -14,7 +14,7 @@ use crate::figures::heatmap::HeatmapFigure;
 use crate::figures::profiles::ProfilesFigure;
 use crate::figures::{render, Figure};
 use crate::html::{document, Block};
-use crate::model::{ReportData, RouteEval};
+use crate::model::{CostBasis, ReportData, RouteEval};
 use crate::tables::{self, Table};
 use crate::{export, pareto};
 
@@ -135,11 +135,11 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
     let router_rows = eval.map_or(&[][..], |e| &e.rows[..]);
 
     // Figure 7 with the frontier and AIQ tables.
-    let panels = pareto::panels(&data.tuples, &corpora, router_rows, basis);
+    let panels = pareto::panels(&data.tuples, &corpora, router_rows, &basis);
     let cost = CostFigure {
         panels: panels.clone(),
         mode: modes.join(", "),
-        axis: basis.axis().to_owned(),
+        axis: basis.axis(),
     };
     let svg = st.figure(&cost)?;
     blocks.push(Block::Heading("Cost and accuracy".into()));
@@ -154,7 +154,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
             ))
         ),
     });
-    let frontier = tables::frontier_table(&panels);
+    let frontier = tables::frontier_table(&panels, &basis);
     let aiq = tables::aiq_table(&panels);
     st.table(&frontier, &frontier)?;
     st.table(&aiq, &aiq)?;
@@ -248,9 +248,14 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
             });
         }
         None => {
-            let m =
+            let m = if matches!(basis, CostBasis::Imported(_)) {
+                "Figure 6 is missing: imported corpora carry outcomes without documents, so they \
+                 have no corpus metrics (no graph or embedding space to measure)."
+                    .to_owned()
+            } else {
                 "Figure 6 is missing: no corpus metrics stored (run `ragrouter metrics <corpus>`)."
-                    .to_owned();
+                    .to_owned()
+            };
             blocks.push(Block::Note(m.clone()));
             missing.push(m);
         }

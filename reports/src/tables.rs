@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bench_core::{ParadigmId, QueryType, RouteEvalRow};
 
 use crate::export::csv_field;
-use crate::model::{ReportData, Tuple};
+use crate::model::{CostBasis, ReportData, Tuple};
 use crate::pareto::{router_label, Kind, Panel};
 
 /// A rectangular table of text cells.
@@ -78,8 +78,14 @@ fn pct(v: f64) -> String {
     }
 }
 
+/// A mean cost: whole numbers for token counts, two decimals below 100 so that small units
+/// (retrieval steps: 1.85 against 2.41) stay apart.
 fn tokens(v: f64) -> String {
-    format!("{v:.0}")
+    if v == 0.0 || v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 fn short(t: QueryType) -> &'static str {
@@ -403,12 +409,12 @@ pub fn table16(data: &ReportData) -> Table {
 }
 
 /// Every strategy of every panel with its cost, correct rate and whether it is on the frontier.
-pub fn frontier_table(panels: &[Panel]) -> Table {
+pub fn frontier_table(panels: &[Panel], basis: &CostBasis) -> Table {
     let headers = [
         "Corpus",
         "Strategy",
         "Kind",
-        "Mean tokens",
+        &format!("Mean {}", basis.unit()),
         "Correct (%)",
         "N",
         "Pareto",

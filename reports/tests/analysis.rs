@@ -129,6 +129,7 @@ fn tuple(corpus: &str, q: &str, p: ParadigmId, correct: bool, tokens: f64) -> Tu
         latency_ms: 0.0,
         mode: "llm:m@http://localhost".into(),
         error: None,
+        imported_cost: None,
     }
 }
 
@@ -144,7 +145,7 @@ fn paradigm_points_average_tokens_and_count_failures_as_wrong() {
         tuple("b", "q1", ParadigmId::Naive, true, 1000.0),
         tuple("a", "q1", ParadigmId::LlmOnly, false, 10.0),
     ];
-    let a = paradigm_points(&ts, Some("a"), CostBasis::LlmTokens);
+    let a = paradigm_points(&ts, Some("a"), &CostBasis::LlmTokens);
     assert_eq!(a.len(), 2);
     assert_eq!(
         (a[0].label.as_str(), a[0].kind),
@@ -153,7 +154,7 @@ fn paradigm_points_average_tokens_and_count_failures_as_wrong() {
     // Naive on a: (100+200+300)/3 tokens (the judge's tokens are not a paradigm cost), 1 of 3.
     close(a[1].cost, 200.0);
     close(a[1].quality, 1.0 / 3.0);
-    let pooled = paradigm_points(&ts, None, CostBasis::LlmTokens);
+    let pooled = paradigm_points(&ts, None, &CostBasis::LlmTokens);
     close(pooled[1].cost, 400.0);
     close(pooled[1].quality, 0.5);
     // LLM runs are costed by LLM tokens; offline runs (no LLM billed) by context tokens,
@@ -169,8 +170,19 @@ fn paradigm_points_average_tokens_and_count_failures_as_wrong() {
         t.mode = "offline".into();
     }
     assert_eq!(data.cost_basis(), CostBasis::ContextTokens);
-    let ctx = paradigm_points(&data.tuples, Some("a"), CostBasis::ContextTokens);
+    let ctx = paradigm_points(&data.tuples, Some("a"), &CostBasis::ContextTokens);
     close(ctx[1].cost, 400.0);
+    // Imported tuples sit at the import's own cost (retrieval steps here), never at 0 tokens.
+    for (t, steps) in data.tuples.iter_mut().zip([1.0, 2.0, 3.0, 5.0, 0.0]) {
+        t.mode = "imported:adaptive-rag".into();
+        t.imported_cost = Some(steps);
+    }
+    let basis = data.cost_basis();
+    assert_eq!(basis, CostBasis::Imported("cost".into()));
+    assert_eq!(basis.axis(), "mean cost per query (imported)");
+    let imp = paradigm_points(&data.tuples, Some("a"), &basis);
+    close(imp[0].cost, 0.0);
+    close(imp[1].cost, 2.0);
 }
 
 fn row(

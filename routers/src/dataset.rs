@@ -165,15 +165,12 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
                         .ok_or_else(|| what(format!("unknown judge label {s:?}")))?,
                 ),
             };
-            let tokens = if is_imported(&run.mode) {
-                r.cost.unwrap_or(0.0)
-            } else {
-                bench_core::cost_tokens(
-                    &run.mode,
-                    r.llm_tokens.max(0) as u64,
-                    r.context_tokens.max(0) as u64,
-                ) as f64
-            };
+            let tokens = bench_core::tuple_cost(
+                &run.mode,
+                r.llm_tokens.max(0) as u64,
+                r.context_tokens.max(0) as u64,
+                r.cost,
+            );
             tuples.push(Tuple {
                 query_id,
                 paradigm,

@@ -27,12 +27,10 @@ pub struct GenerateArgs {
     /// Kept questions wanted per type.
     #[arg(long, default_value_t = 20)]
     pub per_type: usize,
-    /// Query types to generate (comma-separated).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "factual,reasoning,summary"
-    )]
+    /// Query types to generate (comma-separated) [default: factual,reasoning,summary with an
+    /// LLM; factual,reasoning offline, where a summary's gold (a list of entities from several
+    /// documents) is no span the offline judge could find in a context].
+    #[arg(long, value_delimiter = ',')]
     pub types: Vec<String>,
     /// Candidates tried per type at most [default: 4 x --per-type; the paper kept 46 %].
     #[arg(long)]
@@ -95,7 +93,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     if let Some(dir) = &args.model_dir {
         super::check_folder("--model-dir", dir)?;
     }
-    let types = parse_types(&args.types)?;
+    let mut types = parse_types(&args.types)?;
     if args.per_type == 0 {
         return Err(BadInput("--per-type: expected at least 1".into()).into());
     }
@@ -133,6 +131,22 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .into());
     }
     let settings = resolve_llm(&args.llm, &config)?;
+    if types.is_empty() {
+        types = vec![QueryType::Factual, QueryType::Reasoning];
+        if settings.is_some() {
+            types.push(QueryType::Summary);
+        }
+    } else if settings.is_none() && types.contains(&QueryType::Summary) {
+        return Err(BadInput(
+            "--types summary: not generated offline. A summary's gold is the list of entities \
+             linked to one entity across documents; the offline judge scores a tuple by a gold \
+             span in the delivered context, which no context holds for a list, so every summary \
+             question would score 0. Generate summary questions with an LLM endpoint \
+             (--llm-model, or [llm] in --config), or drop summary from --types."
+                .into(),
+        )
+        .into());
+    }
     let clients = settings.as_ref().map(LlmClients::new).transpose()?;
     let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))
         .with_context(|| format!("loading corpus {}", args.corpus))?;
@@ -172,7 +186,10 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", "),
         config.seed,
         match &settings {
-            None => "offline (templates; shortcut and closed-book filters not applied)".to_owned(),
+            None => "offline: template questions over the rule-based graph's relations (the \
+                     words between two entities), to exercise the pipeline and retrieval, not \
+                     fluent questions to publish; shortcut and closed-book filters not applied"
+                .to_owned(),
             Some(s) => format!("LLM {}", s.answer.model),
         }
     );

@@ -8,11 +8,13 @@ use bench_core::Store;
 /// Arguments of `ragrouter report`.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Only these corpora (comma-separated; default: every corpus with a run).
-    #[arg(long, value_delimiter = ',')]
+    /// Only these corpora (comma-separated; default: every corpus with a run). `--corpora` as in
+    /// `route eval`.
+    #[arg(long, visible_alias = "corpora", value_delimiter = ',')]
     pub corpus: Vec<String>,
-    /// These runs (repeatable; default: the latest run with results of each corpus).
-    #[arg(long = "run", value_name = "ID")]
+    /// These runs (repeatable; default: the latest run with results of each corpus). `--runs`
+    /// as in `route eval`.
+    #[arg(long = "run", visible_alias = "runs", value_name = "ID", value_delimiter = ',')]
     pub runs: Vec<i64>,
     /// These router evaluations (repeatable; default: the latest of each feature set).
     #[arg(long = "eval", value_name = "ID")]

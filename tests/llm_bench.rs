@@ -161,6 +161,15 @@ fn llm_mode_runs_every_paradigm_bills_tokens_and_caches() {
         l.faults
     );
     assert!(l.faults > 0, "no fault was injected");
+    // The summary counts the retries per role (#32): the injected faults were retried.
+    let retries: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("llm retries: "))
+        .unwrap_or_else(|| panic!("no `llm retries` line: {stderr}"))
+        .split(", ")
+        .map(|part| part.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(retries > 0, "{stderr}");
     assert_eq!(
         query_db(
             &db,

@@ -306,12 +306,15 @@ impl OpenAiLlm {
                 });
             }
             let delay = self.backoff(attempt, err.retry_after);
+            // One short line per retry (the full reply goes to the error if retries run out);
+            // the run's summary counts the retries per role.
             tracing::warn!(
-                identity = %self.cfg.identity(),
-                attempt = attempt + 1,
-                delay_ms = delay.as_millis() as u64,
-                "LLM call failed ({}), retrying: {message}",
-                err.kind
+                "{} retry {} in {:.1} s after {}: {}",
+                self.cfg.identity(),
+                attempt + 1,
+                delay.as_secs_f64(),
+                err.kind,
+                brief(&message)
             );
             self.stats.retries.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(delay).await;
@@ -390,6 +393,15 @@ fn describe(e: &reqwest::Error) -> String {
         source = c.source();
     }
     s
+}
+
+/// The first line of a failure message, cut to 160 characters: a retry's log line, not its dump.
+fn brief(message: &str) -> String {
+    let line = message.lines().next().unwrap_or("");
+    match line.char_indices().nth(160) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line.to_owned(),
+    }
 }
 
 /// `Retry-After` as seconds (possibly fractional), or OpenAI's `retry-after-ms`.

@@ -19,7 +19,13 @@ use crate::model::{CostBasis, Tuple};
 pub enum Kind {
     Paradigm,
     Router,
+    /// Oracle: it reads the test labels, so it is a reference mark, not a deployable strategy,
+    /// and stays off the Pareto frontier.
+    Reference,
 }
+
+/// The router that reads the test labels (`routers`' baseline of that name).
+pub const ORACLE: &str = "oracle";
 
 /// One strategy on one corpus (or pooled): its mean tokens per query and correct rate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -128,7 +134,11 @@ fn router_groups(rows: &[RouteEvalRow], corpus: &str) -> Vec<(String, Option<f64
         .map(|((router, ParamKey(param)), rs)| {
             let point = Point {
                 label: router_label(&router, param),
-                kind: Kind::Router,
+                kind: if router == ORACLE && param.is_none() {
+                    Kind::Reference
+                } else {
+                    Kind::Router
+                },
                 cost: fold_mean(&rs, |r| r.mean_tokens),
                 quality: fold_mean(&rs, |r| r.correct_rate),
                 n: rs.iter().map(|r| u64::from(r.n)).sum(),
@@ -220,13 +230,23 @@ pub fn panel(
 ) -> Panel {
     let curves = sweep_curves(router_rows, key);
     let mut points = paradigms;
+    // A paradigm evaluated as a baseline router is the paradigm's own point again: drawn and
+    // labelled once, as the paradigm.
+    let drawn: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
     points.extend(
         router_groups(router_rows, key)
             .into_iter()
-            .filter(|(_, param, _)| param.is_none())
+            .filter(|(router, param, _)| param.is_none() && !drawn.contains(router))
             .map(|(_, _, p)| p),
     );
-    let frontier = frontier_of(&points);
+    // The frontier is over deployable strategies: Oracle is a reference mark beside it.
+    let deployable: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].kind != Kind::Reference)
+        .collect();
+    let frontier = frontier_of(&deployable.iter().map(|&i| points[i].clone()).collect::<Vec<_>>())
+        .into_iter()
+        .map(|j| deployable[j])
+        .collect();
     let xy = |ps: &mut dyn Iterator<Item = &Point>| -> Vec<(f64, f64)> {
         ps.map(|p| (p.cost, p.quality)).collect()
     };

@@ -37,6 +37,18 @@ pub fn main_eval(evals: &[RouteEval]) -> Option<&RouteEval> {
         .or_else(|| evals.iter().max_by_key(|e| (e.spec.split == "kfold", e.id)))
 }
 
+/// Each router's stored family (`baseline`, `ml`, ...) from an evaluation's configuration.
+fn router_families(config: &serde_json::Value) -> Vec<(String, String)> {
+    config["routers"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .filter_map(|r| Some((r["name"].as_str()?.to_owned(), r["family"].as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 struct Staging {
     dir: PathBuf,
     files: Vec<PathBuf>,
@@ -140,6 +152,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
         panels: panels.clone(),
         mode: modes.join(", "),
         axis: basis.axis(),
+        families: eval.map_or_else(Vec::new, |e| router_families(&e.spec.config)),
     };
     let svg = st.figure(&cost)?;
     blocks.push(Block::Heading("Cost and accuracy".into()));

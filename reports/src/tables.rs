@@ -78,9 +78,13 @@ fn pct(v: f64) -> String {
     }
 }
 
-/// A mean cost: whole numbers for token counts, two decimals below 100 so that small units
-/// (retrieval steps: 1.85 against 2.41) stay apart.
 fn tokens(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// A mean cost per query: whole numbers for token counts, two decimals below 100 so that
+/// small units (retrieval steps: 1.85 against 2.41) stay apart.
+fn cost_cell(v: f64) -> String {
     if v == 0.0 || v.abs() >= 100.0 {
         format!("{v:.0}")
     } else {
@@ -146,7 +150,7 @@ pub fn table2(data: &ReportData) -> Table {
             row.push(if n == 0 {
                 "–".into()
             } else {
-                tokens(cost / n as f64)
+                cost_cell(cost / n as f64)
             });
         }
         rows.push(row);
@@ -430,11 +434,17 @@ pub fn frontier_table(panels: &[Panel], basis: &CostBasis) -> Table {
                 match pt.kind {
                     Kind::Paradigm => "paradigm".into(),
                     Kind::Router => "router".into(),
+                    Kind::Reference => "reference (reads test labels)".into(),
                 },
-                tokens(pt.cost),
+                cost_cell(pt.cost),
                 pct(pt.quality),
                 pt.n.to_string(),
-                if p.frontier.contains(&i) { "yes" } else { "no" }.into(),
+                match (pt.kind, p.frontier.contains(&i)) {
+                    (Kind::Reference, _) => "–",
+                    (_, true) => "yes",
+                    (_, false) => "no",
+                }
+                .into(),
             ]);
         }
         for c in &p.curves {
@@ -443,7 +453,7 @@ pub fn frontier_table(panels: &[Panel], basis: &CostBasis) -> Table {
                     p.corpus.clone(),
                     pt.label.clone(),
                     "router sweep".into(),
-                    tokens(pt.cost),
+                    cost_cell(pt.cost),
                     pct(pt.quality),
                     pt.n.to_string(),
                     "–".into(),

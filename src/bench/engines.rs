@@ -394,6 +394,23 @@ impl Engines {
             .collect();
         Some(format!("llm calls: {}", parts.join("; ")))
     }
+
+    /// `llm retries: ...` per role (HTTP attempts repeated after a failure), counted once here
+    /// rather than only as WARN lines mid-run; `None` offline.
+    pub(crate) fn retry_line(&self) -> Option<String> {
+        if self.cached.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .cached
+            .iter()
+            .map(|(role, c)| {
+                let n = c.inner().inner().stats.retries.load(Ordering::Relaxed);
+                format!("{role} {n}")
+            })
+            .collect();
+        Some(format!("llm retries: {}", parts.join(", ")))
+    }
 }
 
 /// Cache namespace of the graph role's calls (the prompts themselves are in every key).

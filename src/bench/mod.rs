@@ -647,7 +647,7 @@ impl Step<'_> {
             println!("{}", table::OFFLINE_CORRECT);
         }
         println!();
-        if let Some(line) = engines.cache_line() {
+        for line in [engines.cache_line(), engines.retry_line()].into_iter().flatten() {
             eprintln!("{line}");
         }
         print!("{}", table::render(&rows));

@@ -8,18 +8,19 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::placement::{draw_marker, place_labels, router_style, Marker};
+use super::placement::{draw_marker, place_labels, Marker};
 use super::{colour, draw_err, fmt_tokens, label, text, Figure};
 use crate::pareto::{Kind, Panel};
 
 const PANEL: (u32, u32) = (560, 430);
 const LEGEND: u32 = 270;
 
+/// One legend line: a series (with its style) or a group heading (no marker).
 #[derive(Debug, Clone)]
 struct Entry {
     label: String,
     colour: RGBColor,
-    marker: Marker,
+    marker: Option<Marker>,
 }
 
 /// The figure: one panel per corpus plus the pooled one.
@@ -30,7 +31,34 @@ pub struct CostFigure {
     pub mode: String,
     /// The cost axis's description with its unit.
     pub axis: String,
+    /// Each evaluated router's stored family (`baseline`, `ml`, `utility`, ...), from the
+    /// evaluation's configuration; routers not named here are drawn as routers.
+    pub families: Vec<(String, String)>,
 }
+
+/// Baselines in greys, so that no baseline shares a hue with a paradigm or a learned router.
+const GREYS: [RGBColor; 4] = [
+    RGBColor(60, 60, 60),
+    RGBColor(105, 105, 105),
+    RGBColor(150, 150, 150),
+    RGBColor(190, 190, 190),
+];
+
+/// Routers: Paul Tol's "muted" scheme, hues apart from the paradigms' Okabe-Ito colours.
+const TOL_MUTED: [RGBColor; 9] = [
+    RGBColor(51, 34, 136),
+    RGBColor(136, 204, 238),
+    RGBColor(68, 170, 153),
+    RGBColor(17, 119, 51),
+    RGBColor(153, 153, 51),
+    RGBColor(221, 204, 119),
+    RGBColor(204, 102, 119),
+    RGBColor(136, 34, 85),
+    RGBColor(170, 68, 153),
+];
+
+/// Router markers, the palette running through each before the next (9 x 3 = 27 routers).
+const ROUTER_MARKERS: [Marker; 3] = [Marker::Triangle, Marker::InvertedTriangle, Marker::Diamond];
 
 impl CostFigure {
     fn grid(&self) -> (u32, u32) {
@@ -39,51 +67,72 @@ impl CostFigure {
         (n.div_ceil(cols), cols)
     }
 
-    /// Every strategy's style, in first-seen order: paradigms by their fixed colour with
-    /// circles, routers through the palette with triangles, then diamonds, then inverted
-    /// triangles (unique up to 24 routers), sweeps with squares.
+    fn is_baseline(&self, router: &str) -> bool {
+        self.families
+            .iter()
+            .any(|(n, f)| n == router && f == "baseline")
+    }
+
+    /// Every strategy's style, grouped under headings: paradigms (their fixed colours, circles),
+    /// Oracle (a black square outline: a reference that reads the test labels), baselines
+    /// (greys, diamonds), routers (a palette apart from the paradigms', triangles, inverted
+    /// triangles, then diamonds), λ-sweeps (squares). One label per strategy.
     fn legend(&self) -> Vec<Entry> {
-        let mut out: Vec<Entry> = Vec::new();
-        let (mut routers, mut sweeps) = (0usize, 0usize);
+        let mut groups: [Vec<Entry>; 5] = Default::default();
+        let seen = |groups: &[Vec<Entry>; 5], l: &str| groups.iter().flatten().any(|e| e.label == l);
         for p in &self.panels {
             for pt in &p.points {
-                if out.iter().any(|e| e.label == pt.label) {
+                if seen(&groups, &pt.label) {
                     continue;
                 }
-                let e = match pt.kind {
+                let (g, colour, marker) = match pt.kind {
                     Kind::Paradigm => {
                         let i = pt.label.parse::<ParadigmId>().map_or(6, |id| {
                             ParadigmId::ALL.iter().position(|x| *x == id).unwrap_or(6)
                         });
-                        Entry {
-                            label: pt.label.clone(),
-                            colour: colour(i),
-                            marker: Marker::Circle,
-                        }
+                        (0, colour(i), Marker::Circle)
+                    }
+                    Kind::Reference => (1, RGBColor(0, 0, 0), Marker::Square),
+                    Kind::Router if self.is_baseline(&pt.label) => {
+                        let i = groups[2].len();
+                        (2, GREYS[i % GREYS.len()], Marker::Diamond)
                     }
                     Kind::Router => {
-                        let (colour, marker) = router_style(routers);
-                        routers += 1;
-                        Entry {
-                            label: pt.label.clone(),
-                            colour,
-                            marker,
-                        }
+                        let i = groups[3].len();
+                        let n = TOL_MUTED.len();
+                        (3, TOL_MUTED[i % n], ROUTER_MARKERS[(i / n) % ROUTER_MARKERS.len()])
                     }
                 };
-                out.push(e);
+                groups[g].push(Entry {
+                    label: pt.label.clone(),
+                    colour,
+                    marker: Some(marker),
+                });
             }
             for c in &p.curves {
                 let l = format!("{} λ-sweep", c.router);
-                if !out.iter().any(|e| e.label == l) {
-                    sweeps += 1;
-                    out.push(Entry {
+                if !seen(&groups, &l) {
+                    let i = groups[4].len();
+                    groups[4].push(Entry {
                         label: l,
-                        colour: colour(sweeps - 1),
-                        marker: Marker::Square,
+                        colour: TOL_MUTED[i % TOL_MUTED.len()],
+                        marker: Some(Marker::Square),
                     });
                 }
             }
+        }
+        let names = ["Paradigms", "Reference", "Baselines", "Routers", "λ-sweeps"];
+        let mut out = Vec::new();
+        for (name, g) in names.iter().zip(groups) {
+            if g.is_empty() {
+                continue;
+            }
+            out.push(Entry {
+                label: (*name).to_owned(),
+                colour: RGBColor(0, 0, 0),
+                marker: None,
+            });
+            out.extend(g);
         }
         out
     }
@@ -97,7 +146,7 @@ impl Figure for CostFigure {
     fn size(&self) -> (u32, u32) {
         let (rows, cols) = self.grid();
         // Tall enough for the legend too: up to 24 routers plus paradigms and sweeps.
-        let legend = 40 + 48 + 22 * self.legend().len() as u32 + 30;
+        let legend = 40 + 48 + 22 * self.legend().len() as u32 + 44;
         (cols * PANEL.0 + LEGEND, (rows * PANEL.1 + 40).max(legend))
     }
 
@@ -106,7 +155,7 @@ impl Figure for CostFigure {
         label(
             root,
             &format!(
-                "Cost vs correct rate ({}); dashed: Pareto frontier",
+                "Cost vs correct rate ({}); dashed: Pareto frontier of deployable strategies",
                 self.mode
             ),
             (((w - LEGEND) / 2) as i32, 10),
@@ -175,7 +224,9 @@ fn draw_panel<DB: DrawingBackend>(
             p,
             legend,
             (&caption, axis),
-            (lo - pad).max(0.0)..hi + pad,
+            // Not clamped at 0: a strategy at cost 0 (LLM-only) sits off the axis, away from
+            // the 0 tick; negative ticks are not labelled.
+            lo - pad..hi + pad,
             ytop,
         )
     }
@@ -205,7 +256,7 @@ where
         .configure_mesh()
         .x_desc(axis)
         .y_desc("correct rate (%)")
-        .x_label_formatter(&|v| fmt_tokens(*v))
+        .x_label_formatter(&|v| if *v < 0.0 { String::new() } else { fmt_tokens(*v) })
         .y_label_formatter(&|v| format!("{v:.0}"))
         .label_style(text(12.0))
         .axis_desc_style(text(13.0))
@@ -264,10 +315,18 @@ where
         let Some(e) = style_of(legend, &pt.label) else {
             continue;
         };
+        let Some(marker) = e.marker else {
+            continue;
+        };
         let at = to_px(chart.backend_coord(&(pt.cost, 100.0 * pt.quality)));
         markers.push(at);
-        draw_marker(area, at, e.marker, e.colour)?;
-        if e.marker == Marker::Circle {
+        if pt.kind == Kind::Reference {
+            draw_reference(area, at)?;
+        } else {
+            draw_marker(area, at, marker, e.colour)?;
+        }
+        // Paradigms and Oracle are named on the plot; every other series by the legend alone.
+        if matches!(pt.kind, Kind::Paradigm | Kind::Reference) {
             labels.push((at, &pt.label));
         }
     }
@@ -319,24 +378,53 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &[Entr
     )?;
     for (i, e) in legend.iter().enumerate() {
         let y = 48 + 22 * i as i32;
-        draw_marker(area, (22, y), e.marker, e.colour)?;
-        label(
-            area,
-            &e.label,
-            (36, y),
-            &text(12.0),
-            HPos::Left,
-            VPos::Center,
-        )?;
+        match e.marker {
+            // A group heading.
+            None => label(area, &e.label, (12, y), &text(12.5), HPos::Left, VPos::Center)?,
+            Some(m) => {
+                if e.label == crate::pareto::ORACLE {
+                    draw_reference(area, (22, y))?;
+                } else {
+                    draw_marker(area, (22, y), m, e.colour)?;
+                }
+                label(
+                    area,
+                    &e.label,
+                    (36, y),
+                    &text(12.0),
+                    HPos::Left,
+                    VPos::Center,
+                )?;
+            }
+        }
     }
     label(
         area,
-        "● paradigm  ▲ ◆ ▼ router  ■ λ-sweep",
+        "Oracle reads the test labels: a reference,",
         (12, 48 + 22 * legend.len() as i32 + 8),
         &text(11.0),
         HPos::Left,
         VPos::Top,
+    )?;
+    label(
+        area,
+        "not on the frontier of deployable strategies",
+        (12, 48 + 22 * legend.len() as i32 + 22),
+        &text(11.0),
+        HPos::Left,
+        VPos::Top,
     )
+}
+
+/// Oracle's mark: a black square outline with a cross, unlike every filled series marker.
+fn draw_reference<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, (x, y): (i32, i32)) -> Result<()> {
+    let black = RGBColor(0, 0, 0).stroke_width(2);
+    area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], black))
+        .map_err(draw_err)?;
+    area.draw(&PathElement::new(vec![(x - 6, y - 6), (x + 6, y + 6)], black))
+        .map_err(draw_err)?;
+    area.draw(&PathElement::new(vec![(x - 6, y + 6), (x + 6, y - 6)], black))
+        .map_err(draw_err)
 }
 
 #[cfg(test)]
@@ -382,12 +470,14 @@ mod tests {
         ];
         let mut names: Vec<String> = routers.iter().map(|s| s.to_string()).collect();
         names.extend((0..extra_routers).map(|i| format!("external-{i}")));
-        points.extend(
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, r)| point(r, Kind::Router, 10 + i)),
-        );
+        points.extend(names.iter().enumerate().map(|(i, r)| {
+            let kind = if r == "oracle" {
+                Kind::Reference
+            } else {
+                Kind::Router
+            };
+            point(r, kind, 10 + i)
+        }));
         let curve = SweepCurve {
             router: "cost-aware".into(),
             corpus: "*".into(),
@@ -406,17 +496,24 @@ mod tests {
             }],
             mode: "offline".into(),
             axis: "tokens".into(),
+            families: ["random", "best-fixed", "oracle"]
+                .iter()
+                .map(|r| (r.to_string(), "baseline".to_string()))
+                .collect(),
         }
     }
 
     #[test]
     fn no_two_series_share_colour_and_marker() {
-        // 17 built-in routers, then up to 24 routers with externals.
-        for extra in [0, 7] {
+        // 17 built-in routers, then up to 27 routers with externals.
+        for extra in [0, 10] {
             let legend = everything(extra).legend();
-            assert_eq!(legend.len(), 7 + 17 + extra + 1);
-            for (i, a) in legend.iter().enumerate() {
-                for b in &legend[..i] {
+            // Five group headings, each strategy once.
+            assert_eq!(legend.len(), 5 + 7 + 17 + extra + 1);
+            let series: Vec<&Entry> = legend.iter().filter(|e| e.marker.is_some()).collect();
+            assert_eq!(series.len(), 7 + 17 + extra + 1);
+            for (i, a) in series.iter().enumerate() {
+                for b in &series[..i] {
                     assert!(
                         (a.colour, a.marker) != (b.colour, b.marker),
                         "{} and {} look the same",
@@ -425,6 +522,26 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn legend_groups_by_family_and_baselines_share_no_hue_with_paradigms_or_routers() {
+        let legend = everything(0).legend();
+        let labels: Vec<&str> = legend.iter().map(|e| e.label.as_str()).collect();
+        let at = |l: &str| labels.iter().position(|x| *x == l).unwrap();
+        assert!(at("Paradigms") < at("naive") && at("naive") < at("Reference"));
+        assert!(at("Reference") < at("oracle") && at("oracle") < at("Baselines"));
+        assert!(at("Baselines") < at("random") && at("random") < at("Routers"));
+        assert!(at("Routers") < at("lr") && at("lr") < at("λ-sweeps"));
+        let colour_of = |l: &str| legend[at(l)].colour;
+        for b in ["random", "best-fixed"] {
+            for other in ["naive", "graph", "lr", "svm", "cost-aware"] {
+                assert_ne!(colour_of(b), colour_of(other), "{b} / {other}");
+            }
+        }
+        for p in ParadigmId::ALL {
+            assert!(!TOL_MUTED.contains(&colour_of(p.as_str())), "{p:?}");
         }
     }
 

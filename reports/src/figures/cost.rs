@@ -311,7 +311,11 @@ where
     let to_px = |(x, y): (i32, i32)| (x - base.0, y - base.1);
     let mut labels: Vec<((i32, i32), &str)> = Vec::new();
     let mut markers: Vec<(i32, i32)> = Vec::new();
-    for pt in &p.points {
+    // Paradigms last, on top: a baseline that plays one paradigm (best-fixed, best-single)
+    // sits on that paradigm's point and must not hide its colour.
+    let mut order: Vec<&crate::pareto::Point> = p.points.iter().collect();
+    order.sort_by_key(|pt| pt.kind != Kind::Router);
+    for pt in order {
         let Some(e) = style_of(legend, &pt.label) else {
             continue;
         };

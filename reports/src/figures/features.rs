@@ -194,9 +194,11 @@ impl FeaturesFigure {
             .caption(title, text(15.0))
             .margin(14)
             .margin_right(20)
+            // Room for the legend row between the caption and the 100 % line.
+            .margin_top(34)
             .x_label_area_size(44)
             .y_label_area_size(56)
-            .build_cartesian_2d(0f64..n, 0f64..120f64)
+            .build_cartesian_2d(0f64..n, 0f64..100f64)
             .map_err(draw_err)?;
         chart
             .configure_mesh()
@@ -204,13 +206,7 @@ impl FeaturesFigure {
             .x_labels(0)
             .x_desc("corpus")
             .y_desc(ydesc)
-            .y_label_formatter(&|v| {
-                if *v <= 100.0 {
-                    format!("{v:.0}")
-                } else {
-                    String::new()
-                }
-            })
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .label_style(text(12.0))
             .axis_desc_style(text(13.0))
             .light_line_style(RGBColor(246, 246, 246))
@@ -251,7 +247,8 @@ impl FeaturesFigure {
                     VPos::Bottom,
                 )?;
             }
-            if let Some((lo, hi)) = bounds {
+            // Each bound on its own where the other is missing (the band needs both).
+            if let Some(lo) = self.random[g].map(|r| 100.0 * pick(r)) {
                 chart
                     .draw_series(DashedLineSeries::new(
                         [(g0 + 0.04, lo), (g0 + 0.96, lo)],
@@ -260,6 +257,8 @@ impl FeaturesFigure {
                         grey.stroke_width(2),
                     ))
                     .map_err(draw_err)?;
+            }
+            if let Some(hi) = self.oracle[g].map(|o| 100.0 * pick(o)) {
                 chart
                     .draw_series(LineSeries::new(
                         [(g0 + 0.04, hi), (g0 + 0.96, hi)],
@@ -278,9 +277,9 @@ impl FeaturesFigure {
                 VPos::Top,
             )?;
         }
-        // Legend: one row above the 100% line.
-        let (lx, ly) = chart.backend_coord(&(0.0, 112.0));
-        let (mut x, y) = (lx - area_x(area) + 8, ly - area_y(area));
+        // Legend: one row above the plot, under the caption (the axis ends at 100 %).
+        let (lx, ly) = chart.backend_coord(&(0.0, 100.0));
+        let (mut x, y) = (lx - area_x(area) + 8, ly - area_y(area) - 16);
         for (s, name) in self.sets.iter().enumerate() {
             area.draw(&Rectangle::new(
                 [(x, y - 5), (x + 12, y + 5)],
@@ -297,33 +296,20 @@ impl FeaturesFigure {
             )?;
             x += 30 + 8 * name.chars().count() as i32;
         }
-        area.draw(&PathElement::new(
-            [(x, y), (x + 18, y)],
-            grey.stroke_width(2),
-        ))
-        .map_err(draw_err)?;
-        label(
-            area,
-            "Random",
-            (x + 22, y),
-            &text(11.0),
-            HPos::Left,
-            VPos::Center,
-        )?;
-        x += 80;
-        area.draw(&PathElement::new(
-            [(x, y), (x + 18, y)],
-            BLACK.stroke_width(2),
-        ))
-        .map_err(draw_err)?;
-        label(
-            area,
-            "Oracle",
-            (x + 22, y),
-            &text(11.0),
-            HPos::Left,
-            VPos::Center,
-        )
+        // The bounds are named only when drawn somewhere.
+        for (name, bound, style) in [
+            ("Random", &self.random, grey.stroke_width(2)),
+            ("Oracle", &self.oracle, BLACK.stroke_width(2)),
+        ] {
+            if bound.iter().all(Option::is_none) {
+                continue;
+            }
+            area.draw(&PathElement::new([(x, y), (x + 18, y)], style))
+                .map_err(draw_err)?;
+            label(area, name, (x + 22, y), &text(11.0), HPos::Left, VPos::Center)?;
+            x += 80;
+        }
+        Ok(())
     }
 }
 

@@ -49,6 +49,15 @@ llm-local action="start":
 test:
     bash .ci/run
 
+# Regenerates README's Figures 5 and 7 from the commands README shows (offline 2Wiki, Medical, MuSiQue; figures.sqlite)
+readme-figures:
+    cargo run --release -- bench 2wiki --db figures.sqlite
+    cargo run --release -- bench medical --db figures.sqlite
+    cargo run --release -- bench musique-dev --db figures.sqlite
+    for f in q c q+c; do cargo run --release -- route eval --db figures.sqlite --features $f --folds 5 > /dev/null; done
+    cargo run --release -- report --db figures.sqlite --out target/report-readme
+    cp target/report-readme/figures/fig5_feature_sets.png target/report-readme/figures/fig7_cost_accuracy.png docs/figures/
+
 # Walks the README's offline sh blocks in order in a fresh folder (tests/readme_walk.rs; benches several corpora)
 readme-walk:
     cargo test --release --workspace --test readme_walk -- --ignored --nocapture

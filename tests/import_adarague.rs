@@ -374,13 +374,22 @@ fn the_external_protocol_carries_the_probe_signals_and_sources_are_not_pooled() 
     let report = |corpora: &str| {
         run_on(
             &db,
-            &["report", "--out", out_dir.to_str().unwrap(), "--corpora", corpora],
+            &[
+                "report",
+                "--out",
+                out_dir.to_str().unwrap(),
+                "--corpora",
+                corpora,
+            ],
         )
     };
     let out = report("adarague-nq,nq");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
     let err = text(&out.stderr);
-    assert!(err.contains("mix modes") && err.contains("--corpora"), "{err}");
+    assert!(
+        err.contains("mix modes") && err.contains("--corpora"),
+        "{err}"
+    );
     assert!(!out_dir.exists());
     check_ok(&report("nq"));
 }

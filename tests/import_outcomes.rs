@@ -311,7 +311,10 @@ fn route_eval_on_the_import_reproduces_the_files_figures() {
     check_ok(&report);
     // No hint to run `metrics` on corpora that have no documents.
     let said = format!("{}{}", text(&report.stdout), text(&report.stderr));
-    assert!(said.contains("imported corpora carry outcomes without documents"), "{said}");
+    assert!(
+        said.contains("imported corpora carry outcomes without documents"),
+        "{said}"
+    );
     assert!(!said.contains("ragrouter metrics <corpus>"), "{said}");
     let frontier = std::fs::read_to_string(out.join("tables/frontier.csv")).unwrap();
     assert!(
@@ -333,7 +336,10 @@ fn route_eval_on_the_import_reproduces_the_files_figures() {
         let (a, b): (f64, f64) = (eval_cost.parse().unwrap(), report_cost.parse().unwrap());
         assert!((a - b).abs() < 1e-9, "{p}: route eval {a}, report {b}");
     }
-    assert!(frontier.contains("all,iterative,paradigm,4.69,"), "{frontier}");
+    assert!(
+        frontier.contains("all,iterative,paradigm,4.69,"),
+        "{frontier}"
+    );
     // Every question of every router is stored, and so are the paired tests.
     let n_routers = 1 + query_db(
         &db,

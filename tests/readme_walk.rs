@@ -21,10 +21,7 @@ const NOT_WALKED: &[(&str, &str)] = &[
         "scripts/local-llm.sh start",
         "builds and starts a llama.cpp server (tests/llm_real.rs runs that path)",
     ),
-    (
-        "vllm serve",
-        "needs a GPU and vLLM",
-    ),
+    ("vllm serve", "needs a GPU and vLLM"),
     (
         "export RAGROUTER_DB=postgres://",
         "needs a PostgreSQL host (tests/postgres.rs runs that path)",
@@ -96,7 +93,9 @@ fn not_walked_entries_name_real_blocks() {
     assert!(blocks.len() >= 8, "{} sh blocks", blocks.len());
     for (start, _) in NOT_WALKED {
         assert!(
-            blocks.iter().any(|b| b.text.trim_start().starts_with(start)),
+            blocks
+                .iter()
+                .any(|b| b.text.trim_start().starts_with(start)),
             "NOT_WALKED names no README block starting {start:?}"
         );
     }
@@ -116,7 +115,10 @@ fn readme_walks_top_to_bottom() {
     // scripts/ inside it; everything else (.ragrouter/, sets/, *.sqlite, target/) is fresh.
     let work = tmp.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    link(&repo().join("../shared").canonicalize().unwrap(), &tmp.path().join("shared"));
+    link(
+        &repo().join("../shared").canonicalize().unwrap(),
+        &tmp.path().join("shared"),
+    );
     for d in ["examples", "scripts"] {
         link(&repo().join(d), &work.join(d));
     }

@@ -31,8 +31,8 @@ pub use error::{BenchError, LlmErrorKind, Result};
 pub use imports::ImportedCorpus;
 pub use outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
 pub use record::{
-    cost_tokens, tuple_cost, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics,
-    ResultRecord, RetrievedChunk, TokenSource,
+    cost_tokens, tuple_cost, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens,
+    QualityMetrics, ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
     ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, RouteEvalTest,

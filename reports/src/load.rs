@@ -45,7 +45,13 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
             store.path(),
             chosen
                 .iter()
-                .map(|r| format!("run {} of {}: {} in {}", r.id, r.corpus, r.mode, r.cost_unit()))
+                .map(|r| format!(
+                    "run {} of {}: {} in {}",
+                    r.id,
+                    r.corpus,
+                    r.mode,
+                    r.cost_unit()
+                ))
                 .collect::<Vec<_>>()
                 .join("; ")
         )));

@@ -243,10 +243,15 @@ pub fn panel(
     let deployable: Vec<usize> = (0..points.len())
         .filter(|&i| points[i].kind != Kind::Reference)
         .collect();
-    let frontier = frontier_of(&deployable.iter().map(|&i| points[i].clone()).collect::<Vec<_>>())
-        .into_iter()
-        .map(|j| deployable[j])
-        .collect();
+    let frontier = frontier_of(
+        &deployable
+            .iter()
+            .map(|&i| points[i].clone())
+            .collect::<Vec<_>>(),
+    )
+    .into_iter()
+    .map(|j| deployable[j])
+    .collect();
     let xy = |ps: &mut dyn Iterator<Item = &Point>| -> Vec<(f64, f64)> {
         ps.map(|p| (p.cost, p.quality)).collect()
     };

@@ -43,7 +43,12 @@ fn router_families(config: &serde_json::Value) -> Vec<(String, String)> {
         .as_array()
         .map(|rs| {
             rs.iter()
-                .filter_map(|r| Some((r["name"].as_str()?.to_owned(), r["family"].as_str()?.to_owned())))
+                .filter_map(|r| {
+                    Some((
+                        r["name"].as_str()?.to_owned(),
+                        r["family"].as_str()?.to_owned(),
+                    ))
+                })
                 .collect()
         })
         .unwrap_or_default()

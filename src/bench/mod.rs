@@ -647,7 +647,10 @@ impl Step<'_> {
             println!("{}", table::OFFLINE_CORRECT);
         }
         println!();
-        for line in [engines.cache_line(), engines.retry_line()].into_iter().flatten() {
+        for line in [engines.cache_line(), engines.retry_line()]
+            .into_iter()
+            .flatten()
+        {
             eprintln!("{line}");
         }
         print!("{}", table::render(&rows));

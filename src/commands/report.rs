@@ -14,7 +14,12 @@ pub struct ReportArgs {
     pub corpus: Vec<String>,
     /// These runs (repeatable; default: the latest run with results of each corpus). `--runs`
     /// as in `route eval`.
-    #[arg(long = "run", visible_alias = "runs", value_name = "ID", value_delimiter = ',')]
+    #[arg(
+        long = "run",
+        visible_alias = "runs",
+        value_name = "ID",
+        value_delimiter = ','
+    )]
     pub runs: Vec<i64>,
     /// These router evaluations (repeatable; default: the latest of each feature set).
     #[arg(long = "eval", value_name = "ID")]

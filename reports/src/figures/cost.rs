@@ -79,7 +79,8 @@ impl CostFigure {
     /// triangles, then diamonds), λ-sweeps (squares). One label per strategy.
     fn legend(&self) -> Vec<Entry> {
         let mut groups: [Vec<Entry>; 5] = Default::default();
-        let seen = |groups: &[Vec<Entry>; 5], l: &str| groups.iter().flatten().any(|e| e.label == l);
+        let seen =
+            |groups: &[Vec<Entry>; 5], l: &str| groups.iter().flatten().any(|e| e.label == l);
         for p in &self.panels {
             for pt in &p.points {
                 if seen(&groups, &pt.label) {
@@ -100,7 +101,11 @@ impl CostFigure {
                     Kind::Router => {
                         let i = groups[3].len();
                         let n = TOL_MUTED.len();
-                        (3, TOL_MUTED[i % n], ROUTER_MARKERS[(i / n) % ROUTER_MARKERS.len()])
+                        (
+                            3,
+                            TOL_MUTED[i % n],
+                            ROUTER_MARKERS[(i / n) % ROUTER_MARKERS.len()],
+                        )
                     }
                 };
                 groups[g].push(Entry {
@@ -256,7 +261,13 @@ where
         .configure_mesh()
         .x_desc(axis)
         .y_desc("correct rate (%)")
-        .x_label_formatter(&|v| if *v < 0.0 { String::new() } else { fmt_tokens(*v) })
+        .x_label_formatter(&|v| {
+            if *v < 0.0 {
+                String::new()
+            } else {
+                fmt_tokens(*v)
+            }
+        })
         .y_label_formatter(&|v| format!("{v:.0}"))
         .label_style(text(12.0))
         .axis_desc_style(text(13.0))
@@ -384,7 +395,14 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &[Entr
         let y = 48 + 22 * i as i32;
         match e.marker {
             // A group heading.
-            None => label(area, &e.label, (12, y), &text(12.5), HPos::Left, VPos::Center)?,
+            None => label(
+                area,
+                &e.label,
+                (12, y),
+                &text(12.5),
+                HPos::Left,
+                VPos::Center,
+            )?,
             Some(m) => {
                 if e.label == crate::pareto::ORACLE {
                     draw_reference(area, (22, y))?;
@@ -421,14 +439,23 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &[Entr
 }
 
 /// Oracle's mark: a black square outline with a cross, unlike every filled series marker.
-fn draw_reference<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, (x, y): (i32, i32)) -> Result<()> {
+fn draw_reference<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+) -> Result<()> {
     let black = RGBColor(0, 0, 0).stroke_width(2);
     area.draw(&Rectangle::new([(x - 6, y - 6), (x + 6, y + 6)], black))
         .map_err(draw_err)?;
-    area.draw(&PathElement::new(vec![(x - 6, y - 6), (x + 6, y + 6)], black))
-        .map_err(draw_err)?;
-    area.draw(&PathElement::new(vec![(x - 6, y + 6), (x + 6, y - 6)], black))
-        .map_err(draw_err)
+    area.draw(&PathElement::new(
+        vec![(x - 6, y - 6), (x + 6, y + 6)],
+        black,
+    ))
+    .map_err(draw_err)?;
+    area.draw(&PathElement::new(
+        vec![(x - 6, y + 6), (x + 6, y - 6)],
+        black,
+    ))
+    .map_err(draw_err)
 }
 
 #[cfg(test)]

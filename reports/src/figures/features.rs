@@ -306,7 +306,14 @@ impl FeaturesFigure {
             }
             area.draw(&PathElement::new([(x, y), (x + 18, y)], style))
                 .map_err(draw_err)?;
-            label(area, name, (x + 22, y), &text(11.0), HPos::Left, VPos::Center)?;
+            label(
+                area,
+                name,
+                (x + 22, y),
+                &text(11.0),
+                HPos::Left,
+                VPos::Center,
+            )?;
             x += 80;
         }
         Ok(())

@@ -91,6 +91,9 @@ pub enum FeatureKind {
     /// Per-question probe signals (the `signals` table): per signal a value column (0 when
     /// missing) and a `:present` column (1 or 0), so a missing signal is explicit.
     ProbeSignals,
+    /// The question's TF-IDF terms (built inside a router from its training rows' questions,
+    /// never stored in a data set).
+    QueryTerms,
 }
 
 impl FeatureKind {
@@ -98,7 +101,10 @@ impl FeatureKind {
     pub fn is_query(self) -> bool {
         matches!(
             self,
-            FeatureKind::QueryType | FeatureKind::QueryEmbedding | FeatureKind::QuerySyntax
+            FeatureKind::QueryType
+                | FeatureKind::QueryEmbedding
+                | FeatureKind::QuerySyntax
+                | FeatureKind::QueryTerms
         )
     }
 }

@@ -134,6 +134,7 @@ pub fn registry() -> Vec<RouterEntry> {
         crate::utility::gbt_entry(),
         crate::utility::knn_entry(),
         crate::utility::mlp_entry(),
+        crate::utility::tfidf::entry(),
         crate::utility::safe::entry(),
     ]
 }

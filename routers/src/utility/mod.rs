@@ -16,6 +16,7 @@
 
 pub mod calibrate;
 pub mod safe;
+pub mod tfidf;
 
 use std::collections::BTreeMap;
 use std::fmt;

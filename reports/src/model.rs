@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use bench_core::{ParadigmId, QueryType, RouteEvalRow, RouteEvalSpec};
+use bench_core::{Mode, ParadigmId, QueryType, RouteEvalRow, RouteEvalSpec};
 use serde::Serialize;
+use store::{RunRow, TupleTokens};
 
 /// Tokens of one tuple by phase, as stored; `amortised_*` is the tuple's share of the corpus's
 /// graph build (graph-using paradigms only, fractional), shown in Table 16 but not in `cost`
@@ -26,6 +27,22 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// A stored tuple's tokens, with its share (`amortised_*`) of the corpus's graph build.
+    pub fn from_stored(t: &TupleTokens, amortised_in: f64, amortised_out: f64) -> Tokens {
+        Tokens {
+            construction_in: t.construction_in as f64,
+            construction_out: t.construction_out as f64,
+            amortised_in,
+            amortised_out,
+            retrieval_in: t.retrieval_in as f64,
+            retrieval_out: t.retrieval_out as f64,
+            generation_in: t.generation_in as f64,
+            generation_out: t.generation_out as f64,
+            judge_in: t.judge_in as f64,
+            judge_out: t.judge_out as f64,
+        }
+    }
+
     /// The LLM tokens stored for the query: construction, retrieval and generation.
     pub fn cost(&self) -> f64 {
         self.construction_in
@@ -57,7 +74,7 @@ pub struct Tuple {
     pub tokens: Tokens,
     pub context_tokens: f64,
     pub latency_ms: f64,
-    pub mode: String,
+    pub mode: Mode,
     pub error: Option<String>,
 }
 
@@ -68,25 +85,22 @@ impl Tuple {
     }
 }
 
-/// A benchmark run as stored, for provenance.
+/// A benchmark run as stored (the store's row), for provenance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunInfo {
-    pub id: i64,
-    pub corpus: String,
-    pub corpus_hash: String,
-    pub config_json: String,
-    pub config_hash: String,
-    pub seed: i64,
-    pub crate_version: String,
-    pub mode: String,
-    pub reader: String,
-    pub judge: String,
-    pub embedder: String,
-    pub extractor: String,
-    pub started_at: String,
-    pub finished_at: Option<String>,
+    /// The stored run.
+    #[serde(flatten)]
+    pub row: RunRow,
     /// Graph construction tokens (in, out) of the build this run's extractor made, if any.
     pub construction: Option<(f64, f64)>,
+}
+
+/// A run reads as its stored row: `run.corpus`, `run.mode`, ...
+impl std::ops::Deref for RunInfo {
+    type Target = RunRow;
+    fn deref(&self) -> &RunRow {
+        &self.row
+    }
 }
 
 /// A corpus as stored.
@@ -152,7 +166,11 @@ impl ReportData {
 
     /// How the tuples' costs are measured: by their runs' modes.
     pub fn cost_basis(&self) -> CostBasis {
-        let offline = self.tuples.iter().filter(|t| t.mode == "offline").count();
+        let offline = self
+            .tuples
+            .iter()
+            .filter(|t| t.mode == Mode::Offline)
+            .count();
         if offline == 0 {
             CostBasis::LlmTokens
         } else if offline == self.tuples.len() {
@@ -197,11 +215,10 @@ pub enum CostBasis {
 impl CostBasis {
     /// A tuple's cost (the same for every basis: the basis only names it).
     pub fn of(self, t: &Tuple) -> f64 {
-        bench_core::cost_tokens(
-            &t.mode,
-            t.tokens.cost().round() as u64,
-            t.context_tokens as u64,
-        ) as f64
+        let billed = t.tokens.cost().round();
+        // A report does not read an imported tuple's declared cost (the routers do): its
+        // stored LLM columns stand for it, as they always have here.
+        bench_core::cost_tokens(&t.mode, billed as u64, t.context_tokens as u64, billed)
     }
 
     /// What "correct" means for the offline tuples (decisions.md, "Offline default"); `None`

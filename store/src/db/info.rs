@@ -7,7 +7,7 @@ use sqlx::Connection;
 
 use super::open::{self, Found, APPLICATION_ID};
 use super::{Store, SCHEMA_VERSION};
-use crate::error::{BenchError, Result};
+use crate::error::{Result, StoreError};
 
 /// Whether a file is ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ impl Store {
             Ok(Found::Ours(_)) => Ownership::Ours {
                 marked: v.application_id == i64::from(APPLICATION_ID),
             },
-            Err(BenchError::Invalid(why)) => Ownership::NotOurs(why),
+            Err(StoreError::Invalid(why)) => Ownership::NotOurs(why),
             Err(e) => return Err(e),
         };
         let mut conn = open::read_only(path, &shown, v.header).await?;
@@ -107,7 +107,7 @@ impl Store {
                     .map_or(0, |t| t.1);
                 info.runs = Some((all, finished));
             }
-            Ok::<_, BenchError>(())
+            Ok::<_, StoreError>(())
         }
         .await;
         let _ = conn.close().await;

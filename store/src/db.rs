@@ -10,24 +10,19 @@ use std::str::FromStr;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Row};
 
-use crate::config::{hash_parts, BenchConfig};
-use crate::error::{BenchError, Result};
-use crate::record::ResultRecord;
-use crate::routing::{RouteEvalRow, RouteEvalSpec};
-use crate::types::{Corpus, ParadigmId, QueryType};
+use bench_core::config::{hash_parts, BenchConfig};
+use bench_core::{Corpus, Mode, ParadigmId, QueryType, ResultRecord, RouteEvalRow, RouteEvalSpec};
 
-#[path = "store_backend.rs"]
+use crate::error::{Result, StoreError};
+
 mod backend;
-#[path = "store_info.rs"]
 mod info;
-#[path = "store_open.rs"]
 mod open;
 
 pub use backend::{redact, Backend, DbTarget};
 pub use info::{DbInfo, Ownership};
 pub use open::APPLICATION_ID;
 
-#[path = "store_schema.rs"]
 mod schema;
 use schema::MIGRATIONS;
 
@@ -39,8 +34,8 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 pub struct RunSpec<'a> {
     pub corpus: &'a Corpus,
     pub config: &'a BenchConfig,
-    /// `offline` or the answering LLM's identity.
-    pub mode: String,
+    /// How the run answers (stored as its label).
+    pub mode: Mode,
     pub reader: String,
     pub judge: String,
     pub embedder: String,
@@ -63,7 +58,7 @@ impl RunSpec<'_> {
             self.corpus.name.as_bytes(),
             self.corpus.content_hash.as_bytes(),
             self.config_hash().as_bytes(),
-            self.mode.as_bytes(),
+            self.mode.label().as_bytes(),
             self.reader.as_bytes(),
             self.judge.as_bytes(),
             self.embedder.as_bytes(),
@@ -119,7 +114,7 @@ impl Store {
         open::inspect(path).await?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
-                BenchError::io(format!("creating the directory of database {shown}"), e)
+                StoreError::io(format!("creating the directory of database {shown}"), e)
             })?;
         }
         Self::connect_writable(path).await
@@ -188,7 +183,7 @@ impl Store {
         &self.path
     }
 
-    pub(crate) fn err(&self, e: sqlx::Error) -> BenchError {
+    pub(crate) fn err(&self, e: sqlx::Error) -> StoreError {
         store_err(&self.path, e)
     }
 
@@ -260,7 +255,7 @@ impl Store {
             .bind(spec.config_hash())
             .bind(spec.config.seed as i64)
             .bind(&spec.crate_version)
-            .bind(&spec.mode)
+            .bind(spec.mode.label())
             .bind(&spec.reader)
             .bind(&spec.judge)
             .bind(&spec.embedder)
@@ -431,7 +426,7 @@ impl Store {
         rows.into_iter()
             .map(|r| {
                 let bad = |what: &str, e: serde_json::Error| {
-                    BenchError::Invalid(format!(
+                    StoreError::Invalid(format!(
                         "results store {}: route_evals row {}: {what}: {e}",
                         self.path,
                         r.get::<i64, _>(0)
@@ -543,7 +538,7 @@ impl Store {
             let json: String = r.get(1);
             serde_json::from_str(&json)
                 .map(|v| (r.get::<String, _>(0), v))
-                .map_err(|e| BenchError::Other(format!("stored corpus metrics: {e}")))
+                .map_err(|e| StoreError::Other(format!("stored corpus metrics: {e}")))
         })
         .transpose()
     }
@@ -763,8 +758,8 @@ pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("serialisable")
 }
 
-fn store_err(path: &str, source: sqlx::Error) -> BenchError {
-    BenchError::Store {
+fn store_err(path: &str, source: sqlx::Error) -> StoreError {
+    StoreError::Sql {
         path: path.to_owned(),
         source,
     }

@@ -10,9 +10,10 @@
 
 use sqlx::Row;
 
+use bench_core::ParadigmId;
+
 use crate::error::Result;
-use crate::store::Store;
-use crate::types::ParadigmId;
+use crate::Store;
 
 /// A done claim never expires.
 const NEVER: i64 = i64::MAX;

@@ -2,6 +2,27 @@
 //! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`, `Router`), the
 //! two cache traits the `store` crate implements, and cl100k token counting. Every other crate
 //! depends on this one and on nothing that depends on it.
+//!
+//! The principal types: [`Corpus`] with its [`Query`]s, [`ParadigmId`] and [`QueryType`] (the
+//! closed sets of paradigms and question types), [`ResultRecord`] (one stored tuple) with its
+//! [`JudgeLabel`] and [`PhaseTokens`], [`Mode`] (how a run's tuples came to be), [`BenchConfig`],
+//! the routing vocabulary ([`RoutingSet`], [`Router`]) and [`BenchError`].
+//!
+//! ```
+//! use bench_core::{cost_tokens, JudgeLabel, Mode, ParadigmId};
+//!
+//! // Names round-trip through their stored forms.
+//! let p: ParadigmId = "naive".parse().unwrap();
+//! assert_eq!(p.as_str(), "naive");
+//! assert_eq!(JudgeLabel::parse("correct"), Some(JudgeLabel::Correct));
+//!
+//! // A run's mode is stored as its label and read back once; code matches on it.
+//! let mode = Mode::parse("imported:adaptive-rag/flan_t5_xl").unwrap();
+//! assert!(mode.is_imported());
+//! // Offline a tuple costs its context tokens, an imported one its declared cost.
+//! assert_eq!(cost_tokens(&Mode::Offline, 120, 800, 0.0), 800.0);
+//! assert_eq!(cost_tokens(&mode, 0, 0, 3.0), 3.0);
+//! ```
 
 pub mod caches;
 pub mod config;

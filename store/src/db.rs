@@ -32,15 +32,21 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// What identifies a run: same spec, same run (resumed); `--fresh` starts another.
 #[derive(Debug, Clone)]
 pub struct RunSpec<'a> {
+    /// The corpus the run answers.
     pub corpus: &'a Corpus,
+    /// The run configuration (its canonical JSON is hashed into the run key).
     pub config: &'a BenchConfig,
     /// How the run answers (stored as its label).
     pub mode: Mode,
+    /// The reader's identity.
     pub reader: String,
+    /// The judge's identity.
     pub judge: String,
+    /// The embedder's name.
     pub embedder: String,
     /// The graph extractor's identity; empty when no paradigm of the run uses the graph.
     pub extractor: String,
+    /// The version of ragrouter that started the run.
     pub crate_version: String,
     /// LLM mode: every role's settings (names of key variables, never keys), recorded as the
     /// stored configuration's `llm` field (not part of the run's identity).
@@ -48,6 +54,7 @@ pub struct RunSpec<'a> {
 }
 
 impl RunSpec<'_> {
+    /// Hash of the configuration's canonical JSON.
     pub fn config_hash(&self) -> String {
         hash_parts([self.config.canonical_json().as_bytes()])
     }
@@ -70,19 +77,26 @@ impl RunSpec<'_> {
 /// A started or resumed run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunHandle {
+    /// The run's id.
     pub id: i64,
+    /// Whether an existing run of the same key was resumed.
     pub resumed: bool,
 }
 
 /// One row of the end-of-run table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
+    /// The paradigm.
     pub paradigm: ParadigmId,
     /// `None` for the paradigm's row over all query types.
     pub qtype: Option<QueryType>,
+    /// Tuples stored.
     pub n: i64,
+    /// Tuples that failed.
     pub errors: i64,
+    /// Share judged correct.
     pub correct: f64,
+    /// Share that answered nothing.
     pub no_answer: f64,
     /// Offline: share whose reader's sentence the sentence judge found correct; `None` when no
     /// row recorded it (LLM mode).
@@ -91,8 +105,11 @@ pub struct SummaryRow {
     pub evidence_recall: Option<f64>,
     /// Mean over queries whose evidence names whole documents; `None` when none did.
     pub document_recall: Option<f64>,
+    /// Mean context tokens.
     pub context_tokens: f64,
+    /// Mean retrieval plus generation time, in milliseconds.
     pub latency_ms: f64,
+    /// Mean LLM tokens of retrieval and generation (construction is a corpus cost).
     pub total_tokens: f64,
 }
 
@@ -179,6 +196,7 @@ impl Store {
         self.pool.close().await;
     }
 
+    /// The file path, or the PostgreSQL URL without its password: what messages show.
     pub fn path(&self) -> &str {
         &self.path
     }

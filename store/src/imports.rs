@@ -14,9 +14,13 @@ use crate::signals::{insert_published, insert_signals};
 /// What an import did for one corpus.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportedCorpus {
+    /// The corpus the run holds.
     pub corpus: String,
+    /// The run written (or found, when the same data was imported before).
     pub run_id: i64,
+    /// Questions imported.
     pub questions: usize,
+    /// Tuples imported.
     pub tuples: usize,
     /// The same data was imported before (as `run_id`): nothing was written.
     pub already: bool,

@@ -21,6 +21,7 @@ const NEVER: i64 = i64::MAX;
 /// One worker's identity and lease on one run.
 #[derive(Debug, Clone)]
 pub struct Lease {
+    /// The run the claimed item belongs to.
     pub run_id: i64,
     /// Unique per worker process (host, pid, start time): shown in the claims table.
     pub worker: String,

@@ -9,16 +9,22 @@
 //! [`select_runs`] (which runs a routing set or a report reads), and [`StoreError`].
 //!
 //! ```
-//! # tokio_test_block(async {
-//! use store::Store;
+//! use store::{select_runs, DbTarget, RunSelection, Store};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // What `--db` names: a file, or a PostgreSQL URL.
+//! let target: DbTarget = "results.sqlite".parse().unwrap();
+//! assert!(matches!(target, DbTarget::Sqlite(_)));
 //!
 //! let store = Store::open_in_memory().await.unwrap();
 //! assert!(store.route_evals().await.unwrap().is_empty());
+//! // Nothing benched yet: selecting runs is the caller's mistake (exit code 2), not a crash.
+//! let err = select_runs(&store, &RunSelection::default()).await.unwrap_err();
+//! assert!(err.is_bad_input());
 //! # });
-//! # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
-//! #     tokio::runtime::Runtime::new().unwrap().block_on(f)
-//! # }
 //! ```
+
+#![warn(missing_docs)]
 
 mod caches;
 mod db;

@@ -23,10 +23,15 @@ const MAX_INPUTS: usize = 9;
 /// What a merge did for one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergedRun {
+    /// The run's key (same key in two shards: the same run).
     pub run_key: String,
+    /// The run's corpus.
     pub corpus: String,
+    /// The run's id in the merged database.
     pub id: i64,
+    /// Its tuples after the merge.
     pub tuples: i64,
+    /// Whether it is finished.
     pub finished: bool,
 }
 

@@ -116,36 +116,57 @@ pub struct StoredQuestion {
 /// Every column of a run that a report shows.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
+    /// The run's id.
     pub id: i64,
+    /// Its corpus.
     pub corpus: String,
+    /// The corpus's content hash.
     pub corpus_hash: String,
+    /// The stored configuration (JSON).
     pub config_json: String,
+    /// Hash of the configuration.
     pub config_hash: String,
+    /// The run's seed.
     pub seed: i64,
+    /// The version of ragrouter that started it.
     pub crate_version: String,
+    /// How its tuples came to be.
     pub mode: Mode,
+    /// The reader's identity.
     pub reader: String,
+    /// The judge's identity (an import: how its source decided `correct`).
     pub judge: String,
+    /// The embedder's name.
     pub embedder: String,
+    /// The graph extractor's identity; empty when no paradigm used the graph.
     pub extractor: String,
+    /// When it started.
     pub started_at: String,
+    /// When it first finished; `None` while unfinished.
     pub finished_at: Option<String>,
 }
 
 /// A stored corpus's sizes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CorpusRow {
+    /// The corpus's name.
     pub name: String,
+    /// Its content hash.
     pub content_hash: String,
+    /// Where it was loaded from.
     pub source: String,
+    /// Documents.
     pub documents: i64,
+    /// Chunks.
     pub chunks: i64,
+    /// Questions.
     pub queries: i64,
 }
 
 /// One tuple joined with its question, as a report shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportTupleRow {
+    /// The question's id.
     pub query_id: String,
     /// Empty when the question is not stored.
     pub question: String,
@@ -157,9 +178,13 @@ pub struct ReportTupleRow {
     pub answer: String,
     /// The judge's verdict; `None` when the tuple failed.
     pub judge_label: Option<JudgeLabel>,
+    /// Exact match.
     pub em: f64,
+    /// Token F1.
     pub f1: f64,
+    /// Semantic F1, when measured.
     pub semantic_f1: Option<f64>,
+    /// Evidence recall, when the question has gold evidence.
     pub evidence_recall: Option<f64>,
     /// Tokens by phase.
     pub tokens: TupleTokens,
@@ -169,24 +194,33 @@ pub struct ReportTupleRow {
     pub latency_ms: f64,
     /// How the tuple was produced.
     pub mode: Mode,
+    /// Why the tuple failed, when it did.
     pub error: Option<String>,
 }
 
 /// A run's stored tuples: how many, how many without an error, and the first error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOutcome {
+    /// Tuples stored.
     pub tuples: i64,
+    /// Tuples without an error.
     pub ok: i64,
+    /// The first error, in (query, paradigm) order.
     pub first_error: Option<String>,
 }
 
 /// What an embedding endpoint was sent since the last record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EmbeddingUsage {
+    /// Requests sent.
     pub requests: u64,
+    /// Texts embedded.
     pub texts: u64,
+    /// Tokens billed: `usage_tokens + counted_tokens`.
     pub tokens: u64,
+    /// Tokens of replies that reported `usage`.
     pub usage_tokens: u64,
+    /// Tokens of replies without `usage`, counted with cl100k.
     pub counted_tokens: u64,
 }
 

@@ -26,15 +26,20 @@ pub struct RunSelection {
     pub run_ids: Vec<i64>,
     /// Restrict to these corpora (empty: every corpus with results).
     pub corpora: Vec<String>,
+    /// Which split tags the runs may carry.
     pub splits: SplitUse,
 }
 
 /// One selected run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRef {
+    /// The run's id.
     pub id: i64,
+    /// Its corpus.
     pub corpus: String,
+    /// The corpus's content hash.
     pub corpus_hash: String,
+    /// How its tuples came to be.
     pub mode: Mode,
     /// The split tag of an imported run (`None` for benched runs).
     pub split: Option<SplitTag>,

@@ -176,3 +176,27 @@ fn readers_never_create_a_schema() {
     drop(block_on(Store::open(&ours)).unwrap());
     block_on(Store::open_existing(&ours)).unwrap();
 }
+
+/// A caller can tell a database it must not touch (`Incompatible`) from a path that is not a
+/// store at all (`Invalid`), and both are the user's input.
+#[test]
+fn refusals_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not a database\n".repeat(100)).unwrap();
+    let e = block_on(Store::open(&notes)).unwrap_err();
+    assert!(
+        matches!(e, StoreError::Incompatible(_)) && e.is_bad_input(),
+        "{e:?}"
+    );
+    let e = block_on(Store::open(dir.path())).unwrap_err();
+    assert!(
+        matches!(e, StoreError::Invalid(_)) && e.is_bad_input(),
+        "{e:?}"
+    );
+    // At the boundary both are the vocabulary's bad input.
+    assert!(matches!(
+        bench_core::BenchError::from(e),
+        bench_core::BenchError::Invalid(_)
+    ));
+}

@@ -20,7 +20,9 @@ use crate::error::{Result, StoreError};
 /// database (`postgres://USER@HOST[:PORT]/DB`), shared by workers on many machines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbTarget {
+    /// An SQLite file at this path.
     Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://USER@HOST[:PORT]/DB`).
     Postgres(String),
 }
 
@@ -216,7 +218,9 @@ fn mask_secret_values(text: &str) -> String {
 /// The database engine behind a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// An SQLite file (or an in-memory database).
     Sqlite,
+    /// A PostgreSQL database.
     Postgres,
 }
 
@@ -425,7 +429,7 @@ impl Store {
             .map(|r| r.get(0))
             .collect();
             if !others.is_empty() {
-                return Err(StoreError::Invalid(format!(
+                return Err(StoreError::Incompatible(format!(
                     "results database {}: not a ragrouter results database (tables: {}); \
                      refusing to change it (pass --db another database)",
                     self.path,
@@ -456,7 +460,7 @@ impl Store {
                 .map_err(|e| self.err(e))?
         };
         if version > SCHEMA_VERSION {
-            return Err(StoreError::Invalid(format!(
+            return Err(StoreError::Incompatible(format!(
                 "results store {}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter",
                 self.path
             )));

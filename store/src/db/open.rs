@@ -69,7 +69,7 @@ pub(super) fn side_file(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn invalid(shown: &str, what: &str) -> StoreError {
-    StoreError::Invalid(format!(
+    StoreError::Incompatible(format!(
         "results database {shown} {what}; refusing to touch it (pass --db a new path)"
     ))
 }
@@ -294,7 +294,7 @@ pub(super) fn classify(
         .cloned()
         .collect();
     let foreign = |why: String| {
-        Err(StoreError::Invalid(format!(
+        Err(StoreError::Incompatible(format!(
             "results database {shown} is not a ragrouter results database ({why}); refusing to \
              change it (pass --db a new path)"
         )))
@@ -328,7 +328,7 @@ pub(super) fn classify(
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        return Err(StoreError::Invalid(format!(
+        return Err(StoreError::Incompatible(format!(
             "results database {shown} carries ragrouter's application id but not the schema of \
              its version {version} (unexpected: {}; missing: {}); refusing to change it",
             or_none(list(got.difference(&want).collect())),
@@ -367,7 +367,7 @@ pub(super) fn describe(objects: &[Object]) -> String {
 }
 
 fn newer(shown: &str, version: i64) -> StoreError {
-    StoreError::Invalid(format!(
+    StoreError::Incompatible(format!(
         "results store {shown}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter"
     ))
 }

@@ -171,7 +171,7 @@ pub struct BenchArgs {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
     /// With a PostgreSQL --db: seconds a claimed (question, paradigm) item stays this worker's
     /// before another worker may take it; a worker that dies loses only the items it held.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
@@ -247,7 +247,7 @@ fn default_paradigms() -> Vec<String> {
 pub struct DbParser;
 
 impl clap::builder::TypedValueParser for DbParser {
-    type Value = bench_core::DbTarget;
+    type Value = store::DbTarget;
 
     fn parse_ref(
         &self,
@@ -262,11 +262,11 @@ impl clap::builder::TypedValueParser for DbParser {
         let s = value.to_str().ok_or_else(|| {
             fail(format!(
                 "--db {}: not valid UTF-8",
-                bench_core::store::redact(&value.to_string_lossy())
+                store::redact(&value.to_string_lossy())
             ))
         })?;
         s.parse()
-            .map_err(|e: bench_core::BenchError| fail(e.to_string()))
+            .map_err(|e: store::StoreError| fail(e.to_string()))
     }
 }
 

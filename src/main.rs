@@ -63,13 +63,13 @@ fn message(err: &anyhow::Error) -> String {
     out
 }
 
-/// Standard error with every credential masked ([`bench_core::store::redact`]); the log
+/// Standard error with every credential masked ([`store::redact`]); the log
 /// formatter writes each event in one call.
 struct Masked(std::io::Stderr);
 
 impl std::io::Write for Masked {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let masked = bench_core::store::redact(&String::from_utf8_lossy(buf));
+        let masked = store::redact(&String::from_utf8_lossy(buf));
         self.0.write_all(masked.as_bytes())?;
         Ok(buf.len())
     }
@@ -85,7 +85,7 @@ const MAX_LINE: usize = 400;
 
 /// A message as shown: every credential masked, every line cut to [`MAX_LINE`] characters.
 fn shown(message: &str) -> String {
-    bench_core::store::redact(message)
+    store::redact(message)
         .lines()
         .map(|line| match line.char_indices().nth(MAX_LINE) {
             Some((cut, _)) => format!(
@@ -114,6 +114,12 @@ fn exit_code(err: &anyhow::Error) -> i32 {
             }
         }
         if let Some(BenchError::Invalid(_)) = cause.downcast_ref::<BenchError>() {
+            return EXIT_BAD_INPUT;
+        }
+        if cause
+            .downcast_ref::<store::StoreError>()
+            .is_some_and(store::StoreError::is_bad_input)
+        {
             return EXIT_BAD_INPUT;
         }
         if cause.downcast_ref::<bench::BadInput>().is_some() {

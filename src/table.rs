@@ -1,6 +1,6 @@
 //! The end-of-run table, printed from the stored rows.
 
-use bench_core::SummaryRow;
+use store::SummaryRow;
 
 fn pct(x: f64) -> String {
     format!("{:.1}", 100.0 * x)

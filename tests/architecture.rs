@@ -6,6 +6,7 @@ use std::path::Path;
 /// Layer of each workspace crate: a crate may depend only on crates of lower layers.
 const LAYERS: &[(&str, u8)] = &[
     ("bench-core", 0),
+    ("store", 1),
     ("metrics", 1),
     ("corpora", 1),
     ("llm", 1),
@@ -148,6 +149,7 @@ fn rust_files(dirs: &[&str]) -> Vec<std::path::PathBuf> {
 const SOURCES: &[&str] = &[
     "src",
     "bench-core",
+    "store",
     "corpora",
     "paradigms",
     "metrics",
@@ -282,42 +284,105 @@ fn every_configuration_key_is_read() {
     );
 }
 
-/// The results store's modules in bench-core: the only library code that speaks SQL.
-const STORE_MODULES: &[&str] = &[
-    // The store's error type wraps sqlx's.
-    "error.rs",
-    "store.rs",
-    "store_open.rs",
-    "store_info.rs",
-    "store_reads.rs",
-    "store_backend.rs",
-    "store_schema.rs",
-    "leases.rs",
-    "runs.rs",
-    "route_evals.rs",
-    "merge.rs",
-    "llm_cache.rs",
-    "imports.rs",
-    "signals.rs",
-    "extractions.rs",
-];
+/// The crates that may depend on the store (normal dependencies): the rest reach the
+/// database through bench-core's cache traits, or not at all.
+const STORE_USERS: &[&str] = &["routers", "reports", "ragrouter"];
+
+/// Crates that may not name the store even in their tests: pure computation.
+const NEVER_THE_STORE: &[&str] = &["bench-core", "metrics", "paradigms", "fixtures"];
 
 #[test]
-fn nothing_outside_the_store_speaks_sql() {
-    // No crate but bench-core links sqlx for its own code (tests may read a database).
+fn only_the_store_speaks_sql() {
+    // No crate but `store` links sqlx for its own code (tests may read a database).
     for (name, man) in std::iter::once(("ragrouter".to_owned(), manifest(root()))).chain(
         SOURCES
             .iter()
-            .filter(|d| !matches!(**d, "src" | "tests" | "bench-core"))
+            .filter(|d| !matches!(**d, "src" | "tests" | "store"))
             .map(|c| (c.to_string(), manifest(&root().join(c)))),
     ) {
         let deps = man.get("dependencies").and_then(|t| t.as_table());
         assert!(
             !deps.is_some_and(|d| d.contains_key("sqlx")),
-            "{name} depends on sqlx: its queries belong in the store (bench-core)"
+            "{name} depends on sqlx: its queries belong in the store crate"
         );
     }
-    // And no library or binary source outside the store's modules names it.
+    // And no library or binary source outside the store crate names it.
+    let libraries: Vec<String> = SOURCES
+        .iter()
+        .filter(|d| !matches!(**d, "tests" | "store"))
+        .map(|d| {
+            if *d == "src" {
+                d.to_string()
+            } else {
+                format!("{d}/src")
+            }
+        })
+        .collect();
+    let offenders: Vec<_> = rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>())
+        .into_iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("sqlx"))
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "SQL outside the store crate (ARCHITECTURE.md, invariant 12): {offenders:?}"
+    );
+}
+
+#[test]
+fn bench_core_has_no_database_and_no_runtime() {
+    let man = manifest(&root().join("bench-core"));
+    for table in ["dependencies", "dev-dependencies"] {
+        let deps = man.get(table).and_then(|t| t.as_table());
+        for banned in ["sqlx", "tokio", "store"] {
+            assert!(
+                !deps.is_some_and(|d| d.contains_key(banned)),
+                "bench-core's [{table}] names {banned}: the vocabulary has no database or runtime"
+            );
+        }
+    }
+}
+
+#[test]
+fn only_routers_reports_and_the_binary_depend_on_the_store() {
+    let graph = graph();
+    assert!(
+        graph.contains_key("store"),
+        "the store crate is a workspace member"
+    );
+    for (krate, (deps, dev)) in &graph {
+        if deps.contains(&"store".to_owned()) {
+            assert!(
+                STORE_USERS.contains(&krate.as_str()),
+                "{krate} depends on the store: only {STORE_USERS:?} may (others use bench-core's cache traits)"
+            );
+        }
+        if NEVER_THE_STORE.contains(&krate.as_str()) {
+            assert!(
+                !deps.contains(&"store".to_owned()) && !dev.contains(&"store".to_owned()),
+                "{krate} must not name the store, not even in its tests"
+            );
+        }
+    }
+}
+
+/// A run's mode is `bench_core::Mode`, parsed once where the store reads it (`Mode::parse`): no
+/// library or binary code tests the stored label's text, so a policy or a cost measure is
+/// chosen by a `match` on the mode, never by a string that a new mode would silently fall
+/// through.
+#[test]
+fn modes_are_matched_not_compared_as_text() {
+    const PARSER: &str = "bench-core/src/record.rs";
+    let banned = [
+        "== \"offline\"",
+        "!= \"offline\"",
+        "\"offline\" =>",
+        "Some(\"offline\")",
+        "IMPORTED_PREFIX",
+        "starts_with(\"imported",
+        "strip_prefix(\"imported",
+        "starts_with(\"llm:",
+        "strip_prefix(\"llm:",
+    ];
     let libraries: Vec<String> = SOURCES
         .iter()
         .filter(|d| **d != "tests")
@@ -329,16 +394,24 @@ fn nothing_outside_the_store_speaks_sql() {
             }
         })
         .collect();
-    let offenders: Vec<_> = rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>())
-        .into_iter()
-        .filter(|f| {
-            let in_store = f.starts_with(root().join("bench-core/src"))
-                && STORE_MODULES.contains(&f.file_name().unwrap().to_str().unwrap());
-            !in_store && std::fs::read_to_string(f).unwrap().contains("sqlx")
-        })
-        .collect();
+    let mut offenders = Vec::new();
+    for f in rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>()) {
+        if f.ends_with(PARSER) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let free_is_imported = line
+                .match_indices("is_imported(")
+                .any(|(i, _)| !line[i + "is_imported(".len()..].starts_with(')'));
+            if free_is_imported || banned.iter().any(|b| line.contains(b)) {
+                offenders.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
     assert!(
         offenders.is_empty(),
-        "SQL outside the store's modules (ARCHITECTURE.md, invariant 12): {offenders:?}"
+        "a mode tested as text outside its parser ({PARSER}): match on bench_core::Mode instead:\n{}",
+        offenders.join("\n")
     );
 }

@@ -228,7 +228,7 @@ fn a_store_written_before_the_marker_is_recognised_read_and_marked_on_its_next_w
     let db = dir.path().join("r.sqlite");
     real_store(dir.path(), &db);
     let id: i64 = try_fetch(&db, "PRAGMA application_id").unwrap()[0];
-    assert_eq!(id, i64::from(bench_core::store::APPLICATION_ID));
+    assert_eq!(id, i64::from(store::APPLICATION_ID));
     // As written before the marker existed.
     sqlite_exec(&db, "PRAGMA application_id = 0;", false);
     let out = run(&["db", "info", s(&db)]);
@@ -245,7 +245,7 @@ fn a_store_written_before_the_marker_is_recognised_read_and_marked_on_its_next_w
     check_ok(&run(&["import", "outcomes", s(&more), "--db", s(&db)]));
     assert_eq!(
         query_db(&db, "PRAGMA application_id"),
-        vec![i64::from(bench_core::store::APPLICATION_ID)]
+        vec![i64::from(store::APPLICATION_ID)]
     );
     let info = text(&run(&["db", "info", s(&db)]).stdout);
     assert!(

@@ -8,11 +8,12 @@ pub enum BenchError {
     /// Input that does not have the expected shape; the message names file, line and field.
     #[error("{0}")]
     Invalid(String),
+    /// The results store's engine failed (the `store` crate's error, converted at its boundary).
     #[error("results store {path}: {source}")]
     Store {
         path: String,
         #[source]
-        source: sqlx::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("{context}: {source}")]
     Io {

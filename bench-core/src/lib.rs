@@ -1,37 +1,53 @@
 //! Core vocabulary of ragrouter-bench: corpora, queries, paradigm ids, the result tuple, the
-//! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`, `Router`), cl100k token
-//! counting and the SQLite results store. Every other crate depends on this one and on nothing
-//! that depends on it.
+//! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`, `Router`), the
+//! two cache traits the `store` crate implements, and cl100k token counting. Every other crate
+//! depends on this one and on nothing that depends on it.
+//!
+//! The principal types: [`Corpus`] with its [`Query`]s, [`ParadigmId`] and [`QueryType`] (the
+//! closed sets of paradigms and question types), [`ResultRecord`] (one stored tuple) with its
+//! [`JudgeLabel`] and [`PhaseTokens`], [`Mode`] (how a run's tuples came to be), [`BenchConfig`],
+//! the routing vocabulary ([`RoutingSet`], [`Router`]) and [`BenchError`].
+//!
+//! ```
+//! use bench_core::{cost_tokens, JudgeLabel, Mode, ParadigmId};
+//!
+//! // Names round-trip through their stored forms.
+//! let p: ParadigmId = "naive".parse().unwrap();
+//! assert_eq!(p.as_str(), "naive");
+//! assert_eq!(JudgeLabel::parse("correct"), Some(JudgeLabel::Correct));
+//!
+//! // A run's mode is stored as its label and read back once; code matches on it.
+//! let mode = Mode::parse("imported:adaptive-rag/flan_t5_xl").unwrap();
+//! assert!(mode.is_imported());
+//! // Offline a tuple costs its context tokens, an imported one its declared cost.
+//! assert_eq!(cost_tokens(&Mode::Offline, 120, 800, 0.0), 800.0);
+//! assert_eq!(cost_tokens(&mode, 0, 0, 3.0), 3.0);
+//! ```
 
+pub mod caches;
 pub mod config;
 pub mod error;
-pub mod extractions;
-pub mod imports;
 pub mod input;
-pub mod leases;
-pub mod llm_cache;
-pub mod merge;
 pub mod outcomes;
 pub mod record;
 pub mod rng;
-pub mod route_evals;
 pub mod routing;
-pub mod runs;
 pub mod signals;
-pub mod store;
-pub mod store_reads;
 pub mod strict_json;
 pub mod text;
 pub mod tokens;
 pub mod traits;
 pub mod types;
 
+pub use caches::{
+    ExtractionCache, ExtractionRow, ExtractionStatus, ExtractorKey, GraphBuildRecord,
+    LlmCacheEntry, ResponseCache,
+};
 pub use config::BenchConfig;
 pub use error::{BenchError, LlmErrorKind, Result};
-pub use imports::ImportedCorpus;
 pub use outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
 pub use record::{
-    cost_tokens, tuple_cost, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens,
+    cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens,
     QualityMetrics, ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
@@ -39,7 +55,6 @@ pub use routing::{
     RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
 };
 pub use signals::{PublishedChoice, Signal};
-pub use store::{Backend, DbTarget, RunHandle, RunSpec, Store, SummaryRow};
 pub use traits::{
     ChatMessage, ChatRequest, ChatResponse, ContextChunk, Embedder, Embeddings, Generation, Judge,
     Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, TokenEncoder, Usage,

@@ -13,14 +13,6 @@ use crate::error::{BenchError, Result};
 use crate::signals::{PublishedChoice, Signal};
 use crate::types::{ParadigmId, QueryType};
 
-/// The prefix of an imported run's mode: `imported:SOURCE`.
-pub const IMPORTED_PREFIX: &str = "imported:";
-
-/// Whether a run's mode says its tuples were imported rather than benched.
-pub fn is_imported(mode: &str) -> bool {
-    mode.starts_with(IMPORTED_PREFIX)
-}
-
 /// Which part of a data set's own split a run holds; `route eval --split given` trains on
 /// `train` and tests on `test`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -126,9 +118,11 @@ pub struct OutcomeImport {
 }
 
 impl OutcomeImport {
-    /// `imported:SOURCE`.
-    pub fn mode(&self) -> String {
-        format!("{IMPORTED_PREFIX}{}", self.source)
+    /// The runs' mode: `Mode::Imported` of the source.
+    pub fn mode(&self) -> crate::record::Mode {
+        crate::record::Mode::Imported {
+            source: self.source.clone(),
+        }
     }
 
     /// Checks what a loader may have missed: ids unique per corpus, scores in [0, 1], costs

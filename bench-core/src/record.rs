@@ -158,24 +158,91 @@ pub struct QualityMetrics {
     pub faithfulness_soft: Option<f64>,
 }
 
-/// How the run answered: the offline default, or a named LLM endpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// How a run's tuples came to be: answered offline, answered by a named LLM endpoint, or
+/// imported from someone else's measurements. Stored as its [`label`](Mode::label) and parsed
+/// back once, where the store reads a run ([`Mode::parse`]); nothing else tests the label.
+/// Serialised as its label, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Mode {
+    /// No model called: the offline reader and judge.
     Offline,
     /// `base_url` and `model` of the answering LLM; never a key.
     Llm {
+        /// The endpoint's base URL (as configured, without credentials).
         base_url: String,
+        /// The model name the endpoint serves.
         model: String,
+    },
+    /// An imported outcome matrix (`import`): `source` names it (`adaptive-rag/flan_t5_xl`).
+    Imported {
+        /// The import's source name.
+        source: String,
     },
 }
 
+/// The prefix of an LLM run's label: `llm:MODEL@BASE_URL`.
+const LLM_PREFIX: &str = "llm:";
+/// The prefix of an imported run's label: `imported:SOURCE`.
+const IMPORTED_PREFIX: &str = "imported:";
+
 impl Mode {
-    /// The label stored with every record: `offline` or `llm:<model>@<base url>`.
+    /// The label stored with every run and record: `offline`, `llm:<model>@<base url>` or
+    /// `imported:<source>`.
     pub fn label(&self) -> String {
         match self {
             Mode::Offline => "offline".to_owned(),
-            Mode::Llm { base_url, model } => format!("llm:{model}@{base_url}"),
+            Mode::Llm { base_url, model } => format!("{LLM_PREFIX}{model}@{base_url}"),
+            Mode::Imported { source } => format!("{IMPORTED_PREFIX}{source}"),
         }
+    }
+
+    /// Reads a stored label back; `None` for anything [`label`](Mode::label) never writes.
+    /// The model is what precedes the first `@` (a URL may hold one, a model name does not).
+    pub fn parse(label: &str) -> Option<Mode> {
+        if label == "offline" {
+            return Some(Mode::Offline);
+        }
+        if let Some(rest) = label.strip_prefix(LLM_PREFIX) {
+            let (model, base_url) = rest.split_once('@').unwrap_or((rest, ""));
+            return (!model.is_empty()).then(|| Mode::Llm {
+                base_url: base_url.to_owned(),
+                model: model.to_owned(),
+            });
+        }
+        let source = label.strip_prefix(IMPORTED_PREFIX)?;
+        (!source.is_empty()).then(|| Mode::Imported {
+            source: source.to_owned(),
+        })
+    }
+
+    /// Whether the tuples were imported rather than benched.
+    pub fn is_imported(&self) -> bool {
+        match self {
+            Mode::Imported { .. } => true,
+            Mode::Offline | Mode::Llm { .. } => false,
+        }
+    }
+}
+
+impl From<Mode> for String {
+    fn from(m: Mode) -> String {
+        m.label()
+    }
+}
+
+impl TryFrom<String> for Mode {
+    type Error = String;
+    fn try_from(label: String) -> Result<Mode, String> {
+        Mode::parse(&label).ok_or_else(|| {
+            format!("mode {label:?}: expected offline, llm:MODEL@BASE_URL or imported:SOURCE")
+        })
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
     }
 }
 
@@ -230,22 +297,44 @@ pub struct ResultRecord {
 /// In LLM mode it is the paradigm's billed tokens (construction share, retrieval, generation;
 /// the judge is an evaluation cost and is left out). Offline no model is called and every LLM
 /// column is zero, so the cost is the context the paradigm assembled for its reader, in cl100k
-/// tokens: what a generator would have been sent. Reports say which measure they plot.
-pub fn cost_tokens(mode: &str, llm_tokens: u64, context_tokens: u64) -> u64 {
-    if mode == "offline" {
-        context_tokens
-    } else {
-        llm_tokens
+/// tokens: what a generator would have been sent. An imported tuple's cost is what its source
+/// declared (`imported`, in the run's cost unit). Reports say which measure they plot.
+pub fn cost_tokens(mode: &Mode, llm_tokens: u64, context_tokens: u64, imported: f64) -> f64 {
+    match mode {
+        Mode::Offline => context_tokens as f64,
+        Mode::Llm { .. } => llm_tokens as f64,
+        Mode::Imported { .. } => imported,
     }
 }
 
-/// A tuple's cost in its run's unit, the one measure `route eval`, the tables, the frontier,
-/// AIQ and every figure use: [`cost_tokens`] for a benched tuple, the import's declared cost
-/// (retrieval steps, ...; 0 when the import gave none) for an imported one.
-pub fn tuple_cost(mode: &str, llm_tokens: u64, context_tokens: u64, imported: Option<f64>) -> f64 {
-    if crate::outcomes::is_imported(mode) {
-        imported.unwrap_or(0.0)
-    } else {
-        cost_tokens(mode, llm_tokens, context_tokens) as f64
+#[cfg(test)]
+mod mode_tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_reads_back_from_its_label() {
+        for m in [
+            Mode::Offline,
+            Mode::Llm {
+                base_url: "http://127.0.0.1:8080/v1".into(),
+                model: "smollm2-135m-instruct".into(),
+            },
+            Mode::Imported {
+                source: "adaptive-rag/flan_t5_xl".into(),
+            },
+        ] {
+            assert_eq!(Mode::parse(&m.label()), Some(m.clone()), "{m}");
+        }
+        assert_eq!(Mode::parse("offline").unwrap().label(), "offline");
+        let imported = Mode::Imported { source: "s".into() };
+        assert_eq!(serde_json::to_string(&imported).unwrap(), r#""imported:s""#);
+        assert_eq!(
+            serde_json::from_str::<Mode>(r#""imported:s""#).unwrap(),
+            imported
+        );
+        assert!(serde_json::from_str::<Mode>(r#""gpt-x""#).is_err());
+        for bad in ["", "Offline", "gpt-x", "llm:", "imported:", "llm:@http://x"] {
+            assert_eq!(Mode::parse(bad), None, "{bad:?}");
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bench_core::{Corpus, LlmErrorKind, Store};
+use bench_core::{Corpus, LlmErrorKind};
 use corpora::embed::{HashEmbedder, VectorCache};
 use corpora::graph::{
     build_graph, load_or_build, BuildOptions, Extraction, ExtractorId, GraphBuild, KnowledgeGraph,
@@ -14,6 +14,7 @@ use corpora::graph::{
 };
 use corpora::load::{load_corpus, LoadOptions};
 use fixtures::{tiny_corpus, Scripted, ScriptedLlm};
+use store::Store;
 
 fn six_docs() -> Corpus {
     tiny_corpus(

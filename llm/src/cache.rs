@@ -16,14 +16,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use bench_core::llm_cache::LlmCacheEntry;
-use bench_core::{ChatRequest, ChatResponse, Llm, Store};
+use bench_core::{ChatRequest, ChatResponse, Llm, LlmCacheEntry, ResponseCache};
 
 /// An `Llm` that answers from the cache when it can.
 #[derive(Debug)]
 pub struct CachedLlm<L: Llm> {
     inner: L,
-    store: Store,
+    store: Arc<dyn ResponseCache>,
     prompt_version: String,
     /// Calls answered from the cache.
     pub hits: AtomicU64,
@@ -34,10 +33,15 @@ pub struct CachedLlm<L: Llm> {
 }
 
 impl<L: Llm> CachedLlm<L> {
-    pub fn new(inner: L, store: Store, prompt_version: impl Into<String>) -> Self {
+    /// `store`: where replies are kept (the binary passes the results database, `store::Store`).
+    pub fn new(
+        inner: L,
+        store: impl ResponseCache + 'static,
+        prompt_version: impl Into<String>,
+    ) -> Self {
         CachedLlm {
             inner,
-            store,
+            store: Arc::new(store),
             prompt_version: prompt_version.into(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -122,7 +126,7 @@ impl<L: Llm> CachedLlm<L> {
         request: &ChatRequest,
         readable: &bench_core::traits::ReplyCheck,
     ) -> bench_core::Result<ChatResponse> {
-        if let Some(hit) = self.store.llm_cache_get(key).await? {
+        if let Some(hit) = self.store.get(key).await? {
             // A stored reply this caller cannot read (stored by a plain `chat`) is asked again.
             if readable(&hit.content) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
@@ -138,7 +142,7 @@ impl<L: Llm> CachedLlm<L> {
         let request_json = serde_json::to_string(request).expect("request serialises");
         let stored = self
             .store
-            .llm_cache_put(&LlmCacheEntry {
+            .put(&LlmCacheEntry {
                 key,
                 identity: &identity,
                 model: model_of(&identity),
@@ -150,7 +154,7 @@ impl<L: Llm> CachedLlm<L> {
             .await?;
         if !stored {
             // Another writer (a worker process) stored its reply first: use that one.
-            if let Some(first) = self.store.llm_cache_get(key).await? {
+            if let Some(first) = self.store.get(key).await? {
                 if readable(&first.content) {
                     return Ok(first);
                 }

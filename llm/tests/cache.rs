@@ -4,9 +4,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bench_core::{ChatMessage, ChatRequest, Llm, Store};
+use bench_core::{ChatMessage, ChatRequest, Llm};
 use llm::mock::{MockReply, MockServer};
 use llm::{CachedLlm, EndpointConfig, OpenAiLlm};
+use store::Store;
 
 const KEY: &str = "sk-cache-5b8e21f3a9-DO-NOT-LEAK";
 

@@ -73,7 +73,7 @@ fn tuple_fields(t: &Tuple) -> [String; 25] {
         k.judge_out.to_string(),
         t.context_tokens.to_string(),
         t.latency_ms.to_string(),
-        t.mode.clone(),
+        t.mode.label(),
         t.error.clone().unwrap_or_default(),
     ]
 }

@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use bench_core::runs::{select_runs, RunSelection, SplitUse};
-use bench_core::{BenchError, Result, Store};
+use bench_core::{BenchError, Result};
+use store::Store;
+use store::{select_runs, RunSelection, SplitUse};
 
 use crate::model::{CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, Tokens, Tuple};
 
@@ -20,7 +21,7 @@ pub struct Selection {
 
 /// Loads the selected runs with their tuples, corpora, corpus metrics and router evaluations.
 /// Unknown run or evaluation ids, or a selection with no run, are bad input. The runs are
-/// chosen by the rule `route eval` uses ([`bench_core::runs::select_runs`]: the latest run with
+/// chosen by the rule `route eval` uses ([`store::select_runs`]: the latest run with
 /// tuples per corpus and split tag, train-tagged runs left out), and like `route eval` a report
 /// draws one mode: runs of different modes (offline, an LLM, an import source) or cost units on one
 /// axis and in one pooled panel would mislead, so they are refused and `--corpora`/`--runs` named.
@@ -34,9 +35,9 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         },
     )
     .await?;
-    let kinds: std::collections::BTreeSet<(&str, String)> = chosen
+    let kinds: std::collections::BTreeSet<(String, String)> = chosen
         .iter()
-        .map(|r| (r.mode.as_str(), r.cost_unit()))
+        .map(|r| (r.mode.label(), r.cost_unit()))
         .collect();
     if kinds.len() > 1 {
         return Err(BenchError::Invalid(format!(
@@ -75,20 +76,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
                 .map(|(i, o)| (i as f64, o as f64))
         };
         runs.push(RunInfo {
-            id: row.id,
-            corpus: row.corpus,
-            corpus_hash: row.corpus_hash,
-            config_json: row.config_json,
-            config_hash: row.config_hash,
-            seed: row.seed,
-            crate_version: row.crate_version,
-            mode: row.mode,
-            reader: row.reader,
-            judge: row.judge,
-            embedder: row.embedder,
-            extractor: row.extractor,
-            started_at: row.started_at,
-            finished_at: row.finished_at,
+            row,
             cost_unit,
             construction,
         });
@@ -205,18 +193,8 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
     };
     let (con_in, con_out) = run.construction.unwrap_or((0.0, 0.0));
     let mut out = Vec::with_capacity(rows.len());
-    for (i, r) in rows.into_iter().enumerate() {
-        let bad = |field: &str, e: BenchError| {
-            BenchError::Invalid(format!(
-                "results store {}: run {} row {i} field {field}: {e}",
-                store.path(),
-                run.id
-            ))
-        };
-        let paradigm: bench_core::ParadigmId =
-            r.paradigm.parse().map_err(|e| bad("paradigm", e))?;
-        let qtype = r.qtype.parse().map_err(|e| bad("qtype", e))?;
-        let n = |k: usize| r.tokens[k] as f64;
+    for r in rows {
+        let paradigm = r.paradigm;
         let share = if paradigm.uses_graph() {
             1.0 / questions
         } else {
@@ -227,26 +205,15 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
             corpus: run.corpus.clone(),
             query_id: r.query_id,
             query: r.question,
-            qtype,
+            qtype: r.qtype,
             paradigm,
             answer: r.answer,
-            judge: r.judge_label,
+            judge: r.judge_label.map(|j| j.as_str().to_owned()),
             em: r.em,
             f1: r.f1,
             semantic_f1: r.semantic_f1,
             evidence_recall: r.evidence_recall,
-            tokens: Tokens {
-                construction_in: n(0),
-                construction_out: n(1),
-                amortised_in: con_in * share,
-                amortised_out: con_out * share,
-                retrieval_in: n(2),
-                retrieval_out: n(3),
-                generation_in: n(4),
-                generation_out: n(5),
-                judge_in: n(6),
-                judge_out: n(7),
-            },
+            tokens: Tokens::from_stored(&r.tokens, con_in * share, con_out * share),
             context_tokens: r.context_tokens as f64,
             latency_ms: r.latency_ms,
             mode: r.mode,

@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use bench_core::{ParadigmId, QueryType, RouteEvalRow, RouteEvalSpec};
+use bench_core::{Mode, ParadigmId, QueryType, RouteEvalRow, RouteEvalSpec};
 use serde::Serialize;
+use store::{RunRow, TupleTokens};
 
 /// Tokens of one tuple by phase, as stored; `amortised_*` is the tuple's share of the corpus's
 /// graph build (graph-using paradigms only, fractional), shown in Table 16 but not in `cost`
@@ -26,6 +27,22 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// A stored tuple's tokens, with its share (`amortised_*`) of the corpus's graph build.
+    pub fn from_stored(t: &TupleTokens, amortised_in: f64, amortised_out: f64) -> Tokens {
+        Tokens {
+            construction_in: t.construction_in as f64,
+            construction_out: t.construction_out as f64,
+            amortised_in,
+            amortised_out,
+            retrieval_in: t.retrieval_in as f64,
+            retrieval_out: t.retrieval_out as f64,
+            generation_in: t.generation_in as f64,
+            generation_out: t.generation_out as f64,
+            judge_in: t.judge_in as f64,
+            judge_out: t.judge_out as f64,
+        }
+    }
+
     /// The LLM tokens stored for the query: construction, retrieval and generation.
     pub fn cost(&self) -> f64 {
         self.construction_in
@@ -57,7 +74,7 @@ pub struct Tuple {
     pub tokens: Tokens,
     pub context_tokens: f64,
     pub latency_ms: f64,
-    pub mode: String,
+    pub mode: Mode,
     pub error: Option<String>,
     /// An imported tuple's cost in the import's unit (`None` for a benched tuple).
     pub imported_cost: Option<f64>,
@@ -70,27 +87,24 @@ impl Tuple {
     }
 }
 
-/// A benchmark run as stored, for provenance.
+/// A benchmark run as stored (the store's row), for provenance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunInfo {
-    pub id: i64,
-    pub corpus: String,
-    pub corpus_hash: String,
-    pub config_json: String,
-    pub config_hash: String,
-    pub seed: i64,
-    pub crate_version: String,
-    pub mode: String,
-    pub reader: String,
-    pub judge: String,
-    pub embedder: String,
-    pub extractor: String,
-    pub started_at: String,
-    pub finished_at: Option<String>,
+    /// The stored run.
+    #[serde(flatten)]
+    pub row: RunRow,
     /// What a tuple's cost counts in this run (`context tokens`, `LLM tokens`, an import's unit).
     pub cost_unit: String,
     /// Graph construction tokens (in, out) of the build this run's extractor made, if any.
     pub construction: Option<(f64, f64)>,
+}
+
+/// A run reads as its stored row: `run.corpus`, `run.mode`, ...
+impl std::ops::Deref for RunInfo {
+    type Target = RunRow;
+    fn deref(&self) -> &RunRow {
+        &self.row
+    }
 }
 
 /// A corpus as stored.
@@ -157,14 +171,10 @@ impl ReportData {
     /// How the tuples' costs are measured: by their runs' modes. [`crate::load`] refuses runs of
     /// different modes, so `Mixed` only arises from data built by hand.
     pub fn cost_basis(&self) -> CostBasis {
-        let kind = |m: &str| {
-            if m == "offline" {
-                0
-            } else if bench_core::outcomes::is_imported(m) {
-                2
-            } else {
-                1
-            }
+        let kind = |m: &Mode| match m {
+            Mode::Offline => 0u8,
+            Mode::Llm { .. } => 1,
+            Mode::Imported { .. } => 2,
         };
         let kinds: std::collections::BTreeSet<u8> =
             self.tuples.iter().map(|t| kind(&t.mode)).collect();
@@ -200,7 +210,7 @@ impl ReportData {
     }
 }
 
-/// What the cost axis counts: `bench_core::tuple_cost`, the measure the routers' evaluation
+/// What the cost axis counts: `bench_core::cost_tokens`, the measure the routers' evaluation
 /// uses too, so paradigms and routers share one axis. LLM runs count the stored LLM tokens
 /// (construction, retrieval, generation); offline runs bill no LLM and count the context tokens
 /// a generator would have been sent; imported runs count the import's declared unit.
@@ -218,13 +228,13 @@ pub enum CostBasis {
 }
 
 impl CostBasis {
-    /// A tuple's cost, `bench_core::tuple_cost` (the same for every basis: the basis names it).
+    /// A tuple's cost, `bench_core::cost_tokens` (the same for every basis: the basis names it).
     pub fn of(&self, t: &Tuple) -> f64 {
-        bench_core::tuple_cost(
+        bench_core::cost_tokens(
             &t.mode,
             t.tokens.cost().round() as u64,
             t.context_tokens as u64,
-            t.imported_cost,
+            t.imported_cost.unwrap_or(0.0),
         )
     }
 

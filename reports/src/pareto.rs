@@ -279,7 +279,7 @@ pub fn panel(
 
 /// One panel per corpus (in `corpora` order), then the pooled panel when there is more than one
 /// corpus. Router rows come from `router_rows` (empty when no evaluation is available); their
-/// costs were measured by `bench_core::tuple_cost` too, so both sit on the basis's one axis.
+/// costs were measured by `bench_core::cost_tokens` too, so both sit on the basis's one axis.
 pub fn panels(
     tuples: &[Tuple],
     corpora: &[String],

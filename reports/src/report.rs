@@ -122,7 +122,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
     let mut missing = Vec::new();
     let mut blocks = Vec::new();
     let modes: Vec<String> = {
-        let mut m: Vec<String> = data.runs.iter().map(|r| r.mode.clone()).collect();
+        let mut m: Vec<String> = data.runs.iter().map(|r| r.mode.label()).collect();
         m.sort();
         m.dedup();
         m
@@ -384,7 +384,7 @@ fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
                     r.id.to_string(),
                     r.corpus.clone(),
                     r.corpus_hash.clone(),
-                    r.mode.clone(),
+                    r.mode.label(),
                     r.reader.clone(),
                     r.judge.clone(),
                     r.embedder.clone(),

@@ -127,7 +127,7 @@ fn tuple(corpus: &str, q: &str, p: ParadigmId, correct: bool, tokens: f64) -> Tu
         },
         context_tokens: 2.0 * tokens,
         latency_ms: 0.0,
-        mode: "llm:m@http://localhost".into(),
+        mode: bench_core::Mode::parse("llm:m@http://localhost").unwrap(),
         error: None,
         imported_cost: None,
     }
@@ -164,17 +164,19 @@ fn paradigm_points_average_tokens_and_count_failures_as_wrong() {
         ..ReportData::default()
     };
     assert_eq!(data.cost_basis(), CostBasis::LlmTokens);
-    data.tuples[0].mode = "offline".into();
+    data.tuples[0].mode = bench_core::Mode::Offline;
     assert_eq!(data.cost_basis(), CostBasis::Mixed);
     for t in &mut data.tuples {
-        t.mode = "offline".into();
+        t.mode = bench_core::Mode::Offline;
     }
     assert_eq!(data.cost_basis(), CostBasis::ContextTokens);
     let ctx = paradigm_points(&data.tuples, Some("a"), &CostBasis::ContextTokens);
     close(ctx[1].cost, 400.0);
     // Imported tuples sit at the import's own cost (retrieval steps here), never at 0 tokens.
     for (t, steps) in data.tuples.iter_mut().zip([1.0, 2.0, 3.0, 5.0, 0.0]) {
-        t.mode = "imported:adaptive-rag".into();
+        t.mode = bench_core::Mode::Imported {
+            source: "adaptive-rag".into(),
+        };
         t.imported_cost = Some(steps);
     }
     let basis = data.cost_basis();

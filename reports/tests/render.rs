@@ -5,9 +5,10 @@ use std::path::Path;
 
 use bench_core::{
     BenchConfig, Corpus, JudgeLabel, ParadigmId, ParadigmOutput, PhaseTokens, QualityMetrics,
-    QueryType, ResultRecord, RouteEvalRow, RouteEvalSpec, RunSpec, Store,
+    QueryType, ResultRecord, RouteEvalRow, RouteEvalSpec,
 };
 use reports::{load, write_report, Selection};
+use store::{RunSpec, Store};
 
 const SCRIPT_QUERY: &str = "Who said \"hi\", <script>alert(1)</script> & left?";
 
@@ -54,7 +55,7 @@ async fn bench(store: &Store, c: &Corpus, results: &[(&str, ParadigmId, JudgeLab
     let spec = RunSpec {
         corpus: c,
         config: &cfg,
-        mode: "offline".into(),
+        mode: bench_core::Mode::Offline,
         reader: "r".into(),
         judge: "j".into(),
         embedder: "e".into(),
@@ -411,7 +412,7 @@ async fn llm_runs_are_costed_by_llm_tokens() {
     let store = fixture_store(&dir.path().join("r.sqlite"), true).await;
     let mut data = load(&store, &Selection::default()).await.unwrap();
     for t in &mut data.tuples {
-        t.mode = "llm:test@http://localhost".into();
+        t.mode = bench_core::Mode::parse("llm:test@http://localhost").unwrap();
     }
     let out = dir.path().join("report");
     write_report(&data, &out).unwrap();

@@ -11,12 +11,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use bench_core::outcomes::is_imported;
 use bench_core::{
-    BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, ParadigmId, PublishedChoice,
-    QueryType, Result, RoutingRow, RoutingSchema, RoutingSet, Signal, SplitTag, Store,
+    BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, Mode, ParadigmId, PublishedChoice,
+    QueryType, Result, RoutingRow, RoutingSchema, RoutingSet, Signal, SplitTag,
 };
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
+use store::Store;
 
 use crate::features::INDICATOR_NAMES;
 use crate::probe::{self, ProbeBill};
@@ -33,7 +33,7 @@ pub const INDICATOR_KEYS: [&str; 6] = {
     keys
 };
 
-pub use bench_core::runs::{RunRef, RunSelection, SplitUse};
+pub use store::{RunRef, RunSelection, SplitUse};
 
 /// One stored tuple, as the data set reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +99,7 @@ pub struct BuildOptions {
     pub probe_features: bool,
 }
 
-/// The runs of a routing set: [`bench_core::runs::select_runs`]'s rule, then all must share one
+/// The runs of a routing set: [`store::select_runs`]'s rule, then all must share one
 /// mode and one cost unit (a routing set compares tuples of one kind).
 pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
     select_runs_pooled(store, sel, false).await
@@ -112,9 +112,9 @@ pub async fn select_runs_pooled(
     sel: &RunSelection,
     pool_sources: bool,
 ) -> Result<Vec<RunRef>> {
-    let runs = bench_core::runs::select_runs(store, sel).await?;
-    let modes: BTreeSet<&str> = runs.iter().map(|r| r.mode.as_str()).collect();
-    let all_imported = modes.iter().all(|m| is_imported(m));
+    let runs = store::select_runs(store, sel).await?;
+    let modes: BTreeSet<&Mode> = runs.iter().map(|r| &r.mode).collect();
+    let all_imported = modes.iter().all(|m| m.is_imported());
     if modes.len() > 1 && !(pool_sources && all_imported) {
         let hint = if all_imported {
             "runs of different imported sources are not pooled unless asked: choose corpora with --corpora, or pass --pool-sources"
@@ -146,35 +146,16 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
         let rows = store.routing_tuples(run.id).await?;
         let mut tuples = Vec::with_capacity(rows.len());
         for r in rows {
-            let query_id = r.query_id;
-            let what = |m: String| {
-                BenchError::Invalid(format!(
-                    "results store {}: run {} query {query_id}: {m}",
-                    store.path(),
-                    run.id
-                ))
-            };
-            let paradigm: ParadigmId = r
-                .paradigm
-                .parse()
-                .map_err(|e| what(format!("paradigm: {e}")))?;
-            let judge = match r.judge_label {
-                None => None,
-                Some(s) => Some(
-                    JudgeLabel::parse(&s)
-                        .ok_or_else(|| what(format!("unknown judge label {s:?}")))?,
-                ),
-            };
-            let tokens = bench_core::tuple_cost(
+            let tokens = bench_core::cost_tokens(
                 &run.mode,
-                r.llm_tokens.max(0) as u64,
-                r.context_tokens.max(0) as u64,
-                r.cost,
+                r.llm_tokens,
+                r.context_tokens,
+                r.cost.unwrap_or(0.0),
             );
             tuples.push(Tuple {
-                query_id,
-                paradigm,
-                judge,
+                query_id: r.query_id,
+                paradigm: r.paradigm,
+                judge: r.judge_label,
                 semantic_f1: r.score,
                 tokens,
                 error: r.error,
@@ -189,10 +170,7 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
             if !with_tuples.contains(q.id.as_str()) {
                 continue;
             }
-            let qtype: QueryType = q.qtype.parse().map_err(|e| {
-                BenchError::Invalid(format!("corpus {} query {}: {e}", run.corpus, q.id))
-            })?;
-            queries.push((q.id, q.text, qtype));
+            queries.push((q.id, q.text, q.qtype));
         }
         let known: BTreeSet<&str> = queries.iter().map(|q| q.0.as_str()).collect();
         if let Some(t) = tuples.iter().find(|t| !known.contains(t.query_id.as_str())) {
@@ -220,7 +198,7 @@ pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> 
 async fn indicators(store: &Store, run: &RunRef) -> Result<std::result::Result<[f64; 6], String>> {
     let Some((configuration, flat)) = store.corpus_metrics(&run.corpus, &run.corpus_hash).await?
     else {
-        return Ok(Err(if is_imported(&run.mode) {
+        return Ok(Err(if run.mode.is_imported() {
             format!(
                 "corpus {} was imported ({}) without documents, so it has no corpus indicators: use --features q",
                 run.corpus, run.mode
@@ -453,7 +431,7 @@ pub fn build_set(
             .iter()
             .map(|c| (c.run.corpus.clone(), c.run.id))
             .collect(),
-        mode: raw.first().map(|c| c.run.mode.clone()).unwrap_or_default(),
+        mode: raw.first().map(|c| c.run.mode.label()).unwrap_or_default(),
         encoder: embedder.name().to_string(),
         failed_tuples,
         cost_unit: raw
@@ -538,10 +516,9 @@ pub async fn load_routing_data(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::{
-        BenchConfig, ParadigmOutput, PhaseTokens, QualityMetrics, ResultRecord, RunSpec,
-    };
+    use bench_core::{BenchConfig, ParadigmOutput, PhaseTokens, QualityMetrics, ResultRecord};
     use corpora::embed::HashEmbedder;
+    use store::RunSpec;
 
     /// Every run of the store, labelled by `policy`, no question-vector cache.
     async fn load_all(store: &Store, policy: LabelPolicy, emb: &HashEmbedder) -> RoutingData {
@@ -624,7 +601,7 @@ mod tests {
                 &RunSpec {
                     corpus: &corpus,
                     config: &config,
-                    mode: mode.into(),
+                    mode: Mode::parse(mode).expect("a mode label"),
                     reader: "r".into(),
                     judge: "j".into(),
                     embedder: "e".into(),
@@ -748,7 +725,7 @@ mod tests {
         assert_eq!(q_only.cost_unit, "context tokens");
 
         let (store, _) = store_with_run("offline", "a", true).await;
-        add_run(&store, "gpt-x", "b", true).await;
+        add_run(&store, "llm:gpt-x@http://x", "b", true).await;
         let e = select_runs(&store, &RunSelection::default())
             .await
             .unwrap_err()
@@ -759,7 +736,10 @@ mod tests {
             corpora: vec!["b".into()],
             ..RunSelection::default()
         };
-        assert_eq!(select_runs(&store, &one).await.unwrap()[0].mode, "gpt-x");
+        assert_eq!(
+            select_runs(&store, &one).await.unwrap()[0].mode.label(),
+            "llm:gpt-x@http://x"
+        );
         let missing = RunSelection {
             corpora: vec!["zzz".into()],
             ..RunSelection::default()

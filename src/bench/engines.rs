@@ -283,7 +283,7 @@ pub(crate) async fn record_embedding_usage(
         .add_embedding_usage(
             run_id,
             endpoint.identity(),
-            bench_core::store_reads::EmbeddingUsage {
+            store::EmbeddingUsage {
                 requests: u.requests,
                 texts: u.texts,
                 tokens: u.tokens,

@@ -3,17 +3,18 @@
 //! stored when none are, so `route eval` works right after the first run.
 
 use anyhow::Result;
-use bench_core::{Corpus, Embedder, Store};
+use bench_core::{Corpus, Embedder};
 use corpora::embed::VectorCache;
 use corpora::graph::{ExtractorId, KnowledgeGraph};
 use metrics::corpus::{embedding_metrics, CorpusMetrics};
 use serde_json::Value;
+use store::Store;
 
 use crate::commands::metrics::{configuration, knowledge_graph_metrics};
 
 /// Refuses, before the corpus is loaded, a `--db` that `Store::open` would refuse later
 /// (a directory, a file that is not a ragrouter store, a newer schema); writes nothing.
-pub(crate) fn check_db(db: &bench_core::DbTarget) -> Result<()> {
+pub(crate) fn check_db(db: &store::DbTarget) -> Result<()> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
@@ -24,9 +25,9 @@ pub(crate) fn check_db(db: &bench_core::DbTarget) -> Result<()> {
 /// An error when tuples ran and every one of them failed: such a run measured nothing, so it
 /// is left unfinished and the command exits non-zero (the same command retries the tuples).
 pub(crate) fn all_failed(
-    o: &bench_core::store_reads::RunOutcome,
+    o: &store::RunOutcome,
     run_id: i64,
-    db: &bench_core::DbTarget,
+    db: &store::DbTarget,
 ) -> Option<anyhow::Error> {
     (o.tuples > 0 && o.ok == 0).then(|| {
         anyhow::anyhow!(

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use bench_core::config::PprEngineName;
 use bench_core::{
     BenchConfig, Embedder, Judge, Mode, Paradigm, ParadigmId, Query, Reader, ResultRecord,
-    Retriever, RunSpec, Store,
+    Retriever,
 };
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{
@@ -28,6 +28,7 @@ use paradigms::{
     GraphRetriever, LlmEvaluator, LlmReader, MemoRetriever, OfflineEvaluator, OfflineReader,
     PprEngine, QueryEntities,
 };
+use store::{RunSpec, Store};
 use tokio::task::JoinSet;
 
 mod dry_run;
@@ -76,7 +77,7 @@ pub(crate) struct Shared {
     /// The signature of this run's graph build, recorded with every tuple that reads the graph.
     pub(crate) graph_build: Option<String>,
     /// On a shared (PostgreSQL) store: this worker's lease; items are claimed before answering.
-    pub(crate) lease: Option<bench_core::leases::Lease>,
+    pub(crate) lease: Option<store::Lease>,
     /// The token budget the LLM calls reserve in (`--max-tokens`; unlimited without it).
     pub(crate) budget: Arc<llm::budget::TokenBudget>,
 }
@@ -541,11 +542,11 @@ impl Step<'_> {
         engines: &Engines,
         chunks: Arc<ChunkTable>,
         graph_build: Option<String>,
-    ) -> Result<(bench_core::store::RunHandle, Arc<Shared>)> {
+    ) -> Result<(store::RunHandle, Arc<Shared>)> {
         let spec = RunSpec {
             corpus: self.corpus,
             config: self.config,
-            mode: self.mode.label(),
+            mode: self.mode.clone(),
             reader: engines.reader.identity(),
             judge: engines.judge.identity(),
             embedder: self.embedded.embedder.name().to_owned(),
@@ -578,10 +579,10 @@ impl Step<'_> {
             }
         }
         let lease = match store.backend() {
-            bench_core::Backend::Sqlite => None,
-            bench_core::Backend::Postgres => {
+            store::Backend::Sqlite => None,
+            store::Backend::Postgres => {
                 let started_ms = store.clock_ms().await?;
-                Some(bench_core::leases::Lease {
+                Some(store::Lease {
                     run_id: run.id,
                     worker: worker_name(started_ms),
                     lease_ms: (self.args.lease.max(1) * 1000) as i64,
@@ -621,7 +622,7 @@ impl Step<'_> {
     async fn report(
         &self,
         store: &Store,
-        run: bench_core::store::RunHandle,
+        run: store::RunHandle,
         engines: &Engines,
         graph_used: Option<(&KnowledgeGraph, corpora::graph::ExtractorId)>,
         shared: &Shared,

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use bench_core::Store;
+use store::Store;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Example:\n  ragrouter db info .ragrouter/results.sqlite")]
@@ -33,7 +33,7 @@ pub fn run(args: &DbArgs) -> anyhow::Result<()> {
             if file.to_string_lossy().contains("://") {
                 return Err(crate::bench::BadInput(format!(
                     "db info {}: takes an SQLite file, not a URL",
-                    bench_core::store::redact(&file.to_string_lossy())
+                    store::redact(&file.to_string_lossy())
                 ))
                 .into());
             }

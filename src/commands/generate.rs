@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use bench_core::{BenchConfig, Embedder, QueryType, Store};
+use bench_core::{BenchConfig, Embedder, QueryType};
 use corpora::embed::MiniLm;
 use corpora::generate::{
     llm::LlmGenerator, offline::TemplateGenerator, write_set, Filter, Generator, LlmChecks,
@@ -12,6 +12,7 @@ use corpora::generate::{
 };
 use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
 use corpora::load::load_corpus;
+use store::Store;
 
 use crate::bench::engines::{resolve_llm, Engines, LlmClients};
 use crate::bench::BadInput;
@@ -60,7 +61,7 @@ pub struct GenerateArgs {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
     #[command(flatten)]
     pub data: crate::cli::DataArgs,
     /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,

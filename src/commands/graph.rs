@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use bench_core::{BenchConfig, Embedder, Store};
+use bench_core::{BenchConfig, Embedder};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{build_graph, embed_entities, BuildOptions, OfflineExtractor};
 use corpora::load::load_corpus;
+use store::Store;
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -22,7 +23,7 @@ pub struct GraphArgs {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
     /// Directory for cached vectors.
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,

@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use bench_core::{GoldAnswer, OutcomeImport, ParadigmId, Signal, SplitTag, Store};
+use bench_core::{GoldAnswer, OutcomeImport, ParadigmId, Signal, SplitTag};
 use corpora::adarague::{load_adarague, AdaragueOptions};
 use corpora::outcomes::{load_adaptive_rag, load_outcomes_jsonl, ArmSpec};
+use store::Store;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
@@ -58,7 +59,7 @@ pub struct AdarogueArgs {
         env = "RAGROUTER_DB",
         default_value = ".ragrouter/results.sqlite"
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
 }
 
 #[derive(clap::Args, Debug)]
@@ -83,7 +84,7 @@ pub struct Common {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
 }
 
 #[derive(clap::Args, Debug)]
@@ -216,7 +217,7 @@ fn split(c: &Common) -> Result<Option<SplitTag>> {
     Ok(c.split.as_deref().map(str::parse).transpose()?)
 }
 
-fn write_all(imps: &[OutcomeImport], db: &bench_core::DbTarget) -> Result<()> {
+fn write_all(imps: &[OutcomeImport], db: &store::DbTarget) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -234,7 +235,7 @@ fn write_all(imps: &[OutcomeImport], db: &bench_core::DbTarget) -> Result<()> {
     Ok(())
 }
 
-fn report(imp: &OutcomeImport, db: &bench_core::DbTarget, done: Vec<bench_core::ImportedCorpus>) {
+fn report(imp: &OutcomeImport, db: &store::DbTarget, done: Vec<store::ImportedCorpus>) {
     let signals: usize = imp.records.iter().map(|r| r.signals.len()).sum();
     let published: usize = imp.records.iter().map(|r| r.published.len()).sum();
     println!(

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use bench_core::Store;
+use store::Store;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Example:

@@ -36,7 +36,7 @@ pub struct MetricsArgs {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
     /// Directory for cached vectors (corpus mode).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
@@ -71,9 +71,10 @@ pub fn run(args: &MetricsArgs) -> anyhow::Result<()> {
 /// Corpus mode: the metrics of the corpus's knowledge graph and chunk vectors, stored in the
 /// results database under the extractor and encoder identities, and printed.
 fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
-    use bench_core::{BenchConfig, Embedder, Store};
+    use bench_core::{BenchConfig, Embedder};
     use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
     use std::sync::Arc;
+    use store::Store;
 
     if args.edges.is_some() || args.embeddings.is_some() {
         return Err(
@@ -267,7 +268,7 @@ mod tests {
             embeddings: emb.map(fixture),
             dim,
             json: true,
-            db: bench_core::DbTarget::Sqlite(PathBuf::from("unused.sqlite")),
+            db: store::DbTarget::Sqlite(PathBuf::from("unused.sqlite")),
             cache_dir: PathBuf::from("unused-cache"),
             data: crate::cli::DataArgs {
                 data_dir: None,

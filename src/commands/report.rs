@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use bench_core::Store;
+use store::Store;
 
 /// Arguments of `ragrouter report`.
 #[derive(clap::Args, Debug)]
@@ -35,7 +35,7 @@ pub struct ReportArgs {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
 }
 
 /// Loads the selection and writes the report; prints what was written and what is missing.

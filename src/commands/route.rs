@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use bench_core::{BenchError, Embedder, RouteEvalSpec, Store};
+use bench_core::{BenchError, Embedder, RouteEvalSpec};
 use corpora::embed::{MiniLm, VectorCache};
 use metrics::labels::LabelPolicy;
 use routers::dataset::{build_set, load_raw, BuildOptions, RunSelection, SplitUse};
@@ -17,6 +17,7 @@ use routers::eval::{
 use routers::external::ExternalSpec;
 use routers::registry::{lookup, registry, Family};
 use routers::{FeatureSet, RouterContext};
+use store::Store;
 
 #[derive(clap::Args, Debug)]
 pub struct RouteArgs {
@@ -105,7 +106,7 @@ pub struct RouteEvalArgs {
         default_value = ".ragrouter/results.sqlite",
         value_parser = crate::cli::DbParser
     )]
-    pub db: bench_core::DbTarget,
+    pub db: store::DbTarget,
     /// Directory for cached vectors (question embeddings).
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
@@ -363,12 +364,12 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
                     ))
                     .collect::<Vec<_>>()
                     .join(", "),
-                runs.first().map_or("", |r| r.mode.as_str())
+                runs.first().map_or(String::new(), |r| r.mode.label())
             );
         }
         let policy = proto
             .policy
-            .unwrap_or(default_policy(runs.first().map(|r| r.mode.as_str())));
+            .unwrap_or(default_policy(runs.first()));
         let encoder: Arc<MiniLm> = Arc::new(
             MiniLm::from_dir(a.model_dir.as_deref()).context("loading the sentence encoder")?,
         );
@@ -579,12 +580,20 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
     })
 }
 
-/// The label policy when `--policy` is not given: offline runs label the cheapest paradigm (by
-/// context tokens) whose context delivered the answer; LLM runs use the paper's policy.
-pub fn default_policy(mode: Option<&str>) -> LabelPolicy {
-    match mode {
-        Some("offline") => LabelPolicy::CheapestCorrect,
-        _ => LabelPolicy::JudgeThenSemanticF1,
+/// The label policy when `--policy` is not given, chosen for each mode: offline runs label the
+/// cheapest paradigm (by context tokens) whose context delivered the answer; LLM runs use the
+/// paper's policy. An imported run declares its own cost unit (`retrieval steps`, `cost`, ...),
+/// which counts no tokens and so says nothing of which correct arm a reader would prefer: its
+/// source's score (semantic F1's place) ranks the correct arms, the declared cost breaks ties,
+/// which is the paper's policy. No run: the paper's policy.
+pub fn default_policy(run: Option<&store::RunRef>) -> LabelPolicy {
+    let Some(run) = run else {
+        return LabelPolicy::JudgeThenSemanticF1;
+    };
+    match &run.mode {
+        bench_core::Mode::Offline => LabelPolicy::CheapestCorrect,
+        bench_core::Mode::Llm { .. } => LabelPolicy::JudgeThenSemanticF1,
+        bench_core::Mode::Imported { .. } => LabelPolicy::JudgeThenSemanticF1,
     }
 }
 
@@ -608,14 +617,29 @@ mod tests {
 
     #[test]
     fn offline_runs_default_to_the_cheapest_delivering_paradigm() {
+        let run = |label: &str, unit: Option<&str>| store::RunRef {
+            id: 1,
+            corpus: "c".into(),
+            corpus_hash: "h".into(),
+            mode: bench_core::Mode::parse(label).unwrap(),
+            split: None,
+            cost_unit: unit.map(str::to_owned),
+        };
         assert_eq!(
-            default_policy(Some("offline")),
+            default_policy(Some(&run("offline", None))),
             LabelPolicy::CheapestCorrect
         );
         assert_eq!(
-            default_policy(Some("llm:m@http://x")),
+            default_policy(Some(&run("llm:m@http://x", None))),
             LabelPolicy::JudgeThenSemanticF1
         );
+        // An imported run's policy is its own choice, whatever unit its costs count in.
+        for unit in [Some("retrieval steps"), Some("tokens"), None] {
+            assert_eq!(
+                default_policy(Some(&run("imported:adaptive-rag/flan_t5_xl", unit))),
+                LabelPolicy::JudgeThenSemanticF1
+            );
+        }
         assert_eq!(default_policy(None), LabelPolicy::JudgeThenSemanticF1);
     }
 

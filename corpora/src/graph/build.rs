@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bench_core::extractions::{ExtractionRow, ExtractionStatus, GraphBuildRecord};
-use bench_core::{BenchError, Corpus, Embedder, Embeddings, Store};
+use bench_core::{
+    BenchError, Corpus, Embedder, Embeddings, ExtractionCache, ExtractionRow, ExtractionStatus,
+    GraphBuildRecord,
+};
 use sha2::{Digest, Sha256};
 use tokio::task::JoinSet;
 
@@ -99,7 +101,7 @@ enum Outcome {
 pub async fn build_graph(
     corpus: &Corpus,
     extractor: Arc<dyn TripletExtractor>,
-    store: &Store,
+    store: &dyn ExtractionCache,
     options: &BuildOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<GraphBuild> {
@@ -382,7 +384,7 @@ pub fn embed_entities(
 pub async fn load_or_build(
     corpus: &Corpus,
     extractor: Arc<dyn TripletExtractor>,
-    store: &Store,
+    store: &dyn ExtractionCache,
     embedder: &dyn Embedder,
     cache: &VectorCache,
 ) -> Result<(KnowledgeGraph, Embeddings, BuildStats)> {

@@ -7,7 +7,7 @@ use crate::error::Result;
 
 /// Who extracted: extractor name, model and a hash of the prompt (or of the rules). It keys the
 /// stored per-chunk extractions, so a changed prompt or rule set never reads stale triplets.
-pub use bench_core::extractions::ExtractorKey as ExtractorId;
+pub use bench_core::ExtractorKey as ExtractorId;
 
 /// One chunk's triplets and what extracting them cost (0 tokens for the offline extractor).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -2,9 +2,10 @@
 
 mod common;
 
-use bench_core::store::SCHEMA_VERSION;
-use bench_core::{BenchConfig, JudgeLabel, ParadigmId, QueryType, Store};
+use bench_core::{BenchConfig, JudgeLabel, ParadigmId, QueryType};
 use common::{corpus, record, spec};
+use store::Store;
+use store::SCHEMA_VERSION;
 
 #[tokio::test]
 async fn a_rerun_resumes_and_fresh_starts_a_new_run() {

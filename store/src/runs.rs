@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sqlx::Row;
 
-use crate::outcomes::is_imported;
-use crate::{BenchError, Result, SplitTag, Store};
+use bench_core::{Mode, SplitTag};
+
+use crate::error::{Result, StoreError};
+use crate::Store;
 
 /// Which split tags the chosen runs may carry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,16 +26,21 @@ pub struct RunSelection {
     pub run_ids: Vec<i64>,
     /// Restrict to these corpora (empty: every corpus with results).
     pub corpora: Vec<String>,
+    /// Which split tags the runs may carry.
     pub splits: SplitUse,
 }
 
 /// One selected run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRef {
+    /// The run's id.
     pub id: i64,
+    /// Its corpus.
     pub corpus: String,
+    /// The corpus's content hash.
     pub corpus_hash: String,
-    pub mode: String,
+    /// How its tuples came to be.
+    pub mode: Mode,
     /// The split tag of an imported run (`None` for benched runs).
     pub split: Option<SplitTag>,
     /// The unit of an imported run's costs.
@@ -44,11 +51,10 @@ impl RunRef {
     /// What a tuple's cost counts in this run: the imported unit, offline the context tokens
     /// a paradigm assembled, in LLM mode the tokens it was billed.
     pub fn cost_unit(&self) -> String {
-        match &self.cost_unit {
-            Some(u) if is_imported(&self.mode) => u.clone(),
-            _ if self.mode == "offline" => "context tokens".into(),
-            _ if is_imported(&self.mode) => "cost".into(),
-            _ => "LLM tokens".into(),
+        match &self.mode {
+            Mode::Offline => "context tokens".into(),
+            Mode::Llm { .. } => "LLM tokens".into(),
+            Mode::Imported { .. } => self.cost_unit.clone().unwrap_or_else(|| "cost".into()),
         }
     }
 
@@ -75,7 +81,7 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
             }
         }
         if chosen.is_empty() {
-            return Err(BenchError::Invalid(match sel.splits {
+            return Err(StoreError::Invalid(match sel.splits {
                 SplitUse::Pooled => format!(
                     "results store {} has no run with results outside a train split: run `ragrouter bench <corpus>` or `ragrouter import` first",
                     store.path()
@@ -89,13 +95,13 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
     } else {
         for id in &sel.run_ids {
             let r = all.iter().find(|r| r.id == *id).ok_or_else(|| {
-                BenchError::Invalid(format!(
+                StoreError::Invalid(format!(
                     "run {id} does not exist or has no results in {}",
                     store.path()
                 ))
             })?;
             if let Some(prev) = chosen.insert(r.key(), r.clone()) {
-                return Err(BenchError::Invalid(format!(
+                return Err(StoreError::Invalid(format!(
                     "runs {} and {id} are both of corpus {}{}: give one run per corpus",
                     prev.id,
                     r.corpus,
@@ -108,7 +114,7 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
         let names: BTreeSet<String> = chosen.keys().map(|k| k.0.clone()).collect();
         for c in &sel.corpora {
             if !names.contains(c) {
-                return Err(BenchError::Invalid(format!(
+                return Err(StoreError::Invalid(format!(
                     "corpus {c:?} has no {} with results in {} (corpora with results: {})",
                     if sel.run_ids.is_empty() {
                         "run"
@@ -125,7 +131,7 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
     if sel.splits == SplitUse::Given {
         for tag in [SplitTag::Train, SplitTag::Test] {
             if !chosen.keys().any(|k| k.1 == Some(tag)) {
-                return Err(BenchError::Invalid(format!(
+                return Err(StoreError::Invalid(format!(
                     "--split given needs runs tagged train and test; the selection has no {tag} run \
                      (import one with `ragrouter import ... --split {tag}`)"
                 )));
@@ -148,11 +154,12 @@ impl Store {
         let mut all = Vec::with_capacity(rows.len());
         for r in &rows {
             let split: Option<String> = r.get(4);
+            let id: i64 = r.get(0);
             all.push(RunRef {
-                id: r.get(0),
+                id,
                 corpus: r.get(1),
                 corpus_hash: r.get(2),
-                mode: r.get(3),
+                mode: self.mode_of(id, &r.get::<String, _>(3))?,
                 split: split.as_deref().map(str::parse).transpose()?,
                 cost_unit: r.get(5),
             });

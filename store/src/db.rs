@@ -10,24 +10,19 @@ use std::str::FromStr;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Row};
 
-use crate::config::{hash_parts, BenchConfig};
-use crate::error::{BenchError, Result};
-use crate::record::ResultRecord;
-use crate::routing::{RouteEvalRow, RouteEvalSpec};
-use crate::types::{Corpus, ParadigmId, QueryType};
+use bench_core::config::{hash_parts, BenchConfig};
+use bench_core::{Corpus, Mode, ParadigmId, QueryType, ResultRecord, RouteEvalRow, RouteEvalSpec};
 
-#[path = "store_backend.rs"]
+use crate::error::{Result, StoreError};
+
 mod backend;
-#[path = "store_info.rs"]
 mod info;
-#[path = "store_open.rs"]
 mod open;
 
 pub use backend::{redact, Backend, DbTarget};
 pub use info::{DbInfo, Ownership};
 pub use open::APPLICATION_ID;
 
-#[path = "store_schema.rs"]
 mod schema;
 use schema::MIGRATIONS;
 
@@ -37,15 +32,21 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// What identifies a run: same spec, same run (resumed); `--fresh` starts another.
 #[derive(Debug, Clone)]
 pub struct RunSpec<'a> {
+    /// The corpus the run answers.
     pub corpus: &'a Corpus,
+    /// The run configuration (its canonical JSON is hashed into the run key).
     pub config: &'a BenchConfig,
-    /// `offline` or the answering LLM's identity.
-    pub mode: String,
+    /// How the run answers (stored as its label).
+    pub mode: Mode,
+    /// The reader's identity.
     pub reader: String,
+    /// The judge's identity.
     pub judge: String,
+    /// The embedder's name.
     pub embedder: String,
     /// The graph extractor's identity; empty when no paradigm of the run uses the graph.
     pub extractor: String,
+    /// The version of ragrouter that started the run.
     pub crate_version: String,
     /// LLM mode: every role's settings (names of key variables, never keys), recorded as the
     /// stored configuration's `llm` field (not part of the run's identity).
@@ -53,6 +54,7 @@ pub struct RunSpec<'a> {
 }
 
 impl RunSpec<'_> {
+    /// Hash of the configuration's canonical JSON.
     pub fn config_hash(&self) -> String {
         hash_parts([self.config.canonical_json().as_bytes()])
     }
@@ -63,7 +65,7 @@ impl RunSpec<'_> {
             self.corpus.name.as_bytes(),
             self.corpus.content_hash.as_bytes(),
             self.config_hash().as_bytes(),
-            self.mode.as_bytes(),
+            self.mode.label().as_bytes(),
             self.reader.as_bytes(),
             self.judge.as_bytes(),
             self.embedder.as_bytes(),
@@ -75,19 +77,26 @@ impl RunSpec<'_> {
 /// A started or resumed run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunHandle {
+    /// The run's id.
     pub id: i64,
+    /// Whether an existing run of the same key was resumed.
     pub resumed: bool,
 }
 
 /// One row of the end-of-run table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
+    /// The paradigm.
     pub paradigm: ParadigmId,
     /// `None` for the paradigm's row over all query types.
     pub qtype: Option<QueryType>,
+    /// Tuples stored.
     pub n: i64,
+    /// Tuples that failed.
     pub errors: i64,
+    /// Share judged correct.
     pub correct: f64,
+    /// Share that answered nothing.
     pub no_answer: f64,
     /// Offline: share whose reader's sentence the sentence judge found correct; `None` when no
     /// row recorded it (LLM mode).
@@ -96,8 +105,11 @@ pub struct SummaryRow {
     pub evidence_recall: Option<f64>,
     /// Mean over queries whose evidence names whole documents; `None` when none did.
     pub document_recall: Option<f64>,
+    /// Mean context tokens.
     pub context_tokens: f64,
+    /// Mean retrieval plus generation time, in milliseconds.
     pub latency_ms: f64,
+    /// Mean LLM tokens of retrieval and generation (construction is a corpus cost).
     pub total_tokens: f64,
 }
 
@@ -119,7 +131,7 @@ impl Store {
         open::inspect(path).await?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
-                BenchError::io(format!("creating the directory of database {shown}"), e)
+                StoreError::io(format!("creating the directory of database {shown}"), e)
             })?;
         }
         Self::connect_writable(path).await
@@ -184,11 +196,12 @@ impl Store {
         self.pool.close().await;
     }
 
+    /// The file path, or the PostgreSQL URL without its password: what messages show.
     pub fn path(&self) -> &str {
         &self.path
     }
 
-    pub(crate) fn err(&self, e: sqlx::Error) -> BenchError {
+    pub(crate) fn err(&self, e: sqlx::Error) -> StoreError {
         store_err(&self.path, e)
     }
 
@@ -260,7 +273,7 @@ impl Store {
             .bind(spec.config_hash())
             .bind(spec.config.seed as i64)
             .bind(&spec.crate_version)
-            .bind(&spec.mode)
+            .bind(spec.mode.label())
             .bind(&spec.reader)
             .bind(&spec.judge)
             .bind(&spec.embedder)
@@ -431,7 +444,7 @@ impl Store {
         rows.into_iter()
             .map(|r| {
                 let bad = |what: &str, e: serde_json::Error| {
-                    BenchError::Invalid(format!(
+                    StoreError::Invalid(format!(
                         "results store {}: route_evals row {}: {what}: {e}",
                         self.path,
                         r.get::<i64, _>(0)
@@ -543,7 +556,7 @@ impl Store {
             let json: String = r.get(1);
             serde_json::from_str(&json)
                 .map(|v| (r.get::<String, _>(0), v))
-                .map_err(|e| BenchError::Other(format!("stored corpus metrics: {e}")))
+                .map_err(|e| StoreError::Other(format!("stored corpus metrics: {e}")))
         })
         .transpose()
     }
@@ -763,8 +776,8 @@ pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("serialisable")
 }
 
-fn store_err(path: &str, source: sqlx::Error) -> BenchError {
-    BenchError::Store {
+fn store_err(path: &str, source: sqlx::Error) -> StoreError {
+    StoreError::Sql {
         path: path.to_owned(),
         source,
     }

@@ -7,7 +7,7 @@ use sqlx::Connection;
 
 use super::open::{self, Found, APPLICATION_ID};
 use super::{Store, SCHEMA_VERSION};
-use crate::error::{BenchError, Result};
+use crate::error::{Result, StoreError};
 
 /// Whether a file is ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +16,10 @@ pub enum Ownership {
     New,
     /// A results database; `marked` when it carries the application id (a file written before
     /// the marker gets it on its next write).
-    Ours { marked: bool },
+    Ours {
+        /// Whether the file carries the application id (a file written before it does not).
+        marked: bool,
+    },
     /// Refused by every command, with the reason.
     NotOurs(String),
 }
@@ -24,12 +27,17 @@ pub enum Ownership {
 /// What `db info` prints.
 #[derive(Debug, Clone)]
 pub struct DbInfo {
+    /// The path described.
     pub path: String,
+    /// Whether the file is a results database of ours.
     pub ownership: Ownership,
     /// False when there is no file or it is empty.
     pub exists: bool,
+    /// Whether the file is in WAL mode.
     pub wal: bool,
+    /// `PRAGMA application_id`.
     pub application_id: i64,
+    /// `PRAGMA user_version`: the migrations that ran.
     pub schema_version: i64,
     /// Every table (SQLite's own left out) with its number of rows.
     pub tables: Vec<(String, i64)>,
@@ -74,7 +82,7 @@ impl Store {
             Ok(Found::Ours(_)) => Ownership::Ours {
                 marked: v.application_id == i64::from(APPLICATION_ID),
             },
-            Err(BenchError::Invalid(why)) => Ownership::NotOurs(why),
+            Err(StoreError::Incompatible(why)) => Ownership::NotOurs(why),
             Err(e) => return Err(e),
         };
         let mut conn = open::read_only(path, &shown, v.header).await?;
@@ -107,7 +115,7 @@ impl Store {
                     .map_or(0, |t| t.1);
                 info.runs = Some((all, finished));
             }
-            Ok::<_, BenchError>(())
+            Ok::<_, StoreError>(())
         }
         .await;
         let _ = conn.close().await;

@@ -16,7 +16,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{AnyConnection, ConnectOptions, Connection};
 
 use super::{store_err, Store, MIGRATIONS, SCHEMA_VERSION};
-use crate::error::{BenchError, Result};
+use crate::error::{Result, StoreError};
 
 /// How long an opener waits for another process's lock (schema creation, a long write).
 pub(super) const BUSY_WAIT: Duration = Duration::from_secs(30);
@@ -68,14 +68,14 @@ pub(super) fn side_file(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn invalid(shown: &str, what: &str) -> BenchError {
-    BenchError::Invalid(format!(
+fn invalid(shown: &str, what: &str) -> StoreError {
+    StoreError::Incompatible(format!(
         "results database {shown} {what}; refusing to touch it (pass --db a new path)"
     ))
 }
 
 /// An SQLite failure on a file we only read: a corrupt or non-SQLite file is bad input.
-pub(super) fn read_err(shown: &str) -> impl Fn(sqlx::Error) -> BenchError + '_ {
+pub(super) fn read_err(shown: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
     move |e: sqlx::Error| match &e {
         sqlx::Error::Database(d)
             if d.code()
@@ -101,7 +101,7 @@ fn read_header(path: &Path, shown: &str, len: u64) -> Result<Header> {
     let mut head = [0u8; 100];
     let read = std::fs::File::open(path)
         .and_then(|f| f.take(100).read(&mut head))
-        .map_err(|e| BenchError::io(format!("reading results database {shown}"), e))?;
+        .map_err(|e| StoreError::io(format!("reading results database {shown}"), e))?;
     if read < 100 || &head[..16] != b"SQLite format 3\0" {
         return Err(invalid(shown, "is not an SQLite database"));
     }
@@ -192,9 +192,9 @@ pub(super) async fn view(path: &Path) -> Result<Option<View>> {
     let shown = path.display().to_string();
     let len = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(BenchError::io(format!("results database {shown}"), e)),
+        Err(e) => return Err(StoreError::io(format!("results database {shown}"), e)),
         Ok(m) if m.is_dir() => {
-            return Err(BenchError::Invalid(format!(
+            return Err(StoreError::Invalid(format!(
                 "results database {shown} is a directory; --db takes a file path (e.g. {})",
                 path.join("results.sqlite").display()
             )))
@@ -221,7 +221,7 @@ pub(super) async fn view(path: &Path) -> Result<Option<View>> {
             .await
             .map_err(read_err(&shown))?;
         let objects = sqlite_objects(&mut conn, &shown).await?;
-        Ok::<_, BenchError>((application_id, version, objects))
+        Ok::<_, StoreError>((application_id, version, objects))
     }
     .await;
     let _ = conn.close().await;
@@ -294,7 +294,7 @@ pub(super) fn classify(
         .cloned()
         .collect();
     let foreign = |why: String| {
-        Err(BenchError::Invalid(format!(
+        Err(StoreError::Incompatible(format!(
             "results database {shown} is not a ragrouter results database ({why}); refusing to \
              change it (pass --db a new path)"
         )))
@@ -328,7 +328,7 @@ pub(super) fn classify(
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        return Err(BenchError::Invalid(format!(
+        return Err(StoreError::Incompatible(format!(
             "results database {shown} carries ragrouter's application id but not the schema of \
              its version {version} (unexpected: {}; missing: {}); refusing to change it",
             or_none(list(got.difference(&want).collect())),
@@ -366,8 +366,8 @@ pub(super) fn describe(objects: &[Object]) -> String {
     format!("tables: {}", or_none(listed))
 }
 
-fn newer(shown: &str, version: i64) -> BenchError {
-    BenchError::Invalid(format!(
+fn newer(shown: &str, version: i64) -> StoreError {
+    StoreError::Incompatible(format!(
         "results store {shown}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter"
     ))
 }
@@ -383,8 +383,8 @@ pub(super) fn write_url(path: &Path) -> String {
 }
 
 /// SQLITE_BUSY or SQLITE_LOCKED (any extended code): another connection holds the lock.
-pub(super) fn is_busy(e: &BenchError) -> bool {
-    let BenchError::Store {
+pub(super) fn is_busy(e: &StoreError) -> bool {
+    let StoreError::Sql {
         source: sqlx::Error::Database(d),
         ..
     } = e
@@ -477,8 +477,8 @@ impl Store {
     }
 }
 
-fn no_results(path: &Path) -> BenchError {
-    BenchError::Invalid(format!(
+fn no_results(path: &Path) -> StoreError {
+    StoreError::Invalid(format!(
         "results database {} {}: run `ragrouter bench <corpus>` first, or pass --db",
         path.display(),
         if path.exists() {

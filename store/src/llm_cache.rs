@@ -6,23 +6,10 @@
 
 use sqlx::Row;
 
-use crate::error::Result;
-use crate::store::Store;
-use crate::traits::{ChatResponse, Usage};
+use bench_core::{ChatResponse, LlmCacheEntry, Usage};
 
-/// One reply to store.
-#[derive(Debug, Clone, Copy)]
-pub struct LlmCacheEntry<'a> {
-    pub key: &'a str,
-    pub identity: &'a str,
-    pub model: &'a str,
-    /// The request as JSON (messages and sampling parameters), for inspection only.
-    pub request_json: &'a str,
-    pub response: &'a ChatResponse,
-    /// The bill recorded with the reply: from `usage` when reported, else cl100k counts.
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
+use crate::error::Result;
+use crate::Store;
 
 impl Store {
     /// The cached reply under `key`, with `usage` as the endpoint reported it (`None` if it did not).

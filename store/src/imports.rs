@@ -4,18 +4,23 @@
 
 use sqlx::Row;
 
-use crate::config::hash_parts;
+use bench_core::config::hash_parts;
+use bench_core::outcomes::{content_hash, OutcomeImport};
+
+use crate::db::{json, Store};
 use crate::error::Result;
-use crate::outcomes::{content_hash, OutcomeImport};
 use crate::signals::{insert_published, insert_signals};
-use crate::store::{json, Store};
 
 /// What an import did for one corpus.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportedCorpus {
+    /// The corpus the run holds.
     pub corpus: String,
+    /// The run written (or found, when the same data was imported before).
     pub run_id: i64,
+    /// Questions imported.
     pub questions: usize,
+    /// Tuples imported.
     pub tuples: usize,
     /// The same data was imported before (as `run_id`): nothing was written.
     pub already: bool,
@@ -36,7 +41,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let mut out = Vec::new();
         for imp in imps {
-            let mode = imp.mode();
+            let mode = imp.mode().label();
             let config_json = imp.config.to_string();
             let config_hash = hash_parts([config_json.as_bytes(), imp.cost_unit.as_bytes()]);
             let split = imp.split.map(|s| s.as_str().to_string());

@@ -10,9 +10,10 @@
 
 use sqlx::Row;
 
+use bench_core::ParadigmId;
+
 use crate::error::Result;
-use crate::store::Store;
-use crate::types::ParadigmId;
+use crate::Store;
 
 /// A done claim never expires.
 const NEVER: i64 = i64::MAX;
@@ -20,6 +21,7 @@ const NEVER: i64 = i64::MAX;
 /// One worker's identity and lease on one run.
 #[derive(Debug, Clone)]
 pub struct Lease {
+    /// The run the claimed item belongs to.
     pub run_id: i64,
     /// Unique per worker process (host, pid, start time): shown in the claims table.
     pub worker: String,

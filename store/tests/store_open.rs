@@ -4,10 +4,9 @@
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
-use bench_core::store::SCHEMA_VERSION;
-use bench_core::{BenchError, Store};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
 use sqlx::{ConnectOptions, Connection};
+use store::{Store, StoreError, SCHEMA_VERSION};
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
@@ -38,9 +37,11 @@ fn snapshot(path: &Path) -> (Vec<u8>, bool) {
     (std::fs::read(path).unwrap(), wal)
 }
 
-fn invalid(e: BenchError) -> String {
+/// The message of a bad-input error: a database this build must not touch, or a path that is
+/// not a store.
+fn invalid(e: StoreError) -> String {
     match e {
-        BenchError::Invalid(m) => m,
+        StoreError::Invalid(m) | StoreError::Incompatible(m) => m,
         other => panic!("expected bad input, got {other:?}"),
     }
 }
@@ -71,7 +72,7 @@ fn concurrent_openers_of_a_new_file_all_get_one_whole_schema() {
                             .await
                             .unwrap();
                         drop(store);
-                        Ok::<i64, BenchError>(v)
+                        Ok::<i64, StoreError>(v)
                     })
                 })
             })
@@ -132,7 +133,7 @@ fn a_newer_schema_is_refused_untouched() {
              CREATE TABLE results (run_id INTEGER); PRAGMA user_version = {};
              PRAGMA application_id = {};",
             SCHEMA_VERSION + 1,
-            bench_core::store::APPLICATION_ID
+            store::APPLICATION_ID
         ),
     );
     let before = snapshot(&path);
@@ -174,4 +175,28 @@ fn readers_never_create_a_schema() {
     let ours = dir.path().join("r.sqlite");
     drop(block_on(Store::open(&ours)).unwrap());
     block_on(Store::open_existing(&ours)).unwrap();
+}
+
+/// A caller can tell a database it must not touch (`Incompatible`) from a path that is not a
+/// store at all (`Invalid`), and both are the user's input.
+#[test]
+fn refusals_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not a database\n".repeat(100)).unwrap();
+    let e = block_on(Store::open(&notes)).unwrap_err();
+    assert!(
+        matches!(e, StoreError::Incompatible(_)) && e.is_bad_input(),
+        "{e:?}"
+    );
+    let e = block_on(Store::open(dir.path())).unwrap_err();
+    assert!(
+        matches!(e, StoreError::Invalid(_)) && e.is_bad_input(),
+        "{e:?}"
+    );
+    // At the boundary both are the vocabulary's bad input.
+    assert!(matches!(
+        bench_core::BenchError::from(e),
+        bench_core::BenchError::Invalid(_)
+    ));
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use sqlx::{Connection, Row};
 
-use crate::error::{BenchError, Result};
-use crate::store::Store;
+use crate::error::{Result, StoreError};
+use crate::Store;
 
 /// Tables copied as they are (content-keyed, so a row present twice is the same row).
 const KEYED: &[&str] = &[
@@ -23,10 +23,15 @@ const MAX_INPUTS: usize = 9;
 /// What a merge did for one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergedRun {
+    /// The run's key (same key in two shards: the same run).
     pub run_key: String,
+    /// The run's corpus.
     pub corpus: String,
+    /// The run's id in the merged database.
     pub id: i64,
+    /// Its tuples after the merge.
     pub tuples: i64,
+    /// Whether it is finished.
     pub finished: bool,
 }
 
@@ -52,7 +57,7 @@ impl Store {
                 None => keys = Some((these, input)),
                 Some((first, first_path)) if *first != these => {
                     let only: Vec<&String> = these.symmetric_difference(first).collect();
-                    return Err(BenchError::Invalid(format!(
+                    return Err(StoreError::Invalid(format!(
                         "merge: {} and {} hold different runs (run keys {}): merge combines \
                          shards of the same runs (same corpus, configuration, mode and models)",
                         first_path.display(),
@@ -76,22 +81,22 @@ impl Store {
     /// the run is finished when every input's is. Router evaluations are not merged (run
     /// `route eval` on the result).
     pub async fn merge_from(&self, inputs: &[&Path]) -> Result<Vec<MergedRun>> {
-        if self.backend() != crate::store::Backend::Sqlite {
-            return Err(BenchError::Invalid(format!(
+        if self.backend() != crate::db::Backend::Sqlite {
+            return Err(StoreError::Invalid(format!(
                 "merge: the output {} is not an SQLite file: merge joins shard files into a new \
                  file; workers that share a PostgreSQL database need no merge",
                 self.path()
             )));
         }
         if !self.run_keys().await?.is_empty() {
-            return Err(BenchError::Invalid(format!(
+            return Err(StoreError::Invalid(format!(
                 "merge: the output {} already holds runs; merge into a new file",
                 self.path()
             )));
         }
         Store::check_same_runs(inputs).await?;
         if inputs.len() > MAX_INPUTS {
-            return Err(BenchError::Invalid(format!(
+            return Err(StoreError::Invalid(format!(
                 "merge: {} inputs, at most {MAX_INPUTS} at once (SQLite attaches at most 10 \
                  files): merge them in groups into new files, then merge those",
                 inputs.len()

@@ -1,79 +1,15 @@
-//! Store tables of the knowledge-graph build: per-chunk triplet extractions and graph builds.
-//!
-//! An extraction row is keyed by (chunk content hash, extractor, model, prompt hash), so the same
-//! text extracted the same way is never extracted twice. Failed rows are kept (and reported)
-//! but never reused: the next build retries them and replaces the row.
+//! Store tables of the knowledge-graph build: per-chunk triplet extractions and graph builds
+//! (`bench_core::ExtractionCache`'s storage; the row types and the keying rule are in
+//! `bench_core::caches`).
 
 use std::collections::HashMap;
 
 use sqlx::Row;
 
-use crate::error::{BenchError, Result};
-use crate::store::Store;
+use bench_core::{ExtractionRow, ExtractionStatus, ExtractorKey, GraphBuildRecord};
 
-/// Who extracted: the extractor's name, the model it used and a hash of its prompt or rules.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ExtractorKey {
-    pub extractor: String,
-    pub model: String,
-    pub prompt_hash: String,
-}
-
-impl ExtractorKey {
-    /// `extractor:model:prompt_hash`: how a run records the extractor its graph came from.
-    pub fn label(&self) -> String {
-        format!("{}:{}:{}", self.extractor, self.model, self.prompt_hash)
-    }
-}
-
-/// Outcome of one chunk's extraction as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExtractionStatus {
-    /// `triplets_json` holds the chunk's triplets.
-    Ok,
-    /// `error` says why; the row is retried by the next build.
-    Failed,
-}
-
-impl ExtractionStatus {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ExtractionStatus::Ok => "ok",
-            ExtractionStatus::Failed => "failed",
-        }
-    }
-}
-
-/// One stored extraction.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtractionRow {
-    pub chunk_hash: String,
-    pub status: ExtractionStatus,
-    /// JSON array of `{subject, relation, object}`; `[]` for failures.
-    pub triplets_json: String,
-    pub tokens_in: u64,
-    pub tokens_out: u64,
-    pub error: Option<String>,
-}
-
-/// One graph build, as recorded: the corpus's construction cost lives here.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GraphBuildRecord {
-    pub corpus: String,
-    pub corpus_hash: String,
-    pub extractor: ExtractorKey,
-    pub chunks: u64,
-    pub nodes: u64,
-    pub edges: u64,
-    pub relation_types: u64,
-    pub triplets: u64,
-    pub components: u64,
-    pub failures: u64,
-    pub tokens_in: u64,
-    pub tokens_out: u64,
-    /// What the graph was built from (`corpora`'s `BuildStats::signature`).
-    pub signature: String,
-}
+use crate::error::{Result, StoreError};
+use crate::Store;
 
 impl Store {
     /// Stored extractions (ok and failed) of the given chunk hashes under `key`, in one query.
@@ -204,7 +140,7 @@ fn row_from(r: &sqlx::any::AnyRow) -> Result<ExtractionRow> {
         "ok" => ExtractionStatus::Ok,
         "failed" => ExtractionStatus::Failed,
         other => {
-            return Err(BenchError::Invalid(format!(
+            return Err(StoreError::Invalid(format!(
                 "extractions: unknown status {other:?}"
             )))
         }

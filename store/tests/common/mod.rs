@@ -5,8 +5,9 @@
 
 use bench_core::{
     BenchConfig, Chunk, Corpus, Document, GoldAnswer, JudgeLabel, ParadigmId, ParadigmOutput,
-    QualityMetrics, Query, QueryType, ResultRecord, RunSpec,
+    QualityMetrics, Query, QueryType, ResultRecord,
 };
+use store::RunSpec;
 
 pub fn corpus() -> Corpus {
     let q = |id: &str, t: QueryType| Query {
@@ -46,7 +47,7 @@ pub fn spec<'a>(c: &'a Corpus, cfg: &'a BenchConfig) -> RunSpec<'a> {
     RunSpec {
         corpus: c,
         config: cfg,
-        mode: "offline".into(),
+        mode: bench_core::Mode::Offline,
         reader: "r".into(),
         judge: "j".into(),
         embedder: "e".into(),

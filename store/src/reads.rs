@@ -1,22 +1,103 @@
 //! Typed reads (and the run-record updates) that routers, reports and the CLI need: their SQL lives here, not with them.
 
+use bench_core::{JudgeLabel, Mode, ParadigmId, QueryType};
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use crate::error::BenchError;
-use crate::{Result, Store};
+use crate::error::{Result, StoreError};
+use crate::Store;
+
+/// Tokens of one stored tuple by phase: what the paradigm was billed, and what the judge spent
+/// on it (an evaluation cost, never the paradigm's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TupleTokens {
+    /// Graph construction, input.
+    pub construction_in: u64,
+    /// Graph construction, output.
+    pub construction_out: u64,
+    /// Retrieval-time LLM calls, input.
+    pub retrieval_in: u64,
+    /// Retrieval-time LLM calls, output.
+    pub retrieval_out: u64,
+    /// Answer generation, input.
+    pub generation_in: u64,
+    /// Answer generation, output.
+    pub generation_out: u64,
+    /// The judge, input.
+    pub judge_in: u64,
+    /// The judge, output.
+    pub judge_out: u64,
+}
+
+impl TupleTokens {
+    /// The LLM tokens the paradigm was billed: construction, retrieval and generation.
+    pub fn paradigm(&self) -> u64 {
+        self.construction_in
+            + self.construction_out
+            + self.retrieval_in
+            + self.retrieval_out
+            + self.generation_in
+            + self.generation_out
+    }
+}
+
+/// The typed value of a stored text column, or bad input naming the store, the run and the
+/// column: the one place stored names are parsed back.
+fn parsed<T>(
+    store: &Store,
+    run_id: i64,
+    column: &str,
+    text: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T> {
+    parse(text).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "results store {}: run {run_id}: {column} {text:?} is not one this build knows",
+            store.path()
+        ))
+    })
+}
+
+impl Store {
+    /// A stored paradigm name.
+    pub(crate) fn paradigm_of(&self, run_id: i64, text: &str) -> Result<ParadigmId> {
+        parsed(self, run_id, "paradigm", text, |t| t.parse().ok())
+    }
+
+    /// A stored judge label (`None` stays `None`: the tuple failed).
+    pub(crate) fn judge_of(&self, run_id: i64, text: Option<String>) -> Result<Option<JudgeLabel>> {
+        text.map(|t| parsed(self, run_id, "judge_label", &t, JudgeLabel::parse))
+            .transpose()
+    }
+
+    /// A stored mode: the one place a mode label is read back.
+    pub(crate) fn mode_of(&self, run_id: i64, text: &str) -> Result<Mode> {
+        parsed(self, run_id, "mode", text, Mode::parse)
+    }
+
+    /// A stored question type.
+    pub(crate) fn qtype_of(&self, run_id: i64, text: &str) -> Result<QueryType> {
+        parsed(self, run_id, "qtype", text, |t| t.parse().ok())
+    }
+}
 
 /// One stored tuple as a routing set reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoutingTupleRow {
+    /// The question's id.
     pub query_id: String,
-    pub paradigm: String,
-    pub judge_label: Option<String>,
+    /// The paradigm that answered.
+    pub paradigm: ParadigmId,
+    /// The judge's verdict; `None` when the tuple failed.
+    pub judge_label: Option<JudgeLabel>,
     /// The imported score where one exists, else the semantic F1.
     pub score: Option<f64>,
     /// Every LLM token the paradigm was billed (construction, retrieval, generation).
-    pub llm_tokens: i64,
+    pub llm_tokens: u64,
+    /// Why the tuple failed, when it did.
     pub error: Option<String>,
-    pub context_tokens: i64,
+    /// The context the paradigm assembled, in cl100k tokens.
+    pub context_tokens: u64,
     /// An imported tuple's cost.
     pub cost: Option<f64>,
 }
@@ -24,61 +105,96 @@ pub struct RoutingTupleRow {
 /// A stored question: id, text and type, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredQuestion {
+    /// The question's id.
     pub id: String,
+    /// The question.
     pub text: String,
-    pub qtype: String,
+    /// Its type.
+    pub qtype: QueryType,
 }
 
 /// Every column of a run that a report shows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
+    /// The run's id.
     pub id: i64,
+    /// Its corpus.
     pub corpus: String,
+    /// The corpus's content hash.
     pub corpus_hash: String,
+    /// The stored configuration (JSON).
     pub config_json: String,
+    /// Hash of the configuration.
     pub config_hash: String,
+    /// The run's seed.
     pub seed: i64,
+    /// The version of ragrouter that started it.
     pub crate_version: String,
-    pub mode: String,
+    /// How its tuples came to be.
+    pub mode: Mode,
+    /// The reader's identity.
     pub reader: String,
+    /// The judge's identity (an import: how its source decided `correct`).
     pub judge: String,
+    /// The embedder's name.
     pub embedder: String,
+    /// The graph extractor's identity; empty when no paradigm used the graph.
     pub extractor: String,
+    /// When it started.
     pub started_at: String,
+    /// When it first finished; `None` while unfinished.
     pub finished_at: Option<String>,
 }
 
 /// A stored corpus's sizes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CorpusRow {
+    /// The corpus's name.
     pub name: String,
+    /// Its content hash.
     pub content_hash: String,
+    /// Where it was loaded from.
     pub source: String,
+    /// Documents.
     pub documents: i64,
+    /// Chunks.
     pub chunks: i64,
+    /// Questions.
     pub queries: i64,
 }
 
 /// One tuple joined with its question, as a report shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportTupleRow {
+    /// The question's id.
     pub query_id: String,
     /// Empty when the question is not stored.
     pub question: String,
     /// `other` when the question is not stored.
-    pub qtype: String,
-    pub paradigm: String,
+    pub qtype: QueryType,
+    /// The paradigm that answered.
+    pub paradigm: ParadigmId,
+    /// The answer.
     pub answer: String,
-    pub judge_label: Option<String>,
+    /// The judge's verdict; `None` when the tuple failed.
+    pub judge_label: Option<JudgeLabel>,
+    /// Exact match.
     pub em: f64,
+    /// Token F1.
     pub f1: f64,
+    /// Semantic F1, when measured.
     pub semantic_f1: Option<f64>,
+    /// Evidence recall, when the question has gold evidence.
     pub evidence_recall: Option<f64>,
-    /// construction in/out, retrieval in/out, generation in/out, judge in/out.
-    pub tokens: [i64; 8],
-    pub context_tokens: i64,
+    /// Tokens by phase.
+    pub tokens: TupleTokens,
+    /// The context the paradigm assembled, in cl100k tokens.
+    pub context_tokens: u64,
+    /// Retrieval plus generation time.
     pub latency_ms: f64,
-    pub mode: String,
+    /// How the tuple was produced.
+    pub mode: Mode,
+    /// Why the tuple failed, when it did.
     pub error: Option<String>,
     /// An imported tuple's cost in the import's unit.
     pub cost: Option<f64>,
@@ -87,18 +203,26 @@ pub struct ReportTupleRow {
 /// A run's stored tuples: how many, how many without an error, and the first error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOutcome {
+    /// Tuples stored.
     pub tuples: i64,
+    /// Tuples without an error.
     pub ok: i64,
+    /// The first error, in (query, paradigm) order.
     pub first_error: Option<String>,
 }
 
 /// What an embedding endpoint was sent since the last record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EmbeddingUsage {
+    /// Requests sent.
     pub requests: u64,
+    /// Texts embedded.
     pub texts: u64,
+    /// Tokens billed: `usage_tokens + counted_tokens`.
     pub tokens: u64,
+    /// Tokens of replies that reported `usage`.
     pub usage_tokens: u64,
+    /// Tokens of replies without `usage`, counted with cl100k.
     pub counted_tokens: u64,
 }
 
@@ -116,19 +240,20 @@ impl Store {
         .fetch_all(self.pool())
         .await
         .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| RoutingTupleRow {
-                query_id: r.get(0),
-                paradigm: r.get(1),
-                judge_label: r.get(2),
-                score: r.get(3),
-                llm_tokens: r.get(4),
-                error: r.get(5),
-                context_tokens: r.get(6),
-                cost: r.get(7),
+        rows.iter()
+            .map(|r| {
+                Ok(RoutingTupleRow {
+                    query_id: r.get(0),
+                    paradigm: self.paradigm_of(run_id, &r.get::<String, _>(1))?,
+                    judge_label: self.judge_of(run_id, r.get(2))?,
+                    score: r.get(3),
+                    llm_tokens: count(r, 4),
+                    error: r.get(5),
+                    context_tokens: count(r, 6),
+                    cost: r.get(7),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The stored questions of a corpus, in stored (file) order.
@@ -141,14 +266,22 @@ impl Store {
         .fetch_all(self.pool())
         .await
         .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| StoredQuestion {
-                id: r.get(0),
-                text: r.get(1),
-                qtype: r.get(2),
+        rows.iter()
+            .map(|r| {
+                let id: String = r.get(0);
+                let qtype = r.get::<String, _>(2).parse().map_err(|e| {
+                    StoreError::Invalid(format!(
+                        "results store {}: corpus {corpus} query {id}: qtype: {e}",
+                        self.path()
+                    ))
+                })?;
+                Ok(StoredQuestion {
+                    id,
+                    text: r.get(1),
+                    qtype,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// A run's row, or `None` when there is no run `id`.
@@ -162,7 +295,9 @@ impl Store {
         .fetch_optional(self.pool())
         .await
         .map_err(|e| self.err(e))?;
-        Ok(row.map(|row| RunRow {
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(RunRow {
+            mode: self.mode_of(id, &row.get::<String, _>(7))?,
             id: row.get(0),
             corpus: row.get(1),
             corpus_hash: row.get(2),
@@ -170,7 +305,6 @@ impl Store {
             config_hash: row.get(4),
             seed: row.get(5),
             crate_version: row.get(6),
-            mode: row.get(7),
             reader: row.get(8),
             judge: row.get(9),
             embedder: row.get(10),
@@ -250,27 +384,37 @@ impl Store {
         .fetch_all(self.pool())
         .await
         .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| ReportTupleRow {
-                query_id: r.get(0),
-                question: r.get(1),
-                qtype: r.get(2),
-                paradigm: r.get(3),
-                answer: r.get(4),
-                judge_label: r.get(5),
-                em: r.get(6),
-                f1: r.get(7),
-                semantic_f1: r.get(8),
-                evidence_recall: r.get(9),
-                tokens: std::array::from_fn(|k| r.get(10 + k)),
-                context_tokens: r.get(18),
-                latency_ms: r.get(19),
-                mode: r.get(20),
-                error: r.get(21),
-                cost: r.get(22),
+        rows.iter()
+            .map(|r| {
+                Ok(ReportTupleRow {
+                    query_id: r.get(0),
+                    question: r.get(1),
+                    qtype: self.qtype_of(run_id, &r.get::<String, _>(2))?,
+                    paradigm: self.paradigm_of(run_id, &r.get::<String, _>(3))?,
+                    answer: r.get(4),
+                    judge_label: self.judge_of(run_id, r.get(5))?,
+                    em: r.get(6),
+                    f1: r.get(7),
+                    semantic_f1: r.get(8),
+                    evidence_recall: r.get(9),
+                    tokens: TupleTokens {
+                        construction_in: count(r, 10),
+                        construction_out: count(r, 11),
+                        retrieval_in: count(r, 12),
+                        retrieval_out: count(r, 13),
+                        generation_in: count(r, 14),
+                        generation_out: count(r, 15),
+                        judge_in: count(r, 16),
+                        judge_out: count(r, 17),
+                    },
+                    context_tokens: count(r, 18),
+                    latency_ms: r.get(19),
+                    mode: self.mode_of(run_id, &r.get::<String, _>(20))?,
+                    error: r.get(21),
+                    cost: r.get(22),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// How many tuples a run has, how many without an error, and the first error.
@@ -320,7 +464,7 @@ impl Store {
             .await
             .map_err(|e| self.err(e))?;
         let mut config: serde_json::Value = serde_json::from_str(&stored).map_err(|e| {
-            BenchError::Invalid(format!(
+            StoreError::Invalid(format!(
                 "results store {}: run {run_id}: config_json: {e}",
                 self.path()
             ))
@@ -344,4 +488,9 @@ impl Store {
         tx.commit().await.map_err(|e| self.err(e))?;
         Ok(())
     }
+}
+
+/// A stored count (an INTEGER column the store only ever writes non-negative).
+fn count(r: &AnyRow, column: usize) -> u64 {
+    r.get::<i64, _>(column).max(0) as u64
 }

@@ -14,42 +14,44 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::Row;
 
 use super::{store_err, Store, MIGRATIONS, SCHEMA_VERSION};
-use crate::error::{BenchError, Result};
+use crate::error::{Result, StoreError};
 
 /// Where the results database is: an SQLite file (the embedded default) or a PostgreSQL
 /// database (`postgres://USER@HOST[:PORT]/DB`), shared by workers on many machines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbTarget {
+    /// An SQLite file at this path.
     Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://USER@HOST[:PORT]/DB`).
     Postgres(String),
 }
 
 impl FromStr for DbTarget {
-    type Err = BenchError;
+    type Err = StoreError;
 
     /// Every message here shows the value with its credentials masked ([`redact`]): the
     /// argument parser prints this message instead of the raw value.
     fn from_str(s: &str) -> Result<Self> {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             url_host(s).ok_or_else(|| {
-                BenchError::Invalid(format!(
+                StoreError::Invalid(format!(
                     "--db {}: expected postgres://USER@HOST[:PORT]/DATABASE",
                     redact(s)
                 ))
             })?;
             Ok(DbTarget::Postgres(s.to_owned()))
         } else if s.contains("://") {
-            Err(BenchError::Invalid(format!(
+            Err(StoreError::Invalid(format!(
                 "--db {}: expected a file path (SQLite) or postgres://USER@HOST[:PORT]/DATABASE",
                 redact(s)
             )))
         } else if s.is_empty() {
-            Err(BenchError::Invalid(
+            Err(StoreError::Invalid(
                 "--db: expected a file path or a postgres:// URL, got nothing".into(),
             ))
         } else if is_conninfo(s) {
             // `host=... password=...` would otherwise become a file of that name.
-            Err(BenchError::Invalid(format!(
+            Err(StoreError::Invalid(format!(
                 "--db {}: a keyword=value connection string is not taken; expected \
                  postgres://USER@HOST[:PORT]/DATABASE",
                 redact(s)
@@ -216,7 +218,9 @@ fn mask_secret_values(text: &str) -> String {
 /// The database engine behind a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// An SQLite file (or an in-memory database).
     Sqlite,
+    /// A PostgreSQL database.
     Postgres,
 }
 
@@ -286,7 +290,7 @@ fn pg_connect_timeout() -> Result<Duration> {
             .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
             .map(Duration::from_secs_f64)
             .ok_or_else(|| {
-                BenchError::Invalid(format!(
+                StoreError::Invalid(format!(
                     "{CONNECT_TIMEOUT_ENV}={v:?}: expected seconds, a number above 0 and at most 3600"
                 ))
             }),
@@ -364,14 +368,14 @@ impl Store {
         let server = host_port(url.as_str());
         match tokio::time::timeout(wait, sqlx::ConnectOptions::connect(&opts)).await {
             Err(_) => {
-                return Err(BenchError::Other(format!(
+                return Err(StoreError::Other(format!(
                     "results database {shown}: the PostgreSQL server at {server} did not answer \
                      within {} s ({CONNECT_TIMEOUT_ENV} sets the wait)",
                     wait.as_secs_f64()
                 )))
             }
             Ok(Err(e)) => {
-                return Err(BenchError::Other(format!(
+                return Err(StoreError::Other(format!(
                     "results database {shown}: cannot connect to the PostgreSQL server at \
                      {server}: {}",
                     redact(&e.to_string())
@@ -425,7 +429,7 @@ impl Store {
             .map(|r| r.get(0))
             .collect();
             if !others.is_empty() {
-                return Err(BenchError::Invalid(format!(
+                return Err(StoreError::Incompatible(format!(
                     "results database {}: not a ragrouter results database (tables: {}); \
                      refusing to change it (pass --db another database)",
                     self.path,
@@ -436,7 +440,7 @@ impl Store {
                 return Ok(()); // dropping the transaction rolls it back: nothing written
             }
             if how == PgOpen::Existing {
-                return Err(BenchError::Invalid(format!(
+                return Err(StoreError::Invalid(format!(
                     "results database {} holds no results: run `ragrouter bench <corpus> --db {}` first",
                     self.path, self.path
                 )));
@@ -456,7 +460,7 @@ impl Store {
                 .map_err(|e| self.err(e))?
         };
         if version > SCHEMA_VERSION {
-            return Err(BenchError::Invalid(format!(
+            return Err(StoreError::Incompatible(format!(
                 "results store {}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter",
                 self.path
             )));

@@ -3,9 +3,10 @@
 
 use sqlx::Row;
 
-use crate::error::{BenchError, Result};
-use crate::routing::{RouteEvalRow, RouteEvalSpec, RouteEvalTest, RoutePrediction};
-use crate::store::{json, Store};
+use bench_core::{RouteEvalRow, RouteEvalSpec, RouteEvalTest, RoutePrediction};
+
+use crate::db::{json, Store};
+use crate::error::{Result, StoreError};
 
 fn param_key(p: Option<f64>) -> String {
     p.map(|p| format!("{p}")).unwrap_or_default()
@@ -162,7 +163,7 @@ impl Store {
                     cost: r.get(8),
                     probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
                     scores: serde_json::from_str(&scores).map_err(|e| {
-                        BenchError::Invalid(format!(
+                        StoreError::Invalid(format!(
                             "results store {}: route_predictions scores_json: {e}",
                             self.path()
                         ))

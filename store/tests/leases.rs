@@ -6,9 +6,10 @@ use std::time::Duration;
 
 mod common;
 
-use bench_core::leases::{Claimed, Lease};
-use bench_core::{BenchConfig, DbTarget, JudgeLabel, ParadigmId, Store};
+use bench_core::{BenchConfig, JudgeLabel, ParadigmId};
 use common::{corpus, spec};
+use store::{Claimed, Lease};
+use store::{DbTarget, Store};
 use ParadigmId::{Graph, Naive};
 
 fn record(p: ParadigmId, error: Option<&str>) -> bench_core::ResultRecord {
@@ -80,7 +81,7 @@ async fn check(store: Store) {
         .await
         .unwrap();
     let rows = store.routing_tuples(run.id).await.unwrap();
-    let graph = rows.iter().find(|r| r.paradigm == "graph").unwrap();
+    let graph = rows.iter().find(|r| r.paradigm == Graph).unwrap();
     assert_eq!(graph.error, None);
     assert_eq!(rows.len(), 2);
     expire().await;

@@ -2,8 +2,9 @@
 
 mod common;
 
-use bench_core::{BenchConfig, Store};
+use bench_core::BenchConfig;
 use common::{corpus, spec};
+use store::Store;
 
 async fn finished_at(store: &Store, id: i64) -> Option<String> {
     store.run_row(id).await.unwrap().unwrap().finished_at

@@ -1,0 +1,54 @@
+//! The results store of ragrouter-bench: one database (SQLite file or PostgreSQL) holding
+//! corpora, runs, one result tuple per (run, question, paradigm), router evaluations, work
+//! leases, imported outcome matrices, probe signals and the two caches (LLM replies, graph
+//! extractions). Everything that speaks SQL lives here, on top of `bench-core`'s vocabulary.
+//!
+//! The principal types: [`Store`] (open, write, read), [`DbTarget`] (what `--db` names),
+//! [`RunSpec`] and [`RunHandle`] (start or resume a run), the typed rows of the reads
+//! ([`RunRow`], [`RoutingTupleRow`], [`ReportTupleRow`]), [`RunSelection`] with
+//! [`select_runs`] (which runs a routing set or a report reads), and [`StoreError`].
+//!
+//! ```
+//! use store::{select_runs, DbTarget, RunSelection, Store};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // What `--db` names: a file, or a PostgreSQL URL.
+//! let target: DbTarget = "results.sqlite".parse().unwrap();
+//! assert!(matches!(target, DbTarget::Sqlite(_)));
+//!
+//! let store = Store::open_in_memory().await.unwrap();
+//! assert!(store.route_evals().await.unwrap().is_empty());
+//! // Nothing benched yet: selecting runs is the caller's mistake (exit code 2), not a crash.
+//! let err = select_runs(&store, &RunSelection::default()).await.unwrap_err();
+//! assert!(err.is_bad_input());
+//! # });
+//! ```
+
+#![warn(missing_docs)]
+
+mod caches;
+mod db;
+mod error;
+mod extractions;
+mod imports;
+mod leases;
+mod llm_cache;
+mod merge;
+mod reads;
+mod route_evals;
+mod runs;
+mod signals;
+
+pub use db::{
+    redact, Backend, DbInfo, DbTarget, Ownership, RunHandle, RunSpec, Store, SummaryRow,
+    APPLICATION_ID, SCHEMA_VERSION,
+};
+pub use error::{Result, StoreError};
+pub use imports::ImportedCorpus;
+pub use leases::{Claimed, Lease};
+pub use merge::MergedRun;
+pub use reads::{
+    CorpusRow, EmbeddingUsage, ReportTupleRow, RoutingTupleRow, RunOutcome, RunRow, StoredQuestion,
+    TupleTokens,
+};
+pub use runs::{select_runs, RunRef, RunSelection, SplitUse};

@@ -12,6 +12,7 @@ pub mod features;
 pub mod imported;
 pub mod models;
 pub mod probe;
+pub mod protocol;
 pub mod published;
 pub mod reading;
 pub mod registry;

@@ -15,23 +15,15 @@ use corpora::load::load_corpus;
 pub struct GraphArgs {
     /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
     pub corpus: String,
-    /// Results database (the per-chunk extractions are stored there); a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: bench_core::DbTarget,
+    #[command(flatten)]
+    pub store: crate::args::StoreArgs,
     /// Directory for cached vectors.
     #[arg(long, default_value = ".ragrouter/cache")]
     pub cache_dir: PathBuf,
     #[command(flatten)]
-    pub data: crate::cli::DataArgs,
-    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
-    /// under $XDG_CACHE_HOME when set].
-    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
-    pub model_dir: Option<PathBuf>,
+    pub data: crate::args::DataArgs,
+    #[command(flatten)]
+    pub encoder: crate::args::EncoderArgs,
     /// Build from the first N chunks only.
     #[arg(long)]
     pub limit_chunks: Option<usize>,
@@ -42,15 +34,14 @@ fn bar(len: u64, msg: &str) -> indicatif::ProgressBar {
 }
 
 pub fn run(args: &GraphArgs) -> Result<()> {
-    super::check_folder("--cache-dir", &args.cache_dir)?;
-    if let Some(dir) = &args.model_dir {
-        super::check_folder("--model-dir", dir)?;
-    }
+    crate::checks::check_folder("--cache-dir", &args.cache_dir)?;
+    args.encoder.check()?;
     let t_all = Instant::now();
     let config = BenchConfig::default();
     // The encoder is checked before the store is touched: bad input writes nothing.
     let embedder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+        MiniLm::from_dir(args.encoder.model_dir.as_deref())
+            .context("loading the sentence encoder")?,
     );
     let opts = args
         .data
@@ -75,7 +66,7 @@ pub fn run(args: &GraphArgs) -> Result<()> {
         .context("starting the async runtime")?;
     let t_build = Instant::now();
     let build = runtime.block_on(async {
-        let store = Store::open_db(&args.db).await?;
+        let store = Store::open_db(&args.store.db).await?;
         let progress = bar(0, "extracting triplets");
         let build = build_graph(&corpus, extractor, &store, &options, &|done, total| {
             progress.set_length(total as u64);

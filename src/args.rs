@@ -67,6 +67,19 @@ impl clap::builder::TypedValueParser for DbParser {
     }
 }
 
+/// What a command that loads a corpus by name and embeds it reads: the vector cache, the data
+/// directory and the encoder.
+#[derive(Debug, Args, Clone)]
+pub struct LoadArgs {
+    /// Directory for cached vectors.
+    #[arg(long, default_value = ".ragrouter/cache")]
+    pub cache_dir: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub encoder: EncoderArgs,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct DataArgs {
     /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).

@@ -6,6 +6,7 @@ pub mod baselines;
 pub mod cascade;
 pub mod cost;
 pub mod dataset;
+pub mod entry;
 pub mod eval;
 pub mod external;
 pub mod features;
@@ -23,7 +24,8 @@ pub mod synthetic;
 pub mod table;
 pub mod utility;
 
+pub use entry::{Family, FitCache, LlmAccess, RouterContext, RouterEntry};
 pub use features::{FeatureSet, INDICATOR_NAMES};
-pub use registry::{registry, Family, LlmAccess, RouterContext, RouterEntry};
+pub use registry::registry;
 pub use rng::SplitMix64;
 pub use synthetic::{synthetic_rule, synthetic_set, synthetic_set_with};

@@ -22,10 +22,11 @@ use crate::dataset::{
     build_set, load_raw, select_runs_pooled, BuildOptions, QuestionVectors, RunRef, RunSelection,
     SplitUse,
 };
+use crate::entry::{Family, LlmAccess, RouterContext};
 use crate::eval::{evaluate_with, summarize, Candidate, EvalOptions, Evaluation, Fallback, Split};
 use crate::external::ExternalSpec;
 use crate::features::FeatureSet;
-use crate::registry::{lookup, registry, Family, LlmAccess, RouterContext};
+use crate::registry::{lookup, registry};
 
 /// Inputs of the traditional ML routers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -460,6 +461,7 @@ pub async fn evaluate_protocol(
     let cands = all;
     let llm_identity = resources.llm.as_ref().map(|l| l.llm.identity());
     let ctx = RouterContext {
+        fits: Default::default(),
         seed: protocol.seed,
         llm: resources.llm,
     };

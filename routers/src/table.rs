@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use bench_core::{RouteEvalSpec, RouteEvalTest};
 
+use crate::entry::Family;
 use crate::eval::Summary;
-use crate::registry::Family;
 
 fn family_name(f: Family) -> &'static str {
     match f {
@@ -275,7 +275,7 @@ pub fn to_json(
 }
 
 /// The router catalogue of `route list`: name, family, whether it calls an LLM, its sweep.
-pub fn render_list(entries: &[crate::registry::RouterEntry]) -> String {
+pub fn render_list(entries: &[crate::entry::RouterEntry]) -> String {
     let mut out = format!(
         "{:<18} {:<11} {:<5} {:<18} about\n",
         "router", "family", "llm", "sweep"

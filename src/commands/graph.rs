@@ -1,7 +1,6 @@
 //! `ragrouter graph <corpus>`: build (or resume) a corpus's knowledge graph, embed its entities
 //! and print its size, connectivity, failures and construction cost.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,13 +16,8 @@ pub struct GraphArgs {
     pub corpus: String,
     #[command(flatten)]
     pub store: crate::args::StoreArgs,
-    /// Directory for cached vectors.
-    #[arg(long, default_value = ".ragrouter/cache")]
-    pub cache_dir: PathBuf,
     #[command(flatten)]
-    pub data: crate::args::DataArgs,
-    #[command(flatten)]
-    pub encoder: crate::args::EncoderArgs,
+    pub load: crate::args::LoadArgs,
     /// Build from the first N chunks only.
     #[arg(long)]
     pub limit_chunks: Option<usize>,
@@ -34,18 +28,19 @@ fn bar(len: u64, msg: &str) -> indicatif::ProgressBar {
 }
 
 pub fn run(args: &GraphArgs) -> Result<()> {
-    crate::checks::check_folder("--cache-dir", &args.cache_dir)?;
-    args.encoder.check()?;
+    crate::checks::check_folder("--cache-dir", &args.load.cache_dir)?;
+    args.load.encoder.check()?;
     let t_all = Instant::now();
     let config = BenchConfig::default();
     // The encoder is checked before the store is touched: bad input writes nothing.
     let embedder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.encoder.model_dir.as_deref())
+        MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
             .context("loading the sentence encoder")?,
     );
-    let opts = args
-        .data
-        .load_options_matching(&config, embedder.clone(), &args.cache_dir);
+    let opts =
+        args.load
+            .data
+            .load_options_matching(&config, embedder.clone(), &args.load.cache_dir);
     let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     println!(
@@ -113,7 +108,7 @@ pub fn run(args: &GraphArgs) -> Result<()> {
         &corpus.name,
         &build.graph,
         embedder.as_ref(),
-        &VectorCache::new(&args.cache_dir),
+        &VectorCache::new(&args.load.cache_dir),
         &|done, _| progress.set_position(done as u64),
     )
     .context("embedding entity names")?;

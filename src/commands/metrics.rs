@@ -32,13 +32,8 @@ pub struct MetricsArgs {
     pub json: bool,
     #[command(flatten)]
     pub store: crate::args::StoreArgs,
-    /// Directory for cached vectors (corpus mode).
-    #[arg(long, default_value = ".ragrouter/cache")]
-    pub cache_dir: PathBuf,
     #[command(flatten)]
-    pub data: crate::args::DataArgs,
-    #[command(flatten)]
-    pub encoder: crate::args::EncoderArgs,
+    pub load: crate::args::LoadArgs,
 }
 
 /// `ragrouter metrics`: a corpus by name, or raw files.
@@ -61,21 +56,22 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
             BadInput("give either a corpus name or --edges/--embeddings, not both".into()).into(),
         );
     }
-    crate::checks::check_folder("--cache-dir", &args.cache_dir)?;
-    args.encoder.check()?;
+    crate::checks::check_folder("--cache-dir", &args.load.cache_dir)?;
+    args.load.encoder.check()?;
     // A --db that would be refused is refused before the corpus is embedded.
     crate::checks::check_db(&args.store.db)?;
     let config = BenchConfig::default();
     let embedder = Arc::new(
-        corpora::embed::MiniLm::from_dir(args.encoder.model_dir.as_deref())
+        corpora::embed::MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
             .context("loading the sentence encoder")?,
     );
-    let opts = args
-        .data
-        .load_options_matching(&config, embedder.clone(), &args.cache_dir);
+    let opts =
+        args.load
+            .data
+            .load_options_matching(&config, embedder.clone(), &args.load.cache_dir);
     let corpus = corpora::load::load_corpus(name, &opts)
         .with_context(|| format!("loading corpus {name}"))?;
-    let cache = corpora::embed::VectorCache::new(&args.cache_dir);
+    let cache = corpora::embed::VectorCache::new(&args.load.cache_dir);
     let texts: Vec<&str> = corpus.chunks.iter().map(|c| c.text.as_str()).collect();
     let vectors = cache
         .get_or_embed(
@@ -204,12 +200,14 @@ mod tests {
             store: crate::args::StoreArgs {
                 db: bench_core::DbTarget::Sqlite(PathBuf::from("unused.sqlite")),
             },
-            cache_dir: PathBuf::from("unused-cache"),
-            data: crate::args::DataArgs {
-                data_dir: None,
-                allow_missing_evidence: false,
+            load: crate::args::LoadArgs {
+                cache_dir: PathBuf::from("unused-cache"),
+                data: crate::args::DataArgs {
+                    data_dir: None,
+                    allow_missing_evidence: false,
+                },
+                encoder: crate::args::EncoderArgs { model_dir: None },
             },
-            encoder: crate::args::EncoderArgs { model_dir: None },
         }
     }
 

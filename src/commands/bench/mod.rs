@@ -569,6 +569,7 @@ impl Step<'_> {
                 judge: engines.judge.clone(),
                 encoder: self.embedded.encoder.clone(),
                 faithfulness: llm.then(FaithfulnessCache::new),
+                faithful: paradigms::registry::faithful_paradigms(),
                 reader_recall: (!llm).then_some(self.config.judge.correct_recall),
             },
             mode: self.mode.label(),
@@ -693,7 +694,6 @@ fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
     Ok(config)
 }
 
-/// `I/N` with `1 <= I <= N`.
 /// A worker's name in the claims table: host, process and start (database clock).
 fn worker_name(started_ms: i64) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -705,6 +705,7 @@ fn worker_name(started_ms: i64) -> String {
     format!("{host}/{}/{started_ms}", std::process::id())
 }
 
+/// `I/N` with `1 <= I <= N`.
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let parsed = s
         .split_once('/')

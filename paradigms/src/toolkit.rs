@@ -99,7 +99,7 @@ pub struct Registered {
     pub id: ParadigmId,
     /// Whether the tuple's faithfulness (eq. 14-15) is measured: the answer is read in one
     /// pass from the retrieved context (NaiveRAG, GraphRAG); `metrics` is told through
-    /// [`faithful_paradigms`], so it names no paradigm itself.
+    /// [`crate::registry::faithful_paradigms`], so it names no paradigm itself.
     pub faithfulness: bool,
     pub build: fn(&dyn Toolkit) -> Result<Arc<dyn Paradigm>>,
     pub cost: fn(&PromptSizes) -> CallBounds,

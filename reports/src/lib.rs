@@ -3,7 +3,7 @@
 //! Analysis (`pareto`, `aiq`, `tables`) is pure functions on plain data (`model`); `load` reads
 //! the store, `figures` and `html` draw, `report` writes the directory.
 //!
-//! The principal types: [`Selection`] and [`load`] (what a report reads from a results store),
+//! The principal types: [`Selection`] and [`load()`] (what a report reads from a results store),
 //! [`write_report`] (the whole report, written atomically), and the pure analysis: the
 //! cost–quality frontier of [`pareto`], AIQ of [`aiq`], the paper's tables of [`tables`].
 //!

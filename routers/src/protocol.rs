@@ -410,13 +410,17 @@ pub async fn evaluate_protocol(
     resources: Resources<'_>,
 ) -> Result<RouteEvaluation, ProtocolError> {
     let mut cands = routers.candidates;
+    let (random, best_single) = (
+        crate::baselines::random_entry().name,
+        crate::baselines::best_single_entry().name,
+    );
     if protocol.random == RandomBaseline::AllClasses {
-        for c in cands.iter_mut().filter(|c| c.name == "random") {
+        for c in cands.iter_mut().filter(|c| c.name == random) {
             *c = crate::baselines::random_all_classes_candidate();
         }
     }
     // The research claim is measured against best-single: it is always evaluated.
-    if !cands.iter().any(|c| c.name == "best-single") {
+    if !cands.iter().any(|c| c.name == best_single) {
         cands.push(Candidate::from(crate::baselines::best_single_entry()));
     }
     let sel = RunSelection {
@@ -542,7 +546,7 @@ pub async fn evaluate_protocol(
             }
             let tests = crate::significance::compare_to(
                 &ev.predictions,
-                "best-single",
+                best_single,
                 crate::significance::RESAMPLES,
                 seed,
             )

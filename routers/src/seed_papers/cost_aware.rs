@@ -159,7 +159,7 @@ impl Core {
             .collect()
     }
 
-    /// E[tokens] per paradigm class for a row's corpus.
+    /// `E[tokens]` per paradigm class for a row's corpus.
     pub fn expected_tokens(&self, row: &RoutingRow) -> Vec<Option<f64>> {
         self.cost.expected(row)
     }

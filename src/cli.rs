@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::args::{DataArgs, EncoderArgs, LlmArgs, StoreArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ragrouter",
@@ -95,54 +97,10 @@ const ROUTE_EXAMPLES: &str = "Examples:
   ragrouter route eval --features q --split loco --policy cheapest-correct
   ragrouter route eval --external 'mine=python3 examples/external_router.py'";
 
-#[derive(Debug, Args, Clone)]
-pub struct DataArgs {
-    /// Directory holding the data sets (else $RAGROUTER_DATA_DIR, else ../shared/datasets).
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-    /// Generic format: load a set whose `evidence` names no document id, title or sentence of
-    /// the corpus (such questions are counted; without it the first one is an error).
-    #[arg(long)]
-    pub allow_missing_evidence: bool,
-}
-
-impl DataArgs {
-    /// The loader's options under `config`.
-    pub fn load_options(&self, config: &bench_core::BenchConfig) -> corpora::load::LoadOptions {
-        corpora::load::LoadOptions {
-            data_dir: self.data_dir.clone(),
-            chunking: config.chunking.clone(),
-            data: config.data.clone(),
-            allow_missing_evidence: self.allow_missing_evidence,
-            semantic: None,
-        }
-    }
-
-    /// The loader's options with evidence statements matched by meaning through the local
-    /// `encoder` and the vector cache in `cache_dir` (every command that stores by corpus hash
-    /// loads this way, so they agree on the gold chunks).
-    pub fn load_options_matching(
-        &self,
-        config: &bench_core::BenchConfig,
-        encoder: std::sync::Arc<dyn bench_core::Embedder>,
-        cache_dir: &std::path::Path,
-    ) -> corpora::load::LoadOptions {
-        corpora::load::LoadOptions {
-            semantic: Some(corpora::load::semantic::SemanticMatching {
-                encoder,
-                cache: corpora::embed::VectorCache::new(cache_dir),
-            }),
-            ..self.load_options(config)
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// Directory for the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
-    /// under $XDG_CACHE_HOME when set].
-    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
-    pub model_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub encoder: EncoderArgs,
 }
 
 #[derive(Debug, Args)]
@@ -163,15 +121,8 @@ pub struct BenchArgs {
     /// --sample), into this --db; `ragrouter merge` joins the shards' files into one run.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// Results database: an SQLite file, or postgres://USER@HOST[:PORT]/DB, which several
-    /// workers (on one machine or many) share to answer one run together.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// With a PostgreSQL --db: seconds a claimed (question, paradigm) item stays this worker's
     /// before another worker may take it; a worker that dies loses only the items it held.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
@@ -213,25 +164,10 @@ pub struct BenchArgs {
     pub retrieval_only: bool,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
-    /// under $XDG_CACHE_HOME when set].
-    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
-    pub model_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub encoder: EncoderArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
-}
-
-/// The LLM endpoint flags of `bench` and `generate`.
-#[derive(Debug, Args, Clone)]
-pub struct LlmArgs {
-    /// Base URL of the OpenAI-compatible answering endpoint (else the configuration's
-    /// llm.answer.base_url, else $OPENAI_BASE_URL, else OpenAI's). Needs a model to take effect.
-    #[arg(long)]
-    pub llm_base_url: Option<String>,
-    /// Model of the answering endpoint: naming one switches to LLM mode. The API key is read
-    /// from $OPENAI_API_KEY (or the configuration's api_key_env), never from a flag.
-    #[arg(long)]
-    pub llm_model: Option<String>,
 }
 
 fn default_paradigms() -> Vec<String> {
@@ -239,35 +175,6 @@ fn default_paradigms() -> Vec<String> {
         .iter()
         .map(|p| p.as_str().to_owned())
         .collect()
-}
-
-/// Parses `--db` (and $RAGROUTER_DB) without echoing it: clap's own "invalid value '...'" would
-/// print a malformed URL raw, password included; this message shows it masked.
-#[derive(Debug, Clone, Copy)]
-pub struct DbParser;
-
-impl clap::builder::TypedValueParser for DbParser {
-    type Value = store::DbTarget;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<Self::Value, clap::Error> {
-        let fail = |m: String| {
-            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{m}\n"))
-                .with_cmd(cmd)
-        };
-        let s = value.to_str().ok_or_else(|| {
-            fail(format!(
-                "--db {}: not valid UTF-8",
-                store::redact(&value.to_string_lossy())
-            ))
-        })?;
-        s.parse()
-            .map_err(|e: store::StoreError| fail(e.to_string()))
-    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,16 @@
 //! The `ragrouter` binary: parses the command line, picks the concrete engines, maps errors to
 //! exit codes (0 success, 1 failure while running, 2 bad input or usage).
 
-mod bench;
+// The binary's doc comments are clap help text (`--db postgres://USER@HOST[:PORT]/DB`,
+// `<corpus>`), shown as written, not rustdoc markup.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
+mod args;
+mod checks;
 mod cli;
 mod commands;
+mod engines;
+mod indicators;
 mod progress;
 mod table;
 
@@ -27,7 +34,7 @@ fn main() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => commands::bench::run(args),
         Command::Corpora(args) => commands::corpora::run(&args),
         Command::Setup(args) => commands::setup::run(&args),
         Command::CheckLlm(args) => commands::check_llm::run(&args),
@@ -122,7 +129,7 @@ fn exit_code(err: &anyhow::Error) -> i32 {
         {
             return EXIT_BAD_INPUT;
         }
-        if cause.downcast_ref::<bench::BadInput>().is_some() {
+        if cause.downcast_ref::<checks::BadInput>().is_some() {
             return EXIT_BAD_INPUT;
         }
         if let Some(e) = cause.downcast_ref::<metrics::corpus::MetricsError>() {

@@ -40,6 +40,8 @@ pub struct TupleEvaluator {
     pub encoder: Arc<dyn TokenEncoder>,
     /// Sentence vectors of context chunks for faithfulness; `None`: not computed (offline).
     pub faithfulness: Option<FaithfulnessCache>,
+    /// The paradigms whose faithfulness is measured (their registry entries declare it).
+    pub faithful: Vec<ParadigmId>,
     /// Offline: the sentence judge's recall threshold for "reader correct"; `None` in LLM mode.
     pub reader_recall: Option<f64>,
 }
@@ -56,8 +58,8 @@ impl std::fmt::Debug for TupleEvaluator {
 }
 
 impl TupleEvaluator {
-    /// Judges an answered tuple: EM / F1, evidence recall, faithfulness (NaiveRAG and GraphRAG,
-    /// when enabled), the offline reader's own label and the judge's label over `context` (the
+    /// Judges an answered tuple: EM / F1, evidence recall, faithfulness (the paradigms in
+    /// `faithful`, when enabled), the offline reader's own label and the judge's label over `context` (the
     /// delivered chunks in context order).
     pub async fn judge(
         &self,
@@ -77,7 +79,7 @@ impl TupleEvaluator {
         if let Some(cache) = self
             .faithfulness
             .as_ref()
-            .filter(|_| matches!(paradigm, ParadigmId::Naive | ParadigmId::Graph))
+            .filter(|_| self.faithful.contains(&paradigm))
         {
             match cache.faithfulness(self.encoder.as_ref(), &output.answer, context) {
                 Ok(f) => {

@@ -126,6 +126,8 @@ fn evaluator(faithfulness: bool) -> (TupleEvaluator, Arc<Words>) {
         judge: Arc::new(Contains),
         encoder: enc.clone(),
         faithfulness: faithfulness.then(FaithfulnessCache::new),
+        // As paradigms' registry declares it: NaiveRAG and GraphRAG.
+        faithful: vec![ParadigmId::Naive, ParadigmId::Graph],
         reader_recall: Some(0.8),
     };
     (e, enc)

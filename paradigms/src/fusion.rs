@@ -9,12 +9,13 @@ pub use bench_core::config::FusionMethod;
 use bench_core::{ParadigmId, Retrieval, RetrievalQuery, RetrievedChunk, Retriever};
 
 use crate::rag::read_with;
-use crate::registry::{CallBounds, Registered};
+use crate::toolkit::{CallBounds, Registered};
 
 /// HybridRAG in the registry: dense and graph fused with equal weights (`hybrid.fusion`,
 /// `hybrid.rrf_k`), then one reader call.
 pub const HYBRID: Registered = Registered {
     id: ParadigmId::Hybrid,
+    faithfulness: false,
     build: |kit| {
         let h = &kit.config().hybrid;
         let fused = FusedRetriever::new(
@@ -33,6 +34,7 @@ pub const HYBRID: Registered = Registered {
 /// complexity, then one reader call.
 pub const FUSION: Registered = Registered {
     id: ParadigmId::Fusion,
+    faithfulness: false,
     build: |kit| {
         let fused = FusedRetriever::new(
             kit.dense(),

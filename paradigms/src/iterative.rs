@@ -20,31 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunks::{context_chunks, fit_budget, ChunkTable};
 use crate::reader::OfflineReader;
-use crate::registry::{CallBounds, Registered, Toolkit};
-
-/// The evaluator's verdict on an answer (the paper's {sufficient, reason, sub_question}).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Evaluation {
-    pub sufficient: bool,
-    pub reason: String,
-    pub sub_question: Option<String>,
-    #[serde(skip)]
-    pub tokens_in: u64,
-    #[serde(skip)]
-    pub tokens_out: u64,
-}
-
-/// Judges whether an answer suffices and proposes the next sub-question.
-#[async_trait]
-pub trait Evaluator: Send + Sync {
-    fn identity(&self) -> String;
-    async fn evaluate(
-        &self,
-        question: &str,
-        answer: &str,
-        context: &[ContextChunk<'_>],
-    ) -> bench_core::Result<Evaluation>;
-}
+use crate::toolkit::{CallBounds, Evaluation, Evaluator, Registered, Toolkit};
 
 /// Entities of a text (the offline extractor's rule, supplied by the caller).
 pub type EntityFn = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
@@ -301,6 +277,7 @@ pub struct Round {
 /// self-evaluates; each later round reads the context and self-evaluates over it.
 pub const ITERATIVE: Registered = Registered {
     id: ParadigmId::Iterative,
+    faithfulness: false,
     build: |kit| Ok(iterate_with(kit, ParadigmId::Iterative, kit.dense())),
     cost: |s| {
         let (d, c, m, sh, r) = (s.direct, s.with_context, s.answer, s.short_reply, s.rounds);
@@ -317,6 +294,7 @@ pub const ITERATIVE: Registered = Registered {
 /// entities.
 pub const ITERATIVE_GRAPH: Registered = Registered {
     id: ParadigmId::IterativeGraph,
+    faithfulness: false,
     build: |kit| Ok(iterate_with(kit, ParadigmId::IterativeGraph, kit.graph()?)),
     cost: |s| {
         let (d, c, m, sh, r) = (s.direct, s.with_context, s.answer, s.short_reply, s.rounds);

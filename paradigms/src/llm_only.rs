@@ -3,13 +3,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::registry::{CallBounds, Registered};
+use crate::toolkit::{CallBounds, Registered};
 use async_trait::async_trait;
 use bench_core::{Paradigm, ParadigmId, ParadigmOutput, PhaseLatency, PhaseTokens, Query, Reader};
 
 /// LLM-only in the registry: one reader call on the question alone.
 pub const LLM_ONLY: Registered = Registered {
     id: ParadigmId::LlmOnly,
+    faithfulness: false,
     build: |kit| {
         Ok(Arc::new(LlmOnly {
             reader: kit.reader(),

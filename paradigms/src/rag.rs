@@ -11,11 +11,12 @@ use bench_core::{
 };
 
 use crate::chunks::{context_chunks, fit_budget, ChunkTable};
-use crate::registry::{CallBounds, Registered, Toolkit};
+use crate::toolkit::{CallBounds, Registered, Toolkit};
 
 /// NaiveRAG in the registry: dense top-K, then one reader call.
 pub const NAIVE: Registered = Registered {
     id: ParadigmId::Naive,
+    faithfulness: true,
     build: |kit| Ok(read_with(kit, ParadigmId::Naive, kit.dense())),
     cost: |s| CallBounds::one_read(s.with_context, s),
 };
@@ -23,6 +24,7 @@ pub const NAIVE: Registered = Registered {
 /// GraphRAG in the registry: graph retrieval (seed entities, PPR), then one reader call.
 pub const GRAPH: Registered = Registered {
     id: ParadigmId::Graph,
+    faithfulness: true,
     build: |kit| Ok(read_with(kit, ParadigmId::Graph, kit.graph()?)),
     cost: CallBounds::entities_then_read,
 };

@@ -7,82 +7,9 @@
 
 use std::sync::Arc;
 
-use bench_core::{BenchConfig, Paradigm, ParadigmId, Reader, Result, Retriever};
+use bench_core::{Paradigm, ParadigmId, Result};
 
-use crate::chunks::ChunkTable;
-use crate::iterative::Evaluator;
-
-/// What paradigms are assembled from. The binary implements it over a run's engines (shared,
-/// memoised retrievers; offline or LLM reader); tests over the fixture corpus.
-pub trait Toolkit {
-    fn config(&self) -> &BenchConfig;
-    fn reader(&self) -> Arc<dyn Reader>;
-    fn chunks(&self) -> Arc<ChunkTable>;
-    /// Dense top-K retrieval.
-    fn dense(&self) -> Arc<dyn Retriever>;
-    /// Graph retrieval; an error when the knowledge graph was not built.
-    fn graph(&self) -> Result<Arc<dyn Retriever>>;
-    /// The self-evaluator of the iterative paradigms.
-    fn evaluator(&self) -> Arc<dyn Evaluator>;
-    /// The question-complexity score the weighted fusion reads.
-    fn complexity(&self) -> fn(&str) -> f64;
-}
-
-/// Token sizes the cost models read, per question: a prompt without context, one with a full
-/// context, an answer, a short reply (an entity list, a self-evaluation); rounds of the loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PromptSizes {
-    pub direct: u64,
-    pub with_context: u64,
-    pub answer: u64,
-    pub short_reply: u64,
-    pub rounds: u64,
-}
-
-/// LLM calls and token bounds of one question, judge not included (`--dry-run`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallBounds {
-    pub min_calls: u64,
-    pub max_calls: u64,
-    pub input: u64,
-    pub output: u64,
-}
-
-impl CallBounds {
-    /// One reader call on `input` prompt tokens.
-    pub fn one_read(input: u64, s: &PromptSizes) -> CallBounds {
-        CallBounds {
-            min_calls: 1,
-            max_calls: 1,
-            input,
-            output: s.answer,
-        }
-    }
-
-    /// An entity-list call on the question, then one reader call with the context.
-    pub fn entities_then_read(s: &PromptSizes) -> CallBounds {
-        CallBounds {
-            min_calls: 2,
-            max_calls: 2,
-            input: s.direct + s.with_context,
-            output: s.short_reply + s.answer,
-        }
-    }
-}
-
-/// One registered paradigm.
-#[derive(Clone, Copy)]
-pub struct Registered {
-    pub id: ParadigmId,
-    pub build: fn(&dyn Toolkit) -> Result<Arc<dyn Paradigm>>,
-    pub cost: fn(&PromptSizes) -> CallBounds,
-}
-
-impl std::fmt::Debug for Registered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registered").field("id", &self.id).finish()
-    }
-}
+pub use crate::toolkit::{CallBounds, PromptSizes, Registered, Toolkit};
 
 /// Every paradigm, in `ParadigmId::ALL`'s order.
 pub const REGISTRY: &[Registered] = &[
@@ -94,6 +21,15 @@ pub const REGISTRY: &[Registered] = &[
     crate::iterative::ITERATIVE_GRAPH,
     crate::fusion::FUSION,
 ];
+
+/// The paradigms whose entries declare faithfulness, in registry order.
+pub fn faithful_paradigms() -> Vec<ParadigmId> {
+    REGISTRY
+        .iter()
+        .filter(|r| r.faithfulness)
+        .map(|r| r.id)
+        .collect()
+}
 
 /// The entry of `id`. Every id has one (a test checks it), so a miss is a bug, reported as one.
 pub fn entry(id: ParadigmId) -> Result<&'static Registered> {

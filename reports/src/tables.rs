@@ -101,7 +101,7 @@ fn short(t: QueryType) -> &'static str {
     }
 }
 
-/// Correct rate and count of the tuples that `keep` accepts.
+/// Correct rate and count of `tuples`.
 fn rate<'a>(tuples: impl Iterator<Item = &'a Tuple>) -> (f64, usize) {
     let (mut c, mut n) = (0usize, 0usize);
     for t in tuples {
@@ -309,9 +309,6 @@ pub fn table3(rows: &[RouteEvalRow], corpora: &[String]) -> (Table, Table) {
     )
 }
 
-/// Table 16: LLM tokens by phase per corpus and paradigm, summed over the run's tuples (Avg-Ctx
-/// is the mean context length). Construction includes the graph build amortised over the
-/// questions.
 /// Each router's paired comparison with best-single: pooled correct rate, the difference in
 /// percentage points with its 95 % bootstrap interval, discordant counts, McNemar's p.
 pub fn significance(tests: &[bench_core::RouteEvalTest], rows: &[RouteEvalRow]) -> Table {
@@ -355,6 +352,9 @@ pub fn significance(tests: &[bench_core::RouteEvalTest], rows: &[RouteEvalRow]) 
     }
 }
 
+/// Table 16: LLM tokens by phase per corpus and paradigm, summed over the run's tuples (Avg-Ctx
+/// is the mean context length). Construction includes the graph build amortised over the
+/// questions.
 pub fn table16(data: &ReportData) -> Table {
     let headers: Vec<String> = [
         "Corpus",

@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{:<22} {:>9} {:>9} {:>9}",
         "router", "seconds", "accuracy", "fit ms"
     );
-    let ctx = RouterContext { seed: 1, llm: None };
+    let ctx = RouterContext::new(1);
     let total = Instant::now();
     for e in registry().into_iter().filter(|e| !e.needs_llm) {
         let c = Candidate::from(e);

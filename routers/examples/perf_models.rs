@@ -38,7 +38,7 @@ fn main() {
     let folds: Vec<Vec<usize>> = (0..5)
         .map(|f| (0..N_ROWS).filter(|i| i % 5 == f).collect())
         .collect();
-    let ctx = RouterContext { seed: 1, llm: None };
+    let ctx = RouterContext::new(1);
     let mut total = 0.0;
     for e in registry() {
         let mine = ["lr", "svm", "rf", "gbt", "knn", "mlp", "dnn", "two-tower"];

@@ -3,7 +3,7 @@
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 use metrics::labels::{most_frequent_optimal, RoutingLabel};
 
-use crate::registry::{Family, RouterContext, RouterEntry};
+use crate::entry::{Family, RouterContext, RouterEntry};
 use crate::rng::{hash_str, mix64};
 
 /// The label of class `c` as `metrics::labels` sees it.
@@ -282,10 +282,10 @@ impl Router for Fixed {
 }
 
 /// The always-`p` candidate of each paradigm class of `schema`, named by the paradigm.
-pub fn fixed_candidates(schema: &RoutingSchema) -> Vec<crate::eval::Candidate> {
+pub fn fixed_candidates(schema: &RoutingSchema) -> Vec<crate::entry::Candidate> {
     (0..schema.n_classes())
         .filter_map(|c| schema.paradigm_of(c))
-        .map(|p| crate::eval::Candidate {
+        .map(|p| crate::entry::Candidate {
             name: p.as_str().to_string(),
             family: Family::Baseline,
             needs_llm: false,
@@ -301,8 +301,8 @@ pub fn fixed_candidates(schema: &RoutingSchema) -> Vec<crate::eval::Candidate> {
 
 /// The paper's Random (uniform over every class, `cannot-answer` included) as a candidate
 /// replacing `random`.
-pub fn random_all_classes_candidate() -> crate::eval::Candidate {
-    let mut c = crate::eval::Candidate::from(random_entry());
+pub fn random_all_classes_candidate() -> crate::entry::Candidate {
+    let mut c = crate::entry::Candidate::from(random_entry());
     c.make = std::sync::Arc::new(|ctx: &RouterContext, _| {
         Ok(Box::new(RandomRouter::all_classes(ctx.seed)) as Box<dyn Router>)
     });
@@ -472,7 +472,7 @@ mod tests {
             c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["naive", "iterative"]
         );
-        let ctx = RouterContext { seed: 0, llm: None };
+        let ctx = RouterContext::new(0);
         let mut r = (c[1].make)(&ctx, None).unwrap();
         r.fit(&set).unwrap();
         assert!(set

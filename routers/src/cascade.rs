@@ -122,9 +122,11 @@ pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
                 schema: set.schema.clone(),
                 rows: train.rows.iter().map(|r| masked(r, &needs, ran)).collect(),
             };
-            let mut u = crate::utility::fallback_router(mix64(
-                input.seed ^ ((fi as u64) << 8) ^ (s as u64 + 1),
-            ));
+            // Each stage's seed is its own: no other router shares this fit.
+            let mut u = crate::utility::fallback_router(
+                mix64(input.seed ^ ((fi as u64) << 8) ^ (s as u64 + 1)),
+                &crate::entry::FitCache::default(),
+            );
             u.fit(&train_s)?;
             let test: Vec<RoutingRow> = f
                 .test

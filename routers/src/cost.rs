@@ -51,7 +51,7 @@ impl CostModel {
         }
     }
 
-    /// E[cost] per paradigm class for a row's corpus (`None`: no training tuple).
+    /// `E[cost]` per paradigm class for a row's corpus (`None`: no training tuple).
     pub fn expected(&self, row: &RoutingRow) -> Vec<Option<f64>> {
         (0..self.mean.len())
             .map(|c| {

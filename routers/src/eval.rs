@@ -9,19 +9,18 @@
 //! numbers (not the timings) are the same on every run.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::routing::argmax;
 use bench_core::{
-    BenchError, ParadigmId, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
-    SplitTag,
+    BenchError, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet, SplitTag,
 };
 use rayon::prelude::*;
 
 use crate::baselines::most_frequent_optimal_class;
-use crate::registry::{Family, RouterContext, RouterEntry};
+pub use crate::entry::{Candidate, MakeCandidate};
+use crate::entry::{Family, RouterContext};
 use crate::rng::{mix64, SplitMix64};
 
 /// Row indices of one fold.
@@ -174,73 +173,6 @@ pub fn scrub(row: &RoutingRow) -> RoutingRow {
     }
 }
 
-/// Builds a fresh router for a context and a sweep value.
-pub type MakeRouter =
-    Arc<dyn Fn(&RouterContext, Option<f64>) -> Result<Box<dyn Router>> + Send + Sync>;
-
-/// A router to evaluate: a registry entry, or one built at run time (an external program, a
-/// fixed paradigm).
-#[derive(Clone)]
-pub struct Candidate {
-    pub name: String,
-    pub family: Family,
-    pub needs_llm: bool,
-    pub sees_outcomes: bool,
-    pub sweep: Vec<f64>,
-    /// Lanes the router routes between, each a preference list of paradigms; the router is
-    /// skipped on a data set that has no class for some lane.
-    pub lanes: Vec<(String, Vec<ParadigmId>)>,
-    pub make: MakeRouter,
-}
-
-impl fmt::Debug for Candidate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Candidate")
-            .field("name", &self.name)
-            .field("family", &self.family)
-            .field("sweep", &self.sweep)
-            .finish_non_exhaustive()
-    }
-}
-
-impl From<RouterEntry> for Candidate {
-    fn from(e: RouterEntry) -> Self {
-        let make = e.make;
-        Candidate {
-            name: e.name.to_string(),
-            family: e.family,
-            needs_llm: e.needs_llm,
-            sees_outcomes: e.sees_outcomes,
-            sweep: e.sweep.to_vec(),
-            lanes: e
-                .lanes
-                .iter()
-                .map(|(n, ps)| (n.to_string(), ps.to_vec()))
-                .collect(),
-            make: Arc::new(make),
-        }
-    }
-}
-
-impl Candidate {
-    /// Why the router cannot run on `schema` (a lane without a class), if it cannot.
-    pub fn missing_lane(&self, schema: &bench_core::RoutingSchema) -> Option<String> {
-        self.lanes.iter().find_map(|(lane, prefs)| {
-            (!prefs.iter().any(|&p| schema.class_of(p).is_some())).then(|| {
-                format!(
-                    "needs a {lane} lane ({}), and the data set's classes are {}",
-                    prefs
-                        .iter()
-                        .map(|p| p.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" or "),
-                    schema.classes.join(", ")
-                )
-            })
-        })
-    }
-}
-
 /// Which paradigm a `cannot-answer` prediction plays when the correct rate is measured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Fallback {
@@ -338,7 +270,7 @@ fn fallbacks(
             }
             // The fold's seed, as the util-lr candidates of the same fold get it: they share
             // this fit.
-            let mut u = crate::utility::fallback_router(mix64(ctx.seed ^ fi as u64));
+            let mut u = crate::utility::fallback_router(mix64(ctx.seed ^ fi as u64), &ctx.fits);
             u.fit(&train)?;
             let rows: Vec<RoutingRow> = f.test.iter().map(|&i| scrub(&set.rows[i])).collect();
             let scores = u.scores_batch(&set.schema, &rows)?;
@@ -490,6 +422,8 @@ fn evaluate_fold(
     let fold_ctx = RouterContext {
         seed: mix64(ctx.seed ^ u64::from(fold)),
         llm: ctx.llm.clone(),
+        // The folds' routers share their fits with the whole evaluation (a λ sweep fits once).
+        fits: ctx.fits.clone(),
     };
     let ctx_err = |m: String| {
         BenchError::Invalid(format!(

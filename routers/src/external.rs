@@ -21,8 +21,8 @@ use std::time::Duration;
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 use serde_json::{json, Value};
 
+use crate::entry::{Family, RouterContext};
 use crate::eval::Candidate;
-use crate::registry::{Family, RouterContext};
 
 /// The protocol version sent in every `fit` request.
 pub const PROTOCOL_VERSION: u32 = 1;

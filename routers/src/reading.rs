@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use bench_core::{FeatureKind, RoutePrediction, RoutingSet};
 
+use crate::entry::Family;
 use crate::eval::Summary;
-use crate::registry::Family;
 use crate::table::router_label;
 
 /// The tolerance of CostSave@BestSingle: an operating point counts while its correct rate is at

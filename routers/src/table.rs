@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use bench_core::{RouteEvalSpec, RouteEvalTest};
 
+use crate::entry::Family;
 use crate::eval::Summary;
-use crate::registry::Family;
 
 fn family_name(f: Family) -> &'static str {
     match f {
@@ -274,6 +274,43 @@ pub fn to_json(
     })
 }
 
+/// The router catalogue of `route list`: name, family, whether it calls an LLM, its sweep.
+pub fn render_list(entries: &[crate::entry::RouterEntry]) -> String {
+    let mut out = format!(
+        "{:<18} {:<11} {:<5} {:<18} about\n",
+        "router", "family", "llm", "sweep"
+    );
+    for e in entries {
+        let fmt = |v: &f64| format_param(*v);
+        let sweep = if e.sweep.len() > 3 {
+            format!(
+                "{} values {}..{}",
+                e.sweep.len(),
+                fmt(&e.sweep[0]),
+                fmt(&e.sweep[e.sweep.len() - 1])
+            )
+        } else {
+            e.sweep.iter().map(fmt).collect::<Vec<_>>().join(",")
+        };
+        out.push_str(&format!(
+            "{:<18} {:<11} {:<5} {:<18} {}\n",
+            e.name,
+            e.family.as_str(),
+            if e.needs_llm { "yes" } else { "no" },
+            if sweep.is_empty() {
+                "-".to_string()
+            } else {
+                sweep
+            },
+            e.about
+        ));
+    }
+    out.push_str(
+        "\nexternal routers: --external NAME='PROGRAM ARGS...' (protocol: docs/router-protocol.md)\n",
+    );
+    out
+}
+
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -286,6 +323,17 @@ fn truncate(s: &str, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::eval::{Measures, Summary};
+
+    #[test]
+    fn list_names_every_router() {
+        let l = render_list(&crate::registry::registry());
+        for e in crate::registry::registry() {
+            assert!(l.contains(e.name));
+        }
+        // Families in the command-line spelling, not Rust's.
+        assert!(l.contains(" ml ") && l.contains(" cost-aware "), "{l}");
+        assert!(!l.contains("CostAware") && !l.contains(" Ml "), "{l}");
+    }
 
     fn s(router: &str, corpus: &str, acc: f64) -> Summary {
         Summary {

@@ -10,7 +10,7 @@ use routers::external::ExternalSpec;
 use routers::{registry, synthetic_set_with, Family, RouterContext};
 
 fn ctx(seed: u64) -> RouterContext {
-    RouterContext { seed, llm: None }
+    RouterContext::new(seed)
 }
 
 /// Every registry entry that runs offline, plus the Python example over the protocol.

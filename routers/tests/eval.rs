@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use bench_core::{Result, RouteEvalRow, Router, RoutingRow, RoutingSchema, RoutingSet};
 use routers::eval::{evaluate, stratified_kfold, summarize, Candidate, Split};
-use routers::registry::{lookup, Family};
+use routers::registry::lookup;
+use routers::Family;
 use routers::{synthetic_set, synthetic_set_with, RouterContext};
 
 fn ctx() -> RouterContext {
     RouterContext {
+        fits: Default::default(),
         seed: 42,
         llm: None,
     }
@@ -121,14 +123,9 @@ fn same_seed_same_numbers() {
     let set = synthetic_set(300, 5);
     let run = |seed: u64| {
         let folds = Split::KFold(4).folds(&set, seed, &[]).unwrap();
-        let mut rows = evaluate(
-            &set,
-            &baselines(),
-            &folds,
-            &RouterContext { seed, llm: None },
-        )
-        .unwrap()
-        .rows;
+        let mut rows = evaluate(&set, &baselines(), &folds, &RouterContext::new(seed))
+            .unwrap()
+            .rows;
         for r in &mut rows {
             r.latency_ms = 0.0;
             r.fit_ms = 0.0;

@@ -37,7 +37,7 @@ fn check(argv: &[&str]) -> String {
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let ctx = RouterContext { seed: 0, llm: None };
+        let ctx = RouterContext::new(0);
         let mut r = (spec.candidate().make)(&ctx, None).unwrap();
         let _ = tx.send(r.fit(&set).map_err(|e| e.to_string()));
     });
@@ -91,7 +91,7 @@ fn starts_over_five_folds(script: &str, timeout: Duration) -> (usize, String) {
     let set = synthetic_set_with(200, 2, 3);
     let labels: Vec<usize> = set.rows.iter().map(|r| r.label).collect();
     let folds = routers::eval::stratified_kfold(&labels, 5, 1).unwrap();
-    let ctx = RouterContext { seed: 0, llm: None };
+    let ctx = RouterContext::new(0);
     let ev = routers::eval::evaluate(&set, &[spec.candidate()], &folds, &ctx).unwrap();
     let starts = std::fs::read_to_string(&counter)
         .unwrap_or_default()

@@ -12,7 +12,7 @@ fn make(name: &str, seed: u64) -> Box<dyn Router> {
         .into_iter()
         .find(|e| e.name == name)
         .unwrap_or_else(|| panic!("{name} is registered"));
-    (e.make)(&RouterContext { seed, llm: None }, None).unwrap()
+    (e.make)(&RouterContext::new(seed), None).unwrap()
 }
 
 fn split(set: &RoutingSet, n_train: usize) -> (RoutingSet, RoutingSet) {

@@ -1,6 +1,6 @@
 //! `ragrouter corpora`: the corpus registry and where each corpus's files are looked for.
 
-use crate::cli::DataArgs;
+use crate::args::DataArgs;
 
 pub fn run(args: &DataArgs) -> anyhow::Result<()> {
     let dir = corpora::load::find_data_dir(args.data_dir.as_deref());

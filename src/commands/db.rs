@@ -31,7 +31,7 @@ pub fn run(args: &DbArgs) -> anyhow::Result<()> {
     match &args.command {
         DbCommand::Info { file } => {
             if file.to_string_lossy().contains("://") {
-                return Err(crate::bench::BadInput(format!(
+                return Err(crate::checks::BadInput(format!(
                     "db info {}: takes an SQLite file, not a URL",
                     store::redact(&file.to_string_lossy())
                 ))

@@ -14,8 +14,8 @@ use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtract
 use corpora::load::load_corpus;
 use store::Store;
 
-use crate::bench::engines::{resolve_llm, Engines, LlmClients};
-use crate::bench::BadInput;
+use crate::checks::BadInput;
+use crate::engines::{resolve_llm, Engines, LlmClients};
 
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
@@ -54,22 +54,14 @@ pub struct GenerateArgs {
     /// TOML configuration (chunking, seed, [llm]) [default: none].
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Results database (graph extractions and the LLM response cache live there); a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: store::DbTarget,
     #[command(flatten)]
-    pub data: crate::cli::DataArgs,
-    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
-    /// under $XDG_CACHE_HOME when set].
-    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
-    pub model_dir: Option<PathBuf>,
+    pub store: crate::args::StoreArgs,
     #[command(flatten)]
-    pub llm: crate::cli::LlmArgs,
+    pub data: crate::args::DataArgs,
+    #[command(flatten)]
+    pub encoder: crate::args::EncoderArgs,
+    #[command(flatten)]
+    pub llm: crate::args::LlmArgs,
 }
 
 fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
@@ -91,9 +83,7 @@ fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
 }
 
 pub fn run(args: &GenerateArgs) -> Result<()> {
-    if let Some(dir) = &args.model_dir {
-        super::check_folder("--model-dir", dir)?;
-    }
+    args.encoder.check()?;
     let mut types = parse_types(&args.types)?;
     if args.per_type == 0 {
         return Err(BadInput("--per-type: expected at least 1".into()).into());
@@ -176,7 +166,8 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         return Ok(());
     }
     let encoder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+        MiniLm::from_dir(args.encoder.model_dir.as_deref())
+            .context("loading the sentence encoder")?,
     );
     eprintln!(
         "generate: {} ({} documents, {} chunks), {} per type of {}, at most {max_candidates} candidates each, seed {}, {}",
@@ -200,7 +191,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .build()
         .context("starting the async runtime")?;
     let (kept, stats) = runtime.block_on(async {
-        let store = Store::open_db(&args.db).await?;
+        let store = Store::open_db(&args.store.db).await?;
         let (extractor, generator, checks): (Arc<dyn TripletExtractor>, Arc<dyn Generator>, _) =
             match clients {
                 None => (

@@ -1,7 +1,6 @@
 //! `ragrouter graph <corpus>`: build (or resume) a corpus's knowledge graph, embed its entities
 //! and print its size, connectivity, failures and construction cost.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,23 +15,10 @@ use store::Store;
 pub struct GraphArgs {
     /// Corpus name (see `ragrouter corpora`) or `jsonl:<dir>` for the generic format.
     pub corpus: String,
-    /// Results database (the per-chunk extractions are stored there); a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: store::DbTarget,
-    /// Directory for cached vectors.
-    #[arg(long, default_value = ".ragrouter/cache")]
-    pub cache_dir: PathBuf,
     #[command(flatten)]
-    pub data: crate::cli::DataArgs,
-    /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
-    /// under $XDG_CACHE_HOME when set].
-    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
-    pub model_dir: Option<PathBuf>,
+    pub store: crate::args::StoreArgs,
+    #[command(flatten)]
+    pub load: crate::args::LoadArgs,
     /// Build from the first N chunks only.
     #[arg(long)]
     pub limit_chunks: Option<usize>,
@@ -43,19 +29,19 @@ fn bar(len: u64, msg: &str) -> indicatif::ProgressBar {
 }
 
 pub fn run(args: &GraphArgs) -> Result<()> {
-    super::check_folder("--cache-dir", &args.cache_dir)?;
-    if let Some(dir) = &args.model_dir {
-        super::check_folder("--model-dir", dir)?;
-    }
+    crate::checks::check_folder("--cache-dir", &args.load.cache_dir)?;
+    args.load.encoder.check()?;
     let t_all = Instant::now();
     let config = BenchConfig::default();
     // The encoder is checked before the store is touched: bad input writes nothing.
     let embedder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+        MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
+            .context("loading the sentence encoder")?,
     );
-    let opts = args
-        .data
-        .load_options_matching(&config, embedder.clone(), &args.cache_dir);
+    let opts =
+        args.load
+            .data
+            .load_options_matching(&config, embedder.clone(), &args.load.cache_dir);
     let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     println!(
@@ -76,7 +62,7 @@ pub fn run(args: &GraphArgs) -> Result<()> {
         .context("starting the async runtime")?;
     let t_build = Instant::now();
     let build = runtime.block_on(async {
-        let store = Store::open_db(&args.db).await?;
+        let store = Store::open_db(&args.store.db).await?;
         let progress = bar(0, "extracting triplets");
         let build = build_graph(&corpus, extractor, &store, &options, &|done, total| {
             progress.set_length(total as u64);
@@ -123,7 +109,7 @@ pub fn run(args: &GraphArgs) -> Result<()> {
         &corpus.name,
         &build.graph,
         embedder.as_ref(),
-        &VectorCache::new(&args.cache_dir),
+        &VectorCache::new(&args.load.cache_dir),
         &|done, _| progress.set_position(done as u64),
     )
     .context("embedding entity names")?;

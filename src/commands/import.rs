@@ -53,13 +53,8 @@ pub struct AdarogueArgs {
     /// Name of the source; the runs' mode is `imported:SOURCE` [default: adarague/llama_8b_it].
     #[arg(long)]
     pub source: Option<String>,
-    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite"
-    )]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub store: crate::args::StoreArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -77,14 +72,8 @@ pub struct Common {
     /// Name of the source; the runs' mode is `imported:SOURCE` (default: derived from the files).
     #[arg(long)]
     pub source: Option<String>,
-    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub store: crate::args::StoreArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -122,12 +111,12 @@ pub fn run(args: &ImportArgs) -> Result<()> {
         for imp in &mut imps {
             score_answers(imp);
         }
-        return write_all(&imps, &a.db);
+        return write_all(&imps, &a.store.db);
     }
     let (mut imp, db) = match &args.command {
         ImportCommand::Outcomes(a) => {
             if a.cost_unit.trim().is_empty() {
-                return Err(crate::bench::BadInput(
+                return Err(crate::checks::BadInput(
                     "--cost-unit: empty; say what the records' cost counts (e.g. tokens)".into(),
                 )
                 .into());
@@ -141,7 +130,7 @@ pub fn run(args: &ImportArgs) -> Result<()> {
                 a.common.source.as_deref(),
                 &a.cost_unit,
             )?;
-            (imp, &a.common.db)
+            (imp, &a.common.store.db)
         }
         ImportCommand::AdaptiveRag(a) => {
             let spec = spec(ArmSpec::adaptive_rag(), &a.common)?;
@@ -153,7 +142,7 @@ pub fn run(args: &ImportArgs) -> Result<()> {
                 split,
                 a.common.source.as_deref(),
             )?;
-            (imp, &a.common.db)
+            (imp, &a.common.store.db)
         }
         ImportCommand::Adarague(_) => unreachable!("handled above"),
     };
@@ -208,7 +197,7 @@ pub fn score_answers(imp: &mut OutcomeImport) {
 
 fn spec(base: ArmSpec, c: &Common) -> Result<ArmSpec> {
     if c.source.as_deref().is_some_and(|s| s.trim().is_empty()) {
-        return Err(crate::bench::BadInput("--source: empty; name the source".into()).into());
+        return Err(crate::checks::BadInput("--source: empty; name the source".into()).into());
     }
     Ok(base.with_arms(&c.arm)?.with_costs(&c.cost)?)
 }

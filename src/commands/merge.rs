@@ -22,7 +22,7 @@ pub struct MergeArgs {
 
 pub fn run(args: &MergeArgs) -> Result<()> {
     if args.out.exists() {
-        return Err(crate::bench::BadInput(format!(
+        return Err(crate::checks::BadInput(format!(
             "merge: {} exists; the merged database must be a new file",
             args.out.display()
         ))
@@ -30,7 +30,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     }
     for input in &args.inputs {
         if input == &args.out {
-            return Err(crate::bench::BadInput(format!(
+            return Err(crate::checks::BadInput(format!(
                 "merge: {} is both an input and the output",
                 input.display()
             ))
@@ -76,7 +76,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
 /// byte-identical copy. Its tuples would be counted once and the merge would look complete.
 fn check_distinct(inputs: &[PathBuf]) -> Result<()> {
     let twice = |a: &PathBuf, b: &PathBuf, how: &str| -> anyhow::Error {
-        crate::bench::BadInput(format!(
+        crate::checks::BadInput(format!(
             "merge: {} and {} are {how}: each shard must be given once",
             a.display(),
             b.display()

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::bench::BadInput;
+use crate::checks::BadInput;
+use crate::indicators::{configuration, format_value, knowledge_graph_metrics, render_indicators};
 use metrics::corpus::{
     embedding_metrics, graph_metrics, parse_edges_tsv, read_f32_file, CorpusMetrics,
 };
@@ -29,35 +30,10 @@ pub struct MetricsArgs {
     /// Print JSON (`graph.*`, `embeddings.*` as in the metric fixtures) instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Results database (corpus mode: metrics are stored there per corpus and configuration); a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: store::DbTarget,
-    /// Directory for cached vectors (corpus mode).
-    #[arg(long, default_value = ".ragrouter/cache")]
-    pub cache_dir: PathBuf,
     #[command(flatten)]
-    pub data: crate::cli::DataArgs,
-    /// Directory of the encoder's weights (corpus mode) [default:
-    /// ~/.cache/ragrouter/models/all-MiniLM-L6-v2, under $XDG_CACHE_HOME when set].
-    #[arg(long, env = "RAGROUTER_MODEL_DIR")]
-    pub model_dir: Option<PathBuf>,
-}
-
-/// The six indicators of stored flat metrics as a two-column table.
-pub fn render_indicators(flat: &Value) -> String {
-    let mut out = String::new();
-    for bench_core::routing::CorpusIndicator { key, label, .. } in
-        bench_core::routing::CORPUS_INDICATORS
-    {
-        let v = flat.get(key).map_or_else(|| "n/a".to_owned(), format_value);
-        out.push_str(&format!("  {label:<28} {v}\n"));
-    }
-    out
+    pub store: crate::args::StoreArgs,
+    #[command(flatten)]
+    pub load: crate::args::LoadArgs,
 }
 
 /// `ragrouter metrics`: a corpus by name, or raw files.
@@ -81,23 +57,22 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
             BadInput("give either a corpus name or --edges/--embeddings, not both".into()).into(),
         );
     }
-    super::check_folder("--cache-dir", &args.cache_dir)?;
-    if let Some(dir) = &args.model_dir {
-        super::check_folder("--model-dir", dir)?;
-    }
+    crate::checks::check_folder("--cache-dir", &args.load.cache_dir)?;
+    args.load.encoder.check()?;
     // A --db that would be refused is refused before the corpus is embedded.
-    crate::bench::finish::check_db(&args.db)?;
+    crate::checks::check_db(&args.store.db)?;
     let config = BenchConfig::default();
     let embedder = Arc::new(
-        corpora::embed::MiniLm::from_dir(args.model_dir.as_deref())
+        corpora::embed::MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
             .context("loading the sentence encoder")?,
     );
-    let opts = args
-        .data
-        .load_options_matching(&config, embedder.clone(), &args.cache_dir);
+    let opts =
+        args.load
+            .data
+            .load_options_matching(&config, embedder.clone(), &args.load.cache_dir);
     let corpus = corpora::load::load_corpus(name, &opts)
         .with_context(|| format!("loading corpus {name}"))?;
-    let cache = corpora::embed::VectorCache::new(&args.cache_dir);
+    let cache = corpora::embed::VectorCache::new(&args.load.cache_dir);
     let texts: Vec<&str> = corpus.chunks.iter().map(|c| c.text.as_str()).collect();
     let vectors = cache
         .get_or_embed(
@@ -111,7 +86,7 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store = Store::open_db(&args.db).await?;
+        let store = Store::open_db(&args.store.db).await?;
         store.upsert_corpus(&corpus).await?;
         let extractor = Arc::new(OfflineExtractor::new());
         let id = extractor.identity();
@@ -147,35 +122,6 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
-}
-
-/// The structure metrics of a built knowledge graph.
-pub fn knowledge_graph_metrics(
-    g: &corpora::graph::KnowledgeGraph,
-) -> metrics::corpus::GraphMetrics {
-    let mut list = metrics::corpus::EdgeList::new();
-    for name in &g.nodes {
-        list.add_node(name);
-    }
-    for t in &g.triplets {
-        list.push(
-            &g.nodes[t.u as usize],
-            &g.relations[t.relation as usize],
-            &g.nodes[t.v as usize],
-        );
-    }
-    graph_metrics(&list)
-}
-
-/// The key corpus metrics are stored under: the graph extractor's and the encoder's identities.
-pub fn configuration(extractor: Option<&corpora::graph::ExtractorId>, encoder: &str) -> String {
-    match extractor {
-        Some(id) => format!(
-            "extractor={}:{}:{}; encoder={encoder}",
-            id.extractor, id.model, id.prompt_hash
-        ),
-        None => format!("extractor=none; encoder={encoder}"),
-    }
 }
 
 /// Computes the metrics of the raw files named in `args`; either input may be absent, not both.
@@ -228,22 +174,6 @@ pub fn render(metrics: &CorpusMetrics, json: bool) -> anyhow::Result<String> {
     Ok(out)
 }
 
-fn format_value(value: &Value) -> String {
-    match value {
-        Value::Null => "n/a".to_owned(),
-        Value::Number(n) if n.is_f64() => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            // Tiny densities would print as 0.000000 in fixed notation.
-            if x != 0.0 && x.abs() < 1e-3 {
-                format!("{x:.6e}")
-            } else {
-                format!("{x:.6}")
-            }
-        }
-        other => other.to_string(),
-    }
-}
-
 /// Raw-file mode of `ragrouter metrics`: prints a table, or JSON with --json.
 pub fn run_files(args: &MetricsArgs) -> anyhow::Result<()> {
     let metrics = compute_files(args)?;
@@ -268,13 +198,17 @@ mod tests {
             embeddings: emb.map(fixture),
             dim,
             json: true,
-            db: store::DbTarget::Sqlite(PathBuf::from("unused.sqlite")),
-            cache_dir: PathBuf::from("unused-cache"),
-            data: crate::cli::DataArgs {
-                data_dir: None,
-                allow_missing_evidence: false,
+            store: crate::args::StoreArgs {
+                db: store::DbTarget::Sqlite(PathBuf::from("unused.sqlite")),
             },
-            model_dir: None,
+            load: crate::args::LoadArgs {
+                cache_dir: PathBuf::from("unused-cache"),
+                data: crate::args::DataArgs {
+                    data_dir: None,
+                    allow_missing_evidence: false,
+                },
+                encoder: crate::args::EncoderArgs { model_dir: None },
+            },
         }
     }
 

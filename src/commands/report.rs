@@ -28,19 +28,13 @@ pub struct ReportArgs {
     /// files no earlier report wrote (see its report-manifest.json) is refused.
     #[arg(long)]
     pub out: PathBuf,
-    /// Results database; a file or postgres://USER@HOST[:PORT]/DB.
-    #[arg(
-        long,
-        env = "RAGROUTER_DB",
-        default_value = ".ragrouter/results.sqlite",
-        value_parser = crate::cli::DbParser
-    )]
-    pub db: store::DbTarget,
+    #[command(flatten)]
+    pub store: crate::args::StoreArgs,
 }
 
 /// Loads the selection and writes the report; prints what was written and what is missing.
 pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
-    super::check_folder("--out", &args.out)?;
+    crate::checks::check_folder("--out", &args.out)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -49,7 +43,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
     let data = runtime.block_on(async {
         // Reading only: a missing, empty or foreign file is refused, never given a schema; a
         // store in a folder the user cannot write is read.
-        let store = Store::open_read_only_db(&args.db).await?;
+        let store = Store::open_read_only_db(&args.store.db).await?;
         reports::load(
             &store,
             &reports::Selection {

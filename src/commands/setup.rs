@@ -3,10 +3,8 @@
 use crate::cli::SetupArgs;
 
 pub fn run(args: &SetupArgs) -> anyhow::Result<()> {
-    if let Some(dir) = &args.model_dir {
-        super::check_folder("--model-dir", dir)?;
-    }
-    let files = corpora::embed::ensure_model(args.model_dir.as_deref())?;
+    args.encoder.check()?;
+    let files = corpora::embed::ensure_model(args.encoder.model_dir.as_deref())?;
     println!("encoder weights ready in {}", files.dir.display());
     Ok(())
 }

@@ -20,7 +20,7 @@ pub(crate) fn validate(cfg: &ChunkingConfig) -> Result<(), BenchError> {
 /// `size - overlap` tokens. Chunk ids are `"{doc id}#{window}"`, `index` is the position in the
 /// returned list, `tokens` the window length. Each document is encoded once; documents (and the
 /// windows of a long document) are processed in parallel, and the order stays deterministic.
-/// `cfg` must have passed [`validate`].
+/// `cfg` must have passed `validate`.
 pub fn chunk_documents(docs: &[Document], cfg: &ChunkingConfig) -> Vec<Chunk> {
     let per_doc: Vec<Vec<(String, u32)>> = docs
         .par_iter()

@@ -284,7 +284,7 @@ pub fn calibrate(
 }
 
 /// Calibration data from 2Wiki (loaded as `2wiki`): the evidence triples of every `every`-th
-/// question written as statements "<subject> <relation> <object>.", each with the documents
+/// question written as statements "`<subject> <relation> <object>.`", each with the documents
 /// titled by its subject (its gold passages); triples whose subject titles no passage are left
 /// out (their gold is unknown).
 pub fn twowiki_statements(

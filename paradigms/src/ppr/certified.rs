@@ -122,13 +122,13 @@ pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// the factor's copy of the graph at the core's nodes, whatever computed their scores (it is
 /// zero at the isolated ones); at the eliminated nodes, whose equations back-substitution
 /// solves exactly but for rounding, it is bounded a priori from the factor's measured backward
-/// error and the substitutions' rounding ([`SolvedRowBound`]). The error `e = pi - pi~` solves
+/// error and the substitutions' rounding (`SolvedRowBound`). The error `e = pi - pi~` solves
 /// `e = r + damping A D^-1 e`. On an undirected
 /// graph the PPR of any vector `x` at `t` is `d(t) sum_v (x(v)/d(v)) pi_t(v)`, so
 /// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`; `A D^-1` is
 /// column-stochastic, so also `||e||_1 <= ||r||_1 / (1 - damping)`; one step of the equation
 /// gives `|e(t)| <= |r(t)| + damping min(d(t) B, ||e||_1)`. Every `|r(v)|` is padded by a
-/// bound on the rounding of its own evaluation. Nodes of a [`Symmetry`] class have equal exact
+/// bound on the rounding of its own evaluation. Nodes of a `Symmetry` class have equal exact
 /// scores unless a seed voids the class, so each node's interval `[lo, hi]` (score minus and
 /// plus its bound) narrows to the intersection of its class's, and such ties need no
 /// separating. The

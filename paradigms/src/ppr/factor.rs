@@ -40,7 +40,7 @@ pub(super) const SWEEP_NODE_COST: usize = 6;
 /// grouped by row length and neighbour, so a hub's leaves sit side by side; then the isolated
 /// nodes. The certificate reads the graph in these positions, so its sweep over the core's and
 /// the pristine nodes' arcs reads memory nearby too. The core is stored scaled to unit diagonal
-/// and split into its two strict triangles, for the Gauss-Seidel sweeps. [`Symmetry`] classes
+/// and split into its two strict triangles, for the Gauss-Seidel sweeps. `Symmetry` classes
 /// (nodes with provably equal scores) are computed once here too.
 ///
 /// The factor holds its own copy of the graph, and [`certified_ppr`]'s certificate is about

@@ -6,35 +6,26 @@
 //! encoder: Adam (learning rate 2e-3, decoupled weight decay 1e-4), batch 128, 6 epochs
 //! (at least 300 steps on small sets), seeded. Scores are the softmax probabilities (eval-mode batch norm).
 
-use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{Array2, ArrayView2};
 
 use super::nn::{activate, Loss, Mlp, MlpSpec, Module, Output, Param, Targets, TrainConfig};
 use super::prep::{D2Encoder, D2Prep};
-use super::{rows_f64, seed_for, Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, rows_f64, seed_for, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
 pub const HIDDEN: [usize; 2] = [256, 128];
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "dnn",
-        about: "DNN 256-128-K with batch norm on the D.2 encoding (text->64, binned indicators->64), 6 epochs",
-        family: Family::Neural,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(ctx: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    Ok(Box::new(ModelRouter::new(
+    model_entry(
         "dnn",
-        Dnn::new(seed_for(ctx.seed, "dnn")),
-    )))
+        "DNN 256-128-K with batch norm on the D.2 encoding (text->64, binned indicators->64), 6 epochs",
+        Family::Neural,
+        |ctx, _| {
+            boxed("dnn", Dnn::new(seed_for(ctx.seed, "dnn")))
+        },
+    )
 }
 
 /// A network reading the D.2 encoding: the encoder, then `head`, trained together.
@@ -164,7 +155,7 @@ impl Model for Dnn {
     }
 
     fn scores(&self, _: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (prep, net) = self.fitted.as_ref().expect("ModelRouter fits first");
+        let (prep, net) = fitted(&self.fitted);
         Ok(net.softmax_scores(prep, rows))
     }
 }

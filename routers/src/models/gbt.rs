@@ -11,32 +11,21 @@
 //! A child's histogram is the parent's minus its sibling's, so only the smaller child is scanned.
 //! Scores are the softmax probabilities of the final margins.
 
-use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::hist::{partition, BinnedMatrix, Binner, Tree, MAX_BINS};
 use super::prep::Standardizer;
-use super::{seed_for, Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "gbt",
-        about: "gradient-boosted trees, softmax loss: 40 rounds x depth 4, eta 0.3, 50% rows, 30% columns",
-        family: Family::Ml,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(ctx: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    Ok(Box::new(ModelRouter::new(
+    model_entry(
         "gbt",
-        Boosted::new(seed_for(ctx.seed, "gbt")),
-    )))
+        "gradient-boosted trees, softmax loss: 40 rounds x depth 4, eta 0.3, 50% rows, 30% columns",
+        Family::Ml,
+        |ctx, _| boxed("gbt", Boosted::new(seed_for(ctx.seed, "gbt"))),
+    )
 }
 
 /// Boosting settings and, once fitted, the ensemble.
@@ -250,7 +239,7 @@ impl Model for Boosted {
     }
 
     fn scores(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let f = self.fitted.as_ref().expect("ModelRouter fits first");
+        let f = fitted(&self.fitted);
         let xb = f.binner.transform(f.st.matrix(rows).view());
         let m = f.classes.len();
         let mut margins: Vec<f64> = (0..rows.len())

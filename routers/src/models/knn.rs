@@ -5,33 +5,27 @@
 //! fewer rows; ties in distance go to the lower training index). Squared distances come from
 //! one matrix product per block of scored rows, `|a|^2 + |b|^2 - 2 a.b`.
 
-use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{s, Array1, Array2, Axis};
 
 use super::prep::Standardizer;
-use super::{Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 
 pub const K: usize = 15;
 /// Rows scored per matrix product (bounds the distance block to 256 x n_train floats).
 const BLOCK: usize = 256;
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "knn",
-        about: "15 nearest neighbours, Euclidean on standardised features, inverse-distance-weighted votes",
-        family: Family::Ml,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(_: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    // Exact search with index tie-breaks: nothing random.
-    Ok(Box::new(ModelRouter::new("knn", Neighbours::default())))
+    model_entry(
+        "knn",
+        "15 nearest neighbours, Euclidean on standardised features, inverse-distance-weighted votes",
+        Family::Ml,
+        |_, _| {
+            // Exact search with index tie-breaks: nothing random.
+boxed("knn", Neighbours::default())
+        },
+    )
 }
 
 /// The standardised training rows and their labels.
@@ -71,7 +65,7 @@ impl Model for Neighbours {
     }
 
     fn scores(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let f = self.fitted.as_ref().expect("ModelRouter fits first");
+        let f = fitted(&self.fitted);
         let q = f.st.matrix(rows);
         let n_train = f.x.nrows();
         let k = self.k.clamp(1, n_train.max(1)).min(n_train);

@@ -8,36 +8,29 @@
 //! 30 iterations 2.5 s at the same held-out accuracy; on separable data a weak penalty makes
 //! L-BFGS spend every iteration. Scores are the predicted class probabilities.
 
-use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{BenchError, Result, RoutingRow, RoutingSchema, RoutingSet};
 use linfa::prelude::*;
 use linfa_logistic::{MultiFittedLogisticRegression, MultiLogisticRegression};
 use ndarray::Array1;
 
 use super::prep::Standardizer;
-use super::{Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 
 /// L2 weight of the penalty `alpha/2 ||W||^2`.
 pub const ALPHA: f32 = 10.0;
 pub const MAX_ITERATIONS: u64 = 30;
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "lr",
-        about:
-            "multinomial logistic regression (linfa, L-BFGS <= 30 iterations), L2 alpha 10, standardised features",
-        family: Family::Ml,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(_: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    // L-BFGS from zero weights is deterministic: the seed has nothing to choose.
-    Ok(Box::new(ModelRouter::new("lr", Logistic::default())))
+    model_entry(
+        "lr",
+        "multinomial logistic regression (linfa, L-BFGS <= 30 iterations), L2 alpha 10, standardised features",
+        Family::Ml,
+        |_, _| {
+            // L-BFGS from zero weights is deterministic: the seed has nothing to choose.
+boxed("lr", Logistic::default())
+        },
+    )
 }
 
 /// The regression's settings and, once fitted, the model and its scaler.
@@ -83,7 +76,7 @@ impl Model for Logistic {
     }
 
     fn scores(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (st, model) = self.fitted.as_ref().expect("ModelRouter fits first");
+        let (st, model) = fitted(&self.fitted);
         let x = st.matrix(rows);
         let p = model.predict_probabilities(&x);
         // linfa orders its probability columns by sorted class label.

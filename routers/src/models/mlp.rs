@@ -5,34 +5,23 @@
 //! 1e-4), batch 128, 12 epochs (at least 400 steps on small sets), seeded initialisation and shuffles. Scores are the softmax
 //! probabilities.
 
-use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::nn::{Loss, Mlp, MlpSpec, Output, Targets, TrainConfig};
 use super::prep::Standardizer;
-use super::{rows_f64, seed_for, Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, rows_f64, seed_for, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
 pub const HIDDEN: [usize; 2] = [64, 32];
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "mlp",
-        about: "MLP 64-32 (ReLU, softmax), Adam 3e-3, 12 epochs, standardised features",
-        family: Family::Ml,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(ctx: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    Ok(Box::new(ModelRouter::new(
+    model_entry(
         "mlp",
-        MlpModel::new(seed_for(ctx.seed, "mlp")),
-    )))
+        "MLP 64-32 (ReLU, softmax), Adam 3e-3, 12 epochs, standardised features",
+        Family::Ml,
+        |ctx, _| boxed("mlp", MlpModel::new(seed_for(ctx.seed, "mlp"))),
+    )
 }
 
 /// The network, its scaler and its training settings.
@@ -86,7 +75,7 @@ impl Model for MlpModel {
     }
 
     fn scores(&self, _: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (st, net) = self.fitted.as_ref().expect("ModelRouter fits first");
+        let (st, net) = fitted(&self.fitted);
         Ok(rows_f64(net.predict(st.matrix(rows).view()).view()))
     }
 }

@@ -9,6 +9,8 @@
 use std::fmt;
 
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+
+use crate::entry::{Family, MakeRouter, RouterEntry};
 use ndarray::ArrayView2;
 
 pub mod dnn;
@@ -66,6 +68,36 @@ enum State {
     /// The training rows had one class.
     Single(usize),
     Fitted,
+}
+
+/// The registry entry of a model router: it reads the features, has no λ sweep, no lanes and
+/// no LLM; `make` builds it (usually `|ctx, _| boxed(NAME, Model::new(seed_for(ctx.seed, NAME)))`).
+pub(crate) const fn model_entry(
+    name: &'static str,
+    about: &'static str,
+    family: Family,
+    make: MakeRouter,
+) -> RouterEntry {
+    RouterEntry {
+        name,
+        about,
+        family,
+        needs_llm: false,
+        sees_outcomes: false,
+        lanes: &[],
+        sweep: &[],
+        make,
+    }
+}
+
+/// A fresh model router, boxed for the registry.
+pub(crate) fn boxed<M: Model + 'static>(name: &'static str, model: M) -> Result<Box<dyn Router>> {
+    Ok(Box::new(ModelRouter::new(name, model)))
+}
+
+/// A model's fitted state: `ModelRouter` calls `fit` before any score, so it is there.
+pub(crate) fn fitted<T>(state: &Option<T>) -> &T {
+    state.as_ref().expect("ModelRouter fits first")
 }
 
 /// The [`Router`] of a [`Model`].
@@ -191,7 +223,7 @@ pub(crate) mod test_support {
     //! Helpers shared by the routers' unit tests.
     use bench_core::{Router, RoutingSet};
 
-    use crate::registry::RouterContext;
+    use crate::entry::RouterContext;
     use crate::synthetic::synthetic_set;
 
     /// Held-out accuracy of a router fitted on the first `n_train` rows of a synthetic set.
@@ -214,6 +246,6 @@ pub(crate) mod test_support {
     }
 
     pub fn ctx(seed: u64) -> RouterContext {
-        RouterContext { seed, llm: None }
+        RouterContext::new(seed)
     }
 }

@@ -15,32 +15,22 @@ use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::hist::{partition, BinnedMatrix, Binner, Tree, MAX_BINS};
 use super::prep::Standardizer;
-use super::{seed_for, Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
-use bench_core::Router;
 
 pub const N_TREES: usize = 60;
 pub const MAX_DEPTH: usize = 16;
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "rf",
-        about: "random forest: 60 Gini trees on 32-bin features, sqrt(d) features per split, mean leaf frequencies",
-        family: Family::Ml,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(ctx: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    Ok(Box::new(ModelRouter::new(
+    model_entry(
         "rf",
-        Forest::new(seed_for(ctx.seed, "rf")),
-    )))
+        "random forest: 60 Gini trees on 32-bin features, sqrt(d) features per split, mean leaf frequencies",
+        Family::Ml,
+        |ctx, _| {
+            boxed("rf", Forest::new(seed_for(ctx.seed, "rf")))
+        },
+    )
 }
 
 /// The forest and what it needs to read rows.
@@ -188,7 +178,7 @@ impl Model for Forest {
     }
 
     fn scores(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (st, binner, trees) = self.fitted.as_ref().expect("ModelRouter fits first");
+        let (st, binner, trees) = fitted(&self.fitted);
         let xb = binner.transform(st.matrix(rows).view());
         let k = schema.n_classes();
         Ok((0..rows.len())

@@ -15,12 +15,12 @@
 //! embedding among the features a linear machine is the usual choice, and it fits in a few
 //! passes over the data.
 
-use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::Array2;
 
 use super::prep::Standardizer;
-use super::{seed_for, Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
 pub const C: f32 = 1.0;
@@ -29,23 +29,14 @@ pub const MAX_EPOCHS: usize = 30;
 pub const TOLERANCE: f32 = 0.1;
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "svm",
-        about: "one-vs-rest linear SVMs (hinge loss, C 1, dual coordinate descent), decision values as scores",
-        family: Family::Ml,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(ctx: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    Ok(Box::new(ModelRouter::new(
+    model_entry(
         "svm",
-        LinearSvm::new(seed_for(ctx.seed, "svm")),
-    )))
+        "one-vs-rest linear SVMs (hinge loss, C 1, dual coordinate descent), decision values as scores",
+        Family::Ml,
+        |ctx, _| {
+            boxed("svm", LinearSvm::new(seed_for(ctx.seed, "svm")))
+        },
+    )
 }
 
 /// A class index and its weight vector (bias last).
@@ -137,7 +128,7 @@ impl Model for LinearSvm {
     }
 
     fn scores(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (st, machines) = self.fitted.as_ref().expect("ModelRouter fits first");
+        let (st, machines) = fitted(&self.fitted);
         let x = st.matrix(rows);
         let d = x.ncols();
         Ok(x.rows()

@@ -7,37 +7,25 @@
 //! cross-entropy over the classes: Adam (learning rate 2e-3, decoupled weight decay 1e-4),
 //! batch 128, 6 epochs (at least 300 steps on small sets), seeded. Scores are the softmax probabilities of the dot products.
 
-use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
+use bench_core::{Result, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{Array2, ArrayView2};
 
 use super::dnn::{D2Net, Head};
 use super::nn::{Init, Linear, Mlp, MlpSpec, Module, Output, Param, TrainConfig};
 use super::prep::{D2Encoder, D2Prep, D2_DIM};
-use super::{seed_for, Model, ModelRouter, PresentClasses};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
+use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
 pub const TOWER_HIDDEN: usize = 128;
 
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "two-tower",
-        about:
-            "query tower (D.2 encoding -> 128 -> 64) . learned 64-dim paradigm embeddings, 6 epochs",
-        family: Family::Neural,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: &[],
-        make,
-    }
-}
-
-fn make(ctx: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
-    Ok(Box::new(ModelRouter::new(
+    model_entry(
         "two-tower",
-        TwoTower::new(seed_for(ctx.seed, "two-tower")),
-    )))
+        "query tower (D.2 encoding -> 128 -> 64) . learned 64-dim paradigm embeddings, 6 epochs",
+        Family::Neural,
+        |ctx, _| boxed("two-tower", TwoTower::new(seed_for(ctx.seed, "two-tower"))),
+    )
 }
 
 /// The query tower and the class embeddings (a bias-free `64 x K` layer: column c is `e_c`).
@@ -128,7 +116,7 @@ impl Model for TwoTower {
     }
 
     fn scores(&self, _: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
-        let (prep, net) = self.fitted.as_ref().expect("ModelRouter fits first");
+        let (prep, net) = fitted(&self.fitted);
         Ok(net.softmax_scores(prep, rows))
     }
 }

@@ -8,9 +8,9 @@
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::cheapest_correct;
+use crate::entry::{Family, RouterContext, RouterEntry};
 use crate::models::lr::Logistic;
 use crate::models::ModelRouter;
-use crate::registry::{Family, RouterContext, RouterEntry};
 
 /// The registry entry.
 pub fn entry() -> RouterEntry {

@@ -14,9 +14,9 @@ use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingS
 use ndarray::{Array1, Array2};
 
 use crate::cost::CostModel;
+use crate::entry::{Family, RouterContext, RouterEntry};
 use crate::models::prep::Standardizer;
 use crate::models::{seed_for, ABSENT};
-use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::SplitMix64;
 use crate::seed_papers::outcome_of_class;
 

@@ -22,15 +22,15 @@
 //! share it: a small process-wide cache keyed by a fingerprint of the rows (features, outcomes,
 //! ids, schema) returns the fit made for an earlier λ. The first λ of a fold pays the fit time.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 use ndarray::{Array1, Array2, Axis};
 
 use super::outcome_of_class;
 use crate::cost::CostModel;
+use crate::entry::{Family, FitCache, RouterContext, RouterEntry};
 use crate::models::prep::Standardizer;
-use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::{hash_str, mix64};
 
 /// L2 weight of the per-paradigm ridge regressions (on standardised features).
@@ -62,14 +62,14 @@ pub fn entry() -> RouterEntry {
         sees_outcomes: false,
         lanes: &[],
         sweep: SWEEP,
-        make: |_ctx: &RouterContext, param| {
+        make: |ctx: &RouterContext, param| {
             let lambda = param.unwrap_or(0.0);
             if !(lambda.is_finite() && lambda >= 0.0) {
                 return Err(BenchError::Invalid(format!(
                     "router cost-aware: λ must be a finite number >= 0, got {lambda}"
                 )));
             }
-            Ok(Box::new(CostAware::new(lambda)))
+            Ok(Box::new(CostAware::new(lambda).sharing(&ctx.fits)))
         },
     }
 }
@@ -159,7 +159,7 @@ impl Core {
             .collect()
     }
 
-    /// E[tokens] per paradigm class for a row's corpus.
+    /// `E[tokens]` per paradigm class for a row's corpus.
     pub fn expected_tokens(&self, row: &RoutingRow) -> Vec<Option<f64>> {
         self.cost.expected(row)
     }
@@ -262,36 +262,28 @@ pub(crate) fn fingerprint(train: &RoutingSet) -> u64 {
     h
 }
 
-/// Fits shared by the routers of a sweep (see the module documentation); the last few only.
-static FITS: Mutex<Vec<(u64, Arc<Core>)>> = Mutex::new(Vec::new());
-const FITS_KEPT: usize = 8;
-
-fn shared_fit(train: &RoutingSet) -> Result<Arc<Core>> {
-    let key = fingerprint(train);
-    if let Some((_, core)) = FITS.lock().unwrap().iter().find(|(k, _)| *k == key) {
-        return Ok(Arc::clone(core));
-    }
-    let core = Arc::new(Core::fit(train)?);
-    let mut fits = FITS.lock().unwrap();
-    if !fits.iter().any(|(k, _)| *k == key) {
-        if fits.len() >= FITS_KEPT {
-            fits.remove(0);
-        }
-        fits.push((key, Arc::clone(&core)));
-    }
-    Ok(core)
-}
-
 /// The cost-aware router at one λ.
 #[derive(Debug)]
 pub struct CostAware {
     pub lambda: f64,
     core: Option<Arc<Core>>,
+    /// Where the routers of a sweep share the λ-independent fit.
+    fits: FitCache,
 }
 
 impl CostAware {
     pub fn new(lambda: f64) -> Self {
-        CostAware { lambda, core: None }
+        CostAware {
+            lambda,
+            core: None,
+            fits: FitCache::default(),
+        }
+    }
+
+    /// Shares the λ-independent fit through `fits` (the evaluation's).
+    pub fn sharing(mut self, fits: &FitCache) -> Self {
+        self.fits = fits.clone();
+        self
     }
 
     /// The fitted, λ-independent part (`None` before `fit`).
@@ -327,7 +319,9 @@ impl Router for CostAware {
     }
 
     fn fit(&mut self, train: &RoutingSet) -> Result<()> {
-        self.core = Some(shared_fit(train)?);
+        // Keyed by the rows alone: the fit depends on nothing else.
+        let key = mix64(fingerprint(train) ^ 0xC057_A3A7E);
+        self.core = Some(self.fits.get_or_fit(key, || Core::fit(train))?);
         Ok(())
     }
 
@@ -508,7 +502,7 @@ mod tests {
 
     #[test]
     fn make_rejects_a_bad_lambda() {
-        let ctx = RouterContext { seed: 0, llm: None };
+        let ctx = RouterContext::new(0);
         assert!((entry().make)(&ctx, Some(-1.0)).is_err());
         assert!((entry().make)(&ctx, Some(f64::NAN)).is_err());
         assert!((entry().make)(&ctx, None).is_ok());

@@ -25,8 +25,8 @@ use linfa_logistic::{FittedLogisticRegression, LogisticRegression};
 use ndarray::{Array1, Array2};
 
 use super::{outcome_of, quality_cmp, ranked, resolve, GRAPH, PASSAGE};
+use crate::entry::{Family, RouterContext, RouterEntry};
 use crate::models::prep::Standardizer;
-use crate::registry::{Family, RouterContext, RouterEntry};
 
 /// The seed's thresholds.
 pub const TAU_L: f64 = 0.3;

@@ -18,7 +18,7 @@ use bench_core::{
 };
 
 use super::{charged, chat_blocking, ranked, resolve, row_key, GRAPH, PASSAGE};
-use crate::registry::{Family, LlmAccess, RouterContext, RouterEntry};
+use crate::entry::{Family, LlmAccess, RouterContext, RouterEntry};
 
 /// Version of the classification prompt below.
 pub const PROMPT_VERSION: &str = "route-fact-reasoning-v1";
@@ -208,6 +208,7 @@ mod tests {
             Scripted::Reply("I am not sure.".into(), None),
         ]));
         let ctx = RouterContext {
+            fits: Default::default(),
             seed: 1,
             llm: Some(LlmAccess {
                 llm: llm.clone(),
@@ -309,7 +310,7 @@ mod tests {
 
     #[test]
     fn offline_make_is_a_clear_error() {
-        let err = (entry().make)(&RouterContext { seed: 0, llm: None }, None).unwrap_err();
+        let err = (entry().make)(&RouterContext::new(0), None).unwrap_err();
         assert!(err.to_string().contains("needs an LLM"), "{err}");
         assert!(entry().needs_llm);
     }

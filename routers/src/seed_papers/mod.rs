@@ -20,7 +20,7 @@ use bench_core::{
     RoutingSchema,
 };
 
-use crate::registry::LlmAccess;
+use crate::entry::LlmAccess;
 
 /// The dense-passage lane ("vanilla RAG" in the seeds): NaiveRAG, else the closest dense paradigm.
 pub const PASSAGE: &[ParadigmId] = &[

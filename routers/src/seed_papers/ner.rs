@@ -10,7 +10,7 @@
 use bench_core::{Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::{ranked, resolve, GRAPH, PASSAGE};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use crate::entry::{Family, RouterContext, RouterEntry};
 
 /// The seed's cut: fewer entities than this stay on the passage lane.
 pub const MIN_GRAPH_ENTITIES: usize = 2;

@@ -42,9 +42,9 @@ use ndarray::{Array2, Axis};
 use super::{
     charged, chat_blocking, outcome_of_class, quality_cmp, ranked, resolve, row_key, GRAPH, PASSAGE,
 };
+use crate::entry::{Family, LlmAccess, RouterContext, RouterEntry};
 use crate::models::nn::{Adam, Focal, Loss, Mlp, MlpSpec, Output, Targets};
 use crate::models::prep::Standardizer;
-use crate::registry::{Family, LlmAccess, RouterContext, RouterEntry};
 use crate::rng::{hash_str, SplitMix64};
 
 /// Focal loss settings (seed Table 12).
@@ -445,7 +445,7 @@ mod tests {
     fn focal_heads_learn_a_separable_rule_deterministically() {
         let train = separable(600, 1);
         let test = separable(300, 2);
-        let ctx = RouterContext { seed: 5, llm: None };
+        let ctx = RouterContext::new(5);
         let mut r = R2Adapter::new(&ctx);
         r.fit(&train).unwrap();
         let (tau, val) = r.tau().unwrap();
@@ -502,6 +502,7 @@ mod tests {
             }
         })));
         let ctx = RouterContext {
+            fits: Default::default(),
             seed: 9,
             llm: Some(LlmAccess {
                 llm: llm.clone(),

@@ -36,7 +36,7 @@ use bench_core::{
 };
 
 use super::{ranked, resolve};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use crate::entry::{Family, RouterContext, RouterEntry};
 
 /// The registry entry.
 pub fn entry() -> RouterEntry {

@@ -20,7 +20,7 @@ pub mod tfidf;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use bench_core::{
     BenchError, FeatureKind, ParadigmId, Result, Router, RoutingRow, RoutingSchema, RoutingSet,
@@ -28,12 +28,12 @@ use bench_core::{
 
 use self::calibrate::{stratified_parts, Platt};
 use crate::cost::CostModel;
+use crate::entry::{Family, FitCache, RouterContext, RouterEntry};
 use crate::models::gbt::Boosted;
 use crate::models::knn::Neighbours;
 use crate::models::lr::Logistic;
 use crate::models::mlp::MlpModel;
 use crate::models::{seed_for, ModelRouter};
-use crate::registry::{Family, RouterContext, RouterEntry};
 use crate::rng::{hash_str, mix64};
 use crate::seed_papers::cost_aware::fingerprint;
 use crate::seed_papers::outcome_of_class;
@@ -105,24 +105,32 @@ const MLP: Learner = Learner {
     grid: 1,
 };
 
+/// The registry entry of a utility router: the λ sweep, no lanes, no LLM.
+pub(crate) const fn entry_of(
+    name: &'static str,
+    about: &'static str,
+    make: crate::entry::MakeRouter,
+) -> RouterEntry {
+    RouterEntry {
+        name,
+        about,
+        family: Family::Utility,
+        needs_llm: false,
+        sees_outcomes: false,
+        lanes: &[],
+        sweep: SWEEP,
+        make,
+    }
+}
+
 macro_rules! utility_entry {
     ($fn_name:ident, $name:literal, $about:literal, $learner:ident) => {
         /// The registry entry.
         pub fn $fn_name() -> RouterEntry {
-            RouterEntry {
-                name: $name,
-                about: $about,
-                family: Family::Utility,
-                needs_llm: false,
-                sees_outcomes: false,
-                lanes: &[],
-                sweep: SWEEP,
-                make: |ctx: &RouterContext, param| {
-                    Ok(Box::new(UtilityRouter::new(
-                        $name, $learner, ctx.seed, param,
-                    )?))
-                },
-            }
+            entry_of($name, $about, |ctx: &RouterContext, param| {
+                let router = UtilityRouter::new($name, $learner, ctx.seed, param)?;
+                Ok(Box::new(router.sharing(&ctx.fits)))
+            })
         }
     };
 }
@@ -153,13 +161,14 @@ utility_entry!(
 );
 
 /// The estimate behind the evaluation's utility fallback: `util-lr` at λ = 0.
-pub fn fallback_router(seed: u64) -> UtilityRouter {
+pub fn fallback_router(seed: u64, fits: &FitCache) -> UtilityRouter {
     UtilityRouter {
         name: "util-lr",
         learner: LR,
         seed,
         lambda: 0.0,
         fitted: None,
+        fits: fits.clone(),
     }
 }
 
@@ -494,37 +503,6 @@ impl Fitted {
     }
 }
 
-/// Fits shared by the routers of a sweep (keyed by learner and training rows); the last few.
-/// A fit in progress is a cell the other routers of the sweep wait on, so it runs once.
-type Cell = Arc<OnceLock<std::result::Result<Arc<Fitted>, String>>>;
-static FITS: Mutex<Vec<(u64, Cell)>> = Mutex::new(Vec::new());
-const FITS_KEPT: usize = 32;
-
-fn shared_fit(name: &str, train: &RoutingSet, learner: Learner, seed: u64) -> Result<Arc<Fitted>> {
-    let key = mix64(hash_str(seed, name) ^ fingerprint(train));
-    let cell: Cell = {
-        let mut fits = FITS.lock().unwrap();
-        match fits.iter().find(|(k, _)| *k == key) {
-            Some((_, c)) => Arc::clone(c),
-            None => {
-                if fits.len() >= FITS_KEPT {
-                    fits.remove(0);
-                }
-                let c: Cell = Arc::new(OnceLock::new());
-                fits.push((key, Arc::clone(&c)));
-                c
-            }
-        }
-    };
-    cell.get_or_init(|| {
-        Fitted::fit(train, learner, seed_for(seed, name))
-            .map(Arc::new)
-            .map_err(|e| e.to_string())
-    })
-    .clone()
-    .map_err(BenchError::Invalid)
-}
-
 /// λ from one sweep value (0 without one): a finite number >= 0.
 fn lambda_of(router: &str, param: Option<f64>) -> Result<f64> {
     let lambda = param.unwrap_or(0.0);
@@ -543,6 +521,8 @@ pub struct UtilityRouter {
     seed: u64,
     pub lambda: f64,
     fitted: Option<Arc<Fitted>>,
+    /// Where the routers of a sweep (and the fallback of the same fold) share their fit.
+    fits: FitCache,
 }
 
 impl fmt::Debug for UtilityRouter {
@@ -569,7 +549,14 @@ impl UtilityRouter {
             seed,
             lambda,
             fitted: None,
+            fits: FitCache::default(),
         })
+    }
+
+    /// Shares the λ-independent fit through `fits` (the evaluation's).
+    pub fn sharing(mut self, fits: &FitCache) -> Self {
+        self.fits = fits.clone();
+        self
     }
 
     /// The fitted, λ-independent part (`None` before `fit`).
@@ -584,7 +571,13 @@ impl Router for UtilityRouter {
     }
 
     fn fit(&mut self, train: &RoutingSet) -> Result<()> {
-        self.fitted = Some(shared_fit(self.name, train, self.learner, self.seed)?);
+        // Keyed by learner, seed and rows: a sweep's routers and the fold's fallback fit once.
+        let key = mix64(hash_str(self.seed, self.name) ^ fingerprint(train));
+        let (learner, seed) = (self.learner, seed_for(self.seed, self.name));
+        self.fitted = Some(
+            self.fits
+                .get_or_fit(key, || Fitted::fit(train, learner, seed))?,
+        );
         Ok(())
     }
 
@@ -644,7 +637,7 @@ mod tests {
         best.fit(&train).unwrap();
         let floor = correct_rate(&best, &test);
         for entry in [lr_entry(), gbt_entry(), knn_entry(), mlp_entry()] {
-            let ctx = RouterContext { seed: 3, llm: None };
+            let ctx = RouterContext::new(3);
             let mut r = (entry.make)(&ctx, Some(0.0)).unwrap();
             r.fit(&train).unwrap();
             let cr = correct_rate(r.as_ref(), &test);
@@ -662,11 +655,14 @@ mod tests {
     #[test]
     fn probabilities_are_calibrated_and_lambda_trades_cost() {
         let (train, test) = split(1200, 12);
-        let ctx = RouterContext { seed: 4, llm: None };
+        let ctx = RouterContext::new(4);
         let mut r = (lr_entry().make)(&ctx, Some(0.0)).unwrap();
         r.fit(&train).unwrap();
-        let u = UtilityRouter::new("util-lr", LR, 4, Some(0.0)).unwrap();
-        let mut u = u;
+        // One evaluation's fit cache, as `RouterContext::fits` carries it.
+        let fits = FitCache::default();
+        let mut u = UtilityRouter::new("util-lr", LR, 4, Some(0.0))
+            .unwrap()
+            .sharing(&fits);
         u.fit(&train).unwrap();
         // Mean predicted P(correct) of each paradigm on held-out rows is close to its rate.
         let p = u.fitted().unwrap().p_correct(&test.rows).unwrap();
@@ -684,7 +680,9 @@ mod tests {
             );
         }
         // A huge λ makes the cheapest paradigm (llm-only, class 0) win everywhere.
-        let mut cheap = UtilityRouter::new("util-lr", LR, 4, Some(1e6)).unwrap();
+        let mut cheap = UtilityRouter::new("util-lr", LR, 4, Some(1e6))
+            .unwrap()
+            .sharing(&fits);
         cheap.fit(&train).unwrap();
         for s in cheap.scores_batch(&test.schema, &test.rows).unwrap() {
             assert_eq!(argmax(&s), 0);

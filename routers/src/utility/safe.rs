@@ -14,8 +14,8 @@ use std::fmt;
 
 use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingSet};
 
-use super::{lambda_of, Fitted, UtilityRouter, LR, SWEEP};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{lambda_of, Fitted, UtilityRouter, LR};
+use crate::entry::{RouterContext, RouterEntry};
 use crate::seed_papers::outcome_of_class;
 
 /// Margins tried, in utility units (a P(correct) difference at λ = 0); when none pays on the
@@ -195,20 +195,15 @@ impl Router for SafeRouter {
 /// outcomes at λ = 0 (5 folds), it gained as much as the MLP (+0.33 points each) and more than
 /// boosted trees (+0.03) or kNN (−0.17), and it fits fastest.
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: "safe-lr",
-        about: "best-single unless util-lr's utility beats it by a margin tuned on held-out training estimates; λ swept",
-        family: Family::Utility,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: SWEEP,
-        make: |ctx: &RouterContext, param| {
+    super::entry_of(
+        "safe-lr",
+        "best-single unless util-lr's utility beats it by a margin tuned on held-out training estimates; λ swept",
+        |ctx: &RouterContext, param| {
             let lambda = lambda_of("safe-lr", param)?;
             let inner = UtilityRouter::new("util-lr", LR, ctx.seed, Some(lambda))?;
-            Ok(Box::new(SafeRouter::new("safe-lr", inner)))
+            Ok(Box::new(SafeRouter::new("safe-lr", inner.sharing(&ctx.fits))))
         },
-    }
+    )
 }
 
 #[cfg(test)]
@@ -313,7 +308,7 @@ mod tests {
     }
 
     fn fit(entry: RouterEntry, train: &RoutingSet) -> Box<dyn Router> {
-        let ctx = RouterContext { seed: 5, llm: None };
+        let ctx = RouterContext::new(5);
         let mut r = (entry.make)(&ctx, Some(0.0)).unwrap();
         r.fit(train).unwrap();
         r

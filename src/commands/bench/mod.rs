@@ -7,54 +7,30 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use bench_core::config::PprEngineName;
 use bench_core::{
-    BenchConfig, Embedder, Judge, Mode, Paradigm, ParadigmId, Query, Reader, ResultRecord,
-    Retriever,
+    BenchConfig, Embedder, Mode, Paradigm, ParadigmId, Query, ResultRecord,
 };
 use corpora::embed::{MiniLm, VectorCache};
-use corpora::graph::{
-    build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, OfflineExtractor,
-    TripletExtractor,
-};
+use corpora::graph::{KnowledgeGraph, OfflineExtractor};
 use corpora::index::FlatIndex;
 use corpora::load::load_corpus;
-use llm::{CachedLlm, LlmSettings, OpenAiLlm};
-use metrics::delivered::DeliveredJudge;
-use metrics::judge::LlmJudge;
-use metrics::query::complexity_score;
-use paradigms::{
-    ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, GraphParams,
-    GraphRetriever, LlmEvaluator, LlmReader, MemoRetriever, OfflineEvaluator, OfflineReader,
-    PprEngine, QueryEntities,
-};
+use llm::LlmSettings;
+use paradigms::{ChunkTable, OfflineReader};
 use store::{RunSpec, Store};
 use tokio::task::JoinSet;
 
 mod dry_run;
-pub(crate) mod engines;
 mod execute;
 pub(crate) mod finish;
 
+use crate::engines::*;
 use dry_run::*;
-use engines::*;
 use execute::*;
 use metrics::evaluate::{FaithfulnessCache, Judged, TupleEvaluator};
 
+use crate::checks::BadInput;
 use crate::cli::BenchArgs;
 use crate::table;
-
-/// Bad input detected by the command itself (exit code 2).
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
 
 /// Everything a query task needs, shared by all tasks.
 pub(crate) struct Shared {
@@ -87,11 +63,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
     // A --db that is a directory or another application's file is refused before any work,
     // and so are folder arguments that are files.
-    finish::check_db(&args.db)?;
-    crate::commands::check_folder("--cache-dir", &args.cache_dir)?;
-    if let Some(dir) = &args.model_dir {
-        crate::commands::check_folder("--model-dir", dir)?;
-    }
+    crate::checks::check_db(&args.store.db)?;
+    crate::checks::check_folder("--cache-dir", &args.cache_dir)?;
+    args.encoder.check()?;
     let llm_settings = resolve_llm(&args.llm, &config)?;
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
@@ -103,7 +77,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
         None
     } else {
         Some(Arc::new(
-            MiniLm::from_dir(args.model_dir.as_deref()).context("loading the sentence encoder")?,
+            MiniLm::from_dir(args.encoder.model_dir.as_deref())
+                .context("loading the sentence encoder")?,
         ))
     };
     let (corpus, queries) = load_questions(&args, &config, encoder.clone())?;
@@ -140,9 +115,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
     };
     runtime.block_on(step.answer(llm_clients))
 }
-
-/// The knowledge graph and the vector index of its entities.
-type GraphParts = (Arc<KnowledgeGraph>, Arc<FlatIndex>);
 
 /// What the steps of one invocation read.
 struct Step<'a> {
@@ -395,7 +367,7 @@ fn describe_settings(mode: &Mode, s: &LlmSettings, embeds_by_endpoint: bool) -> 
 impl Step<'_> {
     /// Opens the store, assembles the paradigms, answers the pending tuples and reports.
     async fn answer(&self, llm_clients: Option<LlmClients>) -> Result<()> {
-        let store = Store::open_db(&self.args.db).await?;
+        let store = Store::open_db(&self.args.store.db).await?;
         store.upsert_corpus(self.corpus).await?;
         let chunks = Arc::new(ChunkTable::new(self.corpus.chunks.clone()));
         let offline_reader = Arc::new(OfflineReader::new(
@@ -487,13 +459,13 @@ impl Step<'_> {
                     s.refused,
                     reported_line(&s),
                     run.id,
-                    self.args.db
+                    self.args.store.db
                 );
                 return Ok(());
             }
             Stop::Interrupted => anyhow::bail!(
                 "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
-                self.args.db,
+                self.args.store.db,
                 run.id
             ),
         }
@@ -598,6 +570,7 @@ impl Step<'_> {
                 judge: engines.judge.clone(),
                 encoder: self.embedded.encoder.clone(),
                 faithfulness: llm.then(FaithfulnessCache::new),
+                faithful: paradigms::registry::faithful_paradigms(),
                 reader_recall: (!llm).then_some(self.config.judge.correct_recall),
             },
             mode: self.mode.label(),
@@ -629,7 +602,7 @@ impl Step<'_> {
         [graph_secs, answer_secs]: [f64; 2],
     ) -> Result<()> {
         let outcome = store.run_outcome(run.id).await?;
-        if let Some(err) = finish::all_failed(&outcome, run.id, &self.args.db) {
+        if let Some(err) = finish::all_failed(&outcome, run.id, &self.args.store.db) {
             print!("{}", table::render(&store.summary(run.id).await?));
             return Err(err);
         }
@@ -641,7 +614,7 @@ impl Step<'_> {
             if run.resumed { "resumed" } else { "new" },
             self.corpus.name,
             store.count_results(run.id).await?,
-            self.args.db
+            self.args.store.db
         );
         println!("mode: {}", self.mode.label());
         if self.llm_settings.is_none() {
@@ -683,7 +656,7 @@ impl Step<'_> {
             .await?
         {
             println!("\ncorpus indicators ({configuration}):");
-            print!("{}", crate::commands::metrics::render_indicators(&metrics));
+            print!("{}", crate::indicators::render_indicators(&metrics));
         }
         // This invocation's work only: a resumed run does not count the tuples stored before.
         let [retrieval, reading, judging, storing] = shared.clock.seconds();
@@ -725,7 +698,6 @@ fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
     Ok(config)
 }
 
-/// `I/N` with `1 <= I <= N`.
 /// A worker's name in the claims table: host, process and start (database clock).
 fn worker_name(started_ms: i64) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -737,6 +709,7 @@ fn worker_name(started_ms: i64) -> String {
     format!("{host}/{}/{started_ms}", std::process::id())
 }
 
+/// `I/N` with `1 <= I <= N`.
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let parsed = s
         .split_once('/')

@@ -1,7 +1,32 @@
 //! What a run is assembled from: readers, judges, evaluators, extractors and paradigms, offline or LLM-backed.
 
-use super::*;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use bench_core::config::PprEngineName;
+use bench_core::{BenchConfig, Embedder, Judge, Paradigm, ParadigmId, Reader, Retriever};
+use store::Store;
+use corpora::embed::{MiniLm, VectorCache};
+use corpora::graph::{
+    build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, OfflineExtractor,
+    TripletExtractor,
+};
+use metrics::query::complexity_score;
+
+use crate::checks::BadInput;
+use corpora::index::FlatIndex;
 use llm::budget::{Budgeted, TokenBudget};
+use llm::{CachedLlm, LlmSettings, OpenAiLlm};
+use metrics::delivered::DeliveredJudge;
+use metrics::judge::LlmJudge;
+use paradigms::{
+    ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, GraphParams,
+    GraphRetriever, LlmEvaluator, LlmReader, MemoRetriever, OfflineEvaluator, OfflineReader,
+    PprEngine, QueryEntities,
+};
+
+/// The knowledge graph and the vector index of its entities.
+pub(crate) type GraphParts = (Arc<KnowledgeGraph>, Arc<FlatIndex>);
 
 /// The engines a run's paradigms are assembled from.
 pub(crate) struct Parts<'a> {
@@ -191,7 +216,7 @@ pub(crate) async fn build_graph_with_progress(
 /// The LLM settings of the run from the configuration's `[llm.*]` tables, the flags and the
 /// environment; `None` runs offline.
 pub(crate) fn resolve_llm(
-    args: &crate::cli::LlmArgs,
+    args: &crate::args::LlmArgs,
     config: &BenchConfig,
 ) -> Result<Option<LlmSettings>> {
     // Errors about the `[llm]` tables name the file they came from.
@@ -440,5 +465,44 @@ impl QueryEntities for LlmEntities {
             tokens_out,
             unreadable,
         })
+    }
+}
+
+/// The router LLM of `route eval` when a model is named (`None` without one), its settings
+/// checked before anything runs.
+pub(crate) fn router_llm(model: Option<&str>, base_url: Option<&str>) -> Result<Option<OpenAiLlm>> {
+    let flags = llm::LlmFlags {
+        base_url: base_url.map(str::to_owned),
+        model: model.map(str::to_owned),
+    };
+    if flags.model.is_none() {
+        if flags.base_url.is_some() {
+            return Err(bench_core::BenchError::Invalid(
+                "--llm-base-url needs --llm-model (the router LLM's model)".into(),
+            )
+            .into());
+        }
+        return Ok(None);
+    }
+    let invalid =
+        |e: &dyn std::fmt::Display| bench_core::BenchError::Invalid(format!("router LLM: {e}"));
+    let settings =
+        llm::resolve(None, &flags, &|k| std::env::var(k).ok()).map_err(|e| invalid(&e))?;
+    settings
+        .map(|s| OpenAiLlm::new(s.answer).map_err(|e| invalid(&e).into()))
+        .transpose()
+}
+
+/// The vector cache as the routers' source of question vectors.
+pub(crate) struct CachedQuestions(pub(crate) VectorCache);
+
+impl routers::dataset::QuestionVectors for CachedQuestions {
+    fn get_or_embed(
+        &self,
+        key: &str,
+        texts: &[&str],
+        embedder: &dyn Embedder,
+    ) -> bench_core::Result<bench_core::Embeddings> {
+        Ok(self.0.get_or_embed(key, texts, embedder, &|_, _| {})?)
     }
 }

@@ -1,5 +1,4 @@
-//! The ends of a bench run: the results database is checked before anything starts; a run
-//! whose every tuple failed is not called finished; and the corpus indicators are computed and
+//! The ends of a bench run: a run whose every tuple failed is not called finished; and the corpus indicators are computed and
 //! stored when none are, so `route eval` works right after the first run.
 
 use anyhow::Result;
@@ -10,17 +9,7 @@ use metrics::corpus::{embedding_metrics, CorpusMetrics};
 use serde_json::Value;
 use store::Store;
 
-use crate::commands::metrics::{configuration, knowledge_graph_metrics};
-
-/// Refuses, before the corpus is loaded, a `--db` that `Store::open` would refuse later
-/// (a directory, a file that is not a ragrouter store, a newer schema); writes nothing.
-pub(crate) fn check_db(db: &store::DbTarget) -> Result<()> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(Store::check_db(db))?;
-    Ok(())
-}
+use crate::indicators::{configuration, knowledge_graph_metrics};
 
 /// An error when tuples ran and every one of them failed: such a run measured nothing, so it
 /// is left unfinished and the command exits non-zero (the same command retries the tuples).

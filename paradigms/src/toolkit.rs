@@ -1,0 +1,112 @@
+//! What a paradigm is registered with and built from: the [`Toolkit`] the binary (or a test)
+//! implements, the iterative paradigms' [`Evaluator`], the dry-run cost model's
+//! [`PromptSizes`] and [`CallBounds`], and the [`Registered`] entry. A leaf: every paradigm
+//! names it and it names none of them.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bench_core::{BenchConfig, ContextChunk, Paradigm, ParadigmId, Reader, Result, Retriever};
+use serde::{Deserialize, Serialize};
+
+use crate::chunks::ChunkTable;
+
+/// The evaluator's verdict on an answer (the paper's {sufficient, reason, sub_question}).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub sufficient: bool,
+    pub reason: String,
+    pub sub_question: Option<String>,
+    #[serde(skip)]
+    pub tokens_in: u64,
+    #[serde(skip)]
+    pub tokens_out: u64,
+}
+
+/// Judges whether an answer suffices and proposes the next sub-question.
+#[async_trait]
+pub trait Evaluator: Send + Sync {
+    fn identity(&self) -> String;
+    async fn evaluate(
+        &self,
+        question: &str,
+        answer: &str,
+        context: &[ContextChunk<'_>],
+    ) -> bench_core::Result<Evaluation>;
+}
+
+/// What paradigms are assembled from. The binary implements it over a run's engines (shared,
+/// memoised retrievers; offline or LLM reader); tests over the fixture corpus.
+pub trait Toolkit {
+    fn config(&self) -> &BenchConfig;
+    fn reader(&self) -> Arc<dyn Reader>;
+    fn chunks(&self) -> Arc<ChunkTable>;
+    /// Dense top-K retrieval.
+    fn dense(&self) -> Arc<dyn Retriever>;
+    /// Graph retrieval; an error when the knowledge graph was not built.
+    fn graph(&self) -> Result<Arc<dyn Retriever>>;
+    /// The self-evaluator of the iterative paradigms.
+    fn evaluator(&self) -> Arc<dyn Evaluator>;
+    /// The question-complexity score the weighted fusion reads.
+    fn complexity(&self) -> fn(&str) -> f64;
+}
+
+/// Token sizes the cost models read, per question: a prompt without context, one with a full
+/// context, an answer, a short reply (an entity list, a self-evaluation); rounds of the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptSizes {
+    pub direct: u64,
+    pub with_context: u64,
+    pub answer: u64,
+    pub short_reply: u64,
+    pub rounds: u64,
+}
+
+/// LLM calls and token bounds of one question, judge not included (`--dry-run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallBounds {
+    pub min_calls: u64,
+    pub max_calls: u64,
+    pub input: u64,
+    pub output: u64,
+}
+
+impl CallBounds {
+    /// One reader call on `input` prompt tokens.
+    pub fn one_read(input: u64, s: &PromptSizes) -> CallBounds {
+        CallBounds {
+            min_calls: 1,
+            max_calls: 1,
+            input,
+            output: s.answer,
+        }
+    }
+
+    /// An entity-list call on the question, then one reader call with the context.
+    pub fn entities_then_read(s: &PromptSizes) -> CallBounds {
+        CallBounds {
+            min_calls: 2,
+            max_calls: 2,
+            input: s.direct + s.with_context,
+            output: s.short_reply + s.answer,
+        }
+    }
+}
+
+/// One registered paradigm.
+#[derive(Clone, Copy)]
+pub struct Registered {
+    pub id: ParadigmId,
+    /// Whether the tuple's faithfulness (eq. 14-15) is measured: the answer is read in one
+    /// pass from the retrieved context (NaiveRAG, GraphRAG); `metrics` is told through
+    /// [`crate::registry::faithful_paradigms`], so it names no paradigm itself.
+    pub faithfulness: bool,
+    pub build: fn(&dyn Toolkit) -> Result<Arc<dyn Paradigm>>,
+    pub cost: fn(&PromptSizes) -> CallBounds,
+}
+
+impl std::fmt::Debug for Registered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registered").field("id", &self.id).finish()
+    }
+}

@@ -1,0 +1,651 @@
+//! The protocol of `route eval` as one call: select the runs, label and featurise their tuples,
+//! split, evaluate the routers (best-single always among them, the traditional ML routers on
+//! Appendix D.2's inputs when asked, cascades and published routers when the data carries them),
+//! pair every router with best-single, and return what to print and what to store.
+//!
+//! The binary parses flags into a [`Protocol`] and a [`RouterChoice`], opens the store, and hands
+//! the encoder and the router LLM in through [`Resources`]; every decision of the protocol is
+//! taken here, so a library caller gets the same evaluation as `ragrouter route eval`.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bench_core::{
+    BenchError, Embedder, FeatureKind, Mode, ParadigmId, RouteEvalSpec, RouteEvalTest, RoutingSet,
+};
+use store::Store;
+use metrics::labels::LabelPolicy;
+
+use crate::dataset::{
+    build_set, load_raw, select_runs_pooled, BuildOptions, QuestionVectors, RunRef, RunSelection,
+    SplitUse,
+};
+use crate::entry::{Family, LlmAccess, RouterContext};
+use crate::eval::{evaluate_with, summarize, Candidate, EvalOptions, Evaluation, Fallback, Split};
+use crate::external::ExternalSpec;
+use crate::features::FeatureSet;
+use crate::registry::{lookup, registry};
+
+/// Inputs of the traditional ML routers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Inputs {
+    /// Every feature of the chosen feature set.
+    #[default]
+    Harness,
+    /// Appendix D.2: the query-type one-hot, plus the corpus indicators when the features have
+    /// them.
+    Paper,
+}
+
+impl Inputs {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Inputs::Harness => "harness",
+            Inputs::Paper => "paper",
+        }
+    }
+}
+
+impl FromStr for Inputs {
+    type Err = BenchError;
+
+    fn from_str(s: &str) -> Result<Self, BenchError> {
+        match s.trim() {
+            "harness" => Ok(Inputs::Harness),
+            "paper" => Ok(Inputs::Paper),
+            other => Err(BenchError::Invalid(format!(
+                "--inputs {other:?}: expected harness or paper"
+            ))),
+        }
+    }
+}
+
+/// What the Random baseline draws from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RandomBaseline {
+    /// Uniform over the paradigms.
+    #[default]
+    Paradigms,
+    /// Uniform over every class, cannot-answer included (the paper's).
+    AllClasses,
+}
+
+impl RandomBaseline {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RandomBaseline::Paradigms => "paradigms",
+            RandomBaseline::AllClasses => "all-classes",
+        }
+    }
+}
+
+impl FromStr for RandomBaseline {
+    type Err = BenchError;
+
+    fn from_str(s: &str) -> Result<Self, BenchError> {
+        match s.trim() {
+            "paradigms" => Ok(RandomBaseline::Paradigms),
+            "all-classes" => Ok(RandomBaseline::AllClasses),
+            other => Err(BenchError::Invalid(format!(
+                "--random {other:?}: expected paradigms or all-classes"
+            ))),
+        }
+    }
+}
+
+/// Every choice of the evaluation protocol, typed and checked before anything is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Protocol {
+    /// How the rows are split into folds.
+    pub split: Split,
+    /// The features the routers see; probe features (`p`) also bring the cascades.
+    pub features: FeatureSet,
+    /// `None`: the stored mode's default ([`default_policy`]).
+    pub policy: Option<LabelPolicy>,
+    /// The label space; `None`: every paradigm with tuples.
+    pub classes: Option<Vec<ParadigmId>>,
+    /// Inputs of the traditional ML routers.
+    pub inputs: Inputs,
+    /// What a cannot-answer prediction plays.
+    pub fallback: Fallback,
+    /// What the Random baseline draws from.
+    pub random: RandomBaseline,
+    /// Seeds the folds, every router and the significance tests.
+    pub seed: u64,
+    /// Only these corpora (empty: every corpus with results).
+    pub corpora: Vec<String>,
+    /// These run ids instead of each corpus's latest run.
+    pub runs: Vec<i64>,
+    /// Allow runs of different imported sources in one data set.
+    pub pool_sources: bool,
+}
+
+impl Default for Protocol {
+    fn default() -> Self {
+        Protocol {
+            split: Split::KFold(5),
+            features: FeatureSet::QC,
+            policy: None,
+            classes: None,
+            inputs: Inputs::Harness,
+            fallback: Fallback::Utility,
+            random: RandomBaseline::Paradigms,
+            seed: 42,
+            corpora: Vec::new(),
+            runs: Vec::new(),
+            pool_sources: false,
+        }
+    }
+}
+
+/// The routers to evaluate: registry names (`all` for every one) and external programs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouterChoice {
+    /// Registry names, or `all`.
+    pub names: Vec<String>,
+    /// External routers as `NAME='PROGRAM ARGS...'` or `external:PROGRAM`.
+    pub external: Vec<String>,
+    /// How long an external router may take per request.
+    pub external_timeout: Duration,
+}
+
+/// The routers of a [`RouterChoice`], resolved: what [`evaluate_protocol`] runs.
+#[derive(Debug, Clone)]
+pub struct Routers {
+    /// One candidate per name, in the order given.
+    pub candidates: Vec<Candidate>,
+    /// The external routers as given (recorded in the stored configuration).
+    pub external: Vec<String>,
+    /// Their per-request timeout (recorded too).
+    pub external_timeout: Duration,
+}
+
+impl RouterChoice {
+    /// Resolves the names into candidates: unknown names, a bad external spec, a name used
+    /// twice and an empty choice are refused.
+    pub fn resolve(&self) -> Result<Routers, BenchError> {
+        let mut out: Vec<Candidate> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for name in self
+            .names
+            .iter()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+        {
+            let entries = if name == "all" {
+                registry()
+            } else {
+                vec![lookup(name)?]
+            };
+            for e in entries {
+                if seen.insert(e.name.to_string()) {
+                    out.push(Candidate::from(e));
+                }
+            }
+        }
+        for s in &self.external {
+            let mut spec = ExternalSpec::parse(s)?;
+            spec.timeout = self.external_timeout;
+            if !seen.insert(spec.name.clone()) {
+                return Err(BenchError::Invalid(format!(
+                    "router name {:?} is used twice: name the external router differently",
+                    spec.name
+                )));
+            }
+            out.push(spec.candidate());
+        }
+        if out.is_empty() {
+            return Err(BenchError::Invalid(
+                "no routers to evaluate: give --routers a,b (or all) or --external".into(),
+            ));
+        }
+        Ok(Routers {
+            candidates: out,
+            external: self.external.clone(),
+            external_timeout: self.external_timeout,
+        })
+    }
+}
+
+/// Loads the question encoder once the tuples are read (so a bad selection is reported before
+/// the weights are loaded).
+pub type LoadEncoder<'a> = &'a (dyn Fn() -> Result<Arc<dyn Embedder>, BoxError> + Sync);
+
+/// Any error of the caller's encoder loader, kept whole so its type survives.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the protocol reads besides the store: the encoder, the question-vector cache and the
+/// router LLM.
+pub struct Resources<'a> {
+    /// Loads the question encoder.
+    pub encoder: LoadEncoder<'a>,
+    /// The question-vector cache (`None`: embed every question).
+    pub vectors: Option<Arc<dyn QuestionVectors + Send>>,
+    /// The router LLM (`None`: routers that need one are skipped).
+    pub llm: Option<LlmAccess>,
+}
+
+impl fmt::Debug for Resources<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resources")
+            .field("llm", &self.llm)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the protocol could not produce an evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    /// Bad input or a failure of the store or a router.
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+    /// The encoder could not be loaded.
+    #[error("loading the sentence encoder")]
+    Encoder(#[source] BoxError),
+}
+
+/// Everything `route eval` prints and stores.
+#[derive(Debug, Clone)]
+pub struct RouteEvaluation {
+    /// The runs the tuples came from.
+    pub runs: Vec<RunRef>,
+    /// Tuples read from those runs.
+    pub n_tuples: usize,
+    /// The label policy applied.
+    pub policy: LabelPolicy,
+    /// The routing set with the chosen features.
+    pub set: RoutingSet,
+    /// Number of folds.
+    pub n_folds: usize,
+    /// Failed tuples counted as not correct.
+    pub failed_tuples: usize,
+    /// The cost unit of the tuples.
+    pub cost_unit: String,
+    /// Per fold, per corpus measurements and every per-question prediction.
+    pub evaluation: Evaluation,
+    /// Each router paired with best-single.
+    pub tests: Vec<RouteEvalTest>,
+    /// What to store: the protocol and its configuration.
+    pub spec: RouteEvalSpec,
+    /// Each evaluated row's family.
+    pub families: Vec<(String, Family)>,
+    /// How long the evaluation took.
+    pub took: Duration,
+}
+
+impl RouteEvaluation {
+    /// The family of a router's rows (an unknown name is an external router).
+    pub fn family(&self, name: &str) -> Family {
+        self.families
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(Family::External, |(_, f)| *f)
+    }
+
+    /// The first header line: tuples, runs and mode.
+    pub fn tuples_line(&self) -> String {
+        format!(
+            "tuples: {} from {} run(s) ({}), mode {}",
+            self.n_tuples,
+            self.runs.len(),
+            self.runs
+                .iter()
+                .map(|r| format!(
+                    "{}{} #{}",
+                    r.corpus,
+                    r.split.map(|s| format!("/{s}")).unwrap_or_default(),
+                    r.id
+                ))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.runs.first().map_or("", |r| r.mode.as_str())
+        )
+    }
+
+    /// The second header line: rows, classes, features, split, policy, fallback, cost, seed.
+    pub fn rows_line(&self, protocol: &Protocol) -> String {
+        let set = &self.set;
+        format!(
+            "routing rows: {} ({} classes: {}), features {} ({} columns), {} {} fold(s), policy {}, fallback {}, cost in {}, seed {}{}",
+            set.rows.len(),
+            set.schema.n_classes(),
+            set.schema.classes.join(", "),
+            protocol.features,
+            set.schema.n_features(),
+            self.n_folds,
+            protocol.split.name(),
+            self.policy,
+            protocol.fallback.name(),
+            self.cost_unit,
+            protocol.seed,
+            if self.failed_tuples > 0 {
+                format!(", {} failed tuples counted as not correct", self.failed_tuples)
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// Table 3, the paired tests against best-single and the reading of the signals: what
+    /// `route eval` prints between its header and its notes.
+    pub fn render_tables(&self) -> String {
+        let summaries = summarize(&self.evaluation.rows);
+        let family = |n: &str| self.family(n);
+        let mut out = crate::table::render(&summaries, &family);
+        out.push_str(&crate::table::render_tests(
+            &summaries,
+            &self.tests,
+            &self.cost_unit,
+            &family,
+        ));
+        out.push_str(&crate::reading::render(
+            &self.set,
+            &summaries,
+            &self.evaluation.predictions,
+            &family,
+        ));
+        out
+    }
+
+    /// The whole evaluation as one JSON document, under its stored id.
+    pub fn to_json(&self, id: i64) -> serde_json::Value {
+        crate::table::to_json(
+            id,
+            &self.spec,
+            &self.cost_unit,
+            &summarize(&self.evaluation.rows),
+            &self.tests,
+            &self.evaluation.skipped,
+            &self.evaluation.failed,
+            &|n| self.family(n),
+        )
+    }
+
+    /// Stores the evaluation whole (one transaction) and returns its id.
+    pub async fn store(&self, store: &Store) -> Result<i64, BenchError> {
+        store
+            .put_route_eval_full(
+                &self.spec,
+                &self.evaluation.rows,
+                &self.evaluation.predictions,
+                &self.tests,
+            )
+            .await
+    }
+}
+
+/// The label policy when `--policy` is not given, chosen for each mode: offline runs label the
+/// cheapest paradigm (by context tokens) whose context delivered the answer; LLM runs use the
+/// paper's policy. An imported run declares its own cost unit (`retrieval steps`, `cost`, ...),
+/// which counts no tokens and so says nothing of which correct arm a reader would prefer: its
+/// source's score (semantic F1's place) ranks the correct arms, the declared cost breaks ties,
+/// which is the paper's policy. No run: the paper's policy.
+pub fn default_policy(mode: Option<&Mode>) -> LabelPolicy {
+    match mode {
+        None => LabelPolicy::JudgeThenSemanticF1,
+        Some(Mode::Offline) => LabelPolicy::CheapestCorrect,
+        Some(Mode::Llm { .. }) => LabelPolicy::JudgeThenSemanticF1,
+        Some(Mode::Imported { .. }) => LabelPolicy::JudgeThenSemanticF1,
+    }
+}
+
+/// The Appendix D.2 inputs of the traditional ML routers: the query-type one-hot and, with
+/// corpus features, the indicators.
+fn paper_ml_inputs(set: &RoutingSet) -> RoutingSet {
+    set.project(|k| matches!(k, FeatureKind::QueryType | FeatureKind::CorpusIndicators))
+}
+
+fn merge(into: &mut Evaluation, other: Evaluation) {
+    into.rows.extend(other.rows);
+    into.predictions.extend(other.predictions);
+    into.skipped.extend(other.skipped);
+    into.failed.extend(other.failed);
+}
+
+/// Runs the protocol on the store's tuples: the evaluation, its paired tests and the
+/// configuration to store (not stored yet: [`RouteEvaluation::store`]). Must be called inside
+/// a multi-threaded tokio runtime (fitting runs on blocking threads).
+pub async fn evaluate_protocol(
+    store: &Store,
+    protocol: &Protocol,
+    routers: Routers,
+    resources: Resources<'_>,
+) -> Result<RouteEvaluation, ProtocolError> {
+    let mut cands = routers.candidates;
+    let (random, best_single) = (
+        crate::baselines::random_entry().name,
+        crate::baselines::best_single_entry().name,
+    );
+    if protocol.random == RandomBaseline::AllClasses {
+        for c in cands.iter_mut().filter(|c| c.name == random) {
+            *c = crate::baselines::random_all_classes_candidate();
+        }
+    }
+    // The research claim is measured against best-single: it is always evaluated.
+    if !cands.iter().any(|c| c.name == best_single) {
+        cands.push(Candidate::from(crate::baselines::best_single_entry()));
+    }
+    let sel = RunSelection {
+        run_ids: protocol.runs.clone(),
+        corpora: protocol.corpora.clone(),
+        splits: if protocol.split == Split::Given {
+            SplitUse::Given
+        } else {
+            SplitUse::Pooled
+        },
+    };
+    let runs = select_runs_pooled(store, &sel, protocol.pool_sources).await?;
+    let raw = load_raw(store, &runs).await?;
+    let n_tuples: usize = raw.iter().map(|c| c.tuples.len()).sum();
+    let policy = protocol
+        .policy
+        .unwrap_or(default_policy(runs.first().map(|r| &r.mode)));
+    let encoder = (resources.encoder)().map_err(ProtocolError::Encoder)?;
+    let features = protocol.features;
+    let opts = BuildOptions {
+        corpus_features: features.has_corpus(),
+        classes: protocol.classes.clone(),
+        probe_features: features.has_probe(),
+    };
+    let vectors = resources.vectors;
+    let data = tokio::task::spawn_blocking(move || {
+        build_set(
+            &raw,
+            policy,
+            encoder.as_ref(),
+            vectors.as_deref().map(|v| v as &dyn QuestionVectors),
+            &opts,
+        )
+    })
+    .await
+    .map_err(joined)??;
+    let set = features.apply(&data.set);
+    let folds = protocol.split.folds(&set, protocol.seed, &data.splits)?;
+    // Always-p rows for every paradigm of the data set, first among the baselines.
+    let mut all = crate::baselines::fixed_candidates(&set.schema);
+    all.extend(cands);
+    let cands = all;
+    let llm_identity = resources.llm.as_ref().map(|l| l.llm.identity());
+    let ctx = RouterContext {
+        fits: Default::default(),
+        seed: protocol.seed,
+        llm: resources.llm,
+    };
+    let mut families: Vec<(String, Family)> =
+        cands.iter().map(|c| (c.name.clone(), c.family)).collect();
+    families.extend(
+        data.published
+            .iter()
+            .map(|(n, _)| (n.clone(), Family::Published)),
+    );
+    let config = serde_json::json!({
+        "routers": cands.iter().map(|c| serde_json::json!({
+            "name": c.name,
+            "family": c.family.as_str(),
+            "sweep": c.sweep,
+        })).collect::<Vec<_>>(),
+        "external": routers.external,
+        "external_timeout_s": routers.external_timeout.as_secs_f64(),
+        "encoder": data.encoder,
+        "router_llm": llm_identity,
+        "classes": set.schema.classes,
+        "n_features": set.schema.n_features(),
+        "rows": set.rows.len(),
+        "failed_tuples": data.failed_tuples,
+        "cost_unit": data.cost_unit,
+        "inputs": protocol.inputs.as_str(),
+        "random": protocol.random.as_str(),
+        "fallback": protocol.fallback.name(),
+    });
+    let cascades = features.has_probe();
+    if cascades {
+        families.push((crate::cascade::CASCADE.to_string(), Family::Utility));
+        families.push((crate::cascade::AGREE.to_string(), Family::Utility));
+    }
+    let t = Instant::now();
+    let eval_opts = EvalOptions {
+        fallback: protocol.fallback,
+        bills: Arc::new(data.bills.clone()),
+    };
+    let paper_inputs = protocol.inputs == Inputs::Paper;
+    let seed = protocol.seed;
+    let own_cost: Vec<f64> = data.bills.iter().map(|b| b.own).collect();
+    let (set_for_eval, published, signal_paradigms) = (
+        set.clone(),
+        data.published.clone(),
+        data.signal_paradigms.clone(),
+    );
+    let (evaluation, tests, folds) =
+        tokio::task::spawn_blocking(move || -> bench_core::Result<_> {
+            let (ml, rest): (Vec<Candidate>, Vec<Candidate>) = cands
+                .into_iter()
+                .partition(|c| paper_inputs && c.family == Family::Ml);
+            let mut ev = evaluate_with(&set_for_eval, &rest, &folds, &ctx, &eval_opts)?;
+            if !ml.is_empty() {
+                let narrow = paper_ml_inputs(&set_for_eval);
+                merge(
+                    &mut ev,
+                    evaluate_with(&narrow, &ml, &folds, &ctx, &eval_opts)?,
+                );
+            }
+            if cascades {
+                merge(
+                    &mut ev,
+                    crate::cascade::evaluate_cascades(&crate::cascade::CascadeInput {
+                        set: &set_for_eval,
+                        folds: &folds,
+                        signal_paradigms: &signal_paradigms,
+                        own_cost: &own_cost,
+                        seed,
+                    })?,
+                );
+            }
+            for (name, choices) in &published {
+                merge(
+                    &mut ev,
+                    crate::imported::evaluate_published(&set_for_eval, &folds, name, choices),
+                );
+            }
+            let tests = crate::significance::compare_to(
+                &ev.predictions,
+                best_single,
+                crate::significance::RESAMPLES,
+                seed,
+            )
+            .unwrap_or_default();
+            Ok((ev, tests, folds))
+        })
+        .await
+        .map_err(joined)??;
+    let spec = RouteEvalSpec {
+        split: protocol.split.name().to_string(),
+        folds: folds.len() as u32,
+        seed: protocol.seed,
+        features: features.as_str().to_string(),
+        policy: policy.as_str().to_string(),
+        mode: data.mode.clone(),
+        runs: data.runs.clone(),
+        config,
+    };
+    Ok(RouteEvaluation {
+        runs,
+        n_tuples,
+        policy,
+        set,
+        n_folds: folds.len(),
+        failed_tuples: data.failed_tuples,
+        cost_unit: data.cost_unit,
+        evaluation,
+        tests,
+        spec,
+        families,
+        took: t.elapsed(),
+    })
+}
+
+fn joined(e: tokio::task::JoinError) -> BenchError {
+    BenchError::Other(format!("route evaluation worker: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offline_runs_default_to_the_cheapest_delivering_paradigm() {
+        assert_eq!(
+            default_policy(Some(&Mode::Offline)),
+            LabelPolicy::CheapestCorrect
+        );
+        assert_eq!(
+            default_policy(Mode::parse("llm:m@http://x").as_ref()),
+            LabelPolicy::JudgeThenSemanticF1
+        );
+        // An imported run's policy is its own explicit choice, not a catch-all's.
+        assert_eq!(
+            default_policy(Some(&Mode::Imported {
+                source: "adaptive-rag/flan_t5_xl".into()
+            })),
+            LabelPolicy::JudgeThenSemanticF1
+        );
+        assert_eq!(default_policy(None), LabelPolicy::JudgeThenSemanticF1);
+    }
+
+    #[test]
+    fn protocol_choices_parse_and_refuse_unknown_spellings() {
+        assert_eq!("paper".parse::<Inputs>().unwrap(), Inputs::Paper);
+        assert_eq!(" harness".parse::<Inputs>().unwrap(), Inputs::Harness);
+        assert!(matches!(
+            "papers".parse::<Inputs>(),
+            Err(BenchError::Invalid(m)) if m.contains("harness or paper")
+        ));
+        assert_eq!(
+            "all-classes".parse::<RandomBaseline>().unwrap(),
+            RandomBaseline::AllClasses
+        );
+        assert!("all".parse::<RandomBaseline>().is_err());
+    }
+
+    #[test]
+    fn router_choice_refuses_an_empty_choice_and_a_name_used_twice() {
+        let choice = |names: &[&str], external: &[&str]| RouterChoice {
+            names: names.iter().map(|s| s.to_string()).collect(),
+            external: external.iter().map(|s| s.to_string()).collect(),
+            external_timeout: Duration::from_secs(1),
+        };
+        let refused = |c: RouterChoice, needle: &str| match c.resolve() {
+            Err(BenchError::Invalid(m)) => assert!(m.contains(needle), "{m}"),
+            other => panic!("{other:?}"),
+        };
+        refused(choice(&[" "], &[]), "no routers to evaluate");
+        refused(choice(&["lr"], &["lr=/bin/true"]), "is used twice");
+        let c = choice(&["lr", "all"], &[]).resolve().unwrap().candidates;
+        assert_eq!(c.len(), registry().len());
+        assert_eq!(c[0].name, "lr");
+    }
+}

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::model::{RouteEval, Tuple};
+use crate::model::{RouteEval, SignalRow, Tuple};
 
 /// One CSV field: quoted when it holds a comma, a quote, a line break or edge spaces; quotes
 /// inside are doubled.
@@ -120,6 +120,72 @@ pub fn tuples_jsonl(tuples: &[Tuple]) -> String {
             "latency_ms": t.latency_ms,
             "mode": t.mode,
             "error": t.error,
+        });
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+const SIGNAL_COLUMNS: [&str; 10] = [
+    "run_id",
+    "corpus",
+    "query_id",
+    "name",
+    "value",
+    "present",
+    "probe",
+    "paradigms",
+    "cost",
+    "cost_ms",
+];
+
+/// The probe signals as CSV, one line per (run, question, signal): a missing signal has an
+/// empty value and `present` false; `paradigms` lists (`;`-separated) the paradigms whose
+/// answers the probe used, `cost` is its own cost in the run's unit, `cost_ms` its time.
+pub fn signals_csv(rows: &[SignalRow]) -> String {
+    let mut out = SIGNAL_COLUMNS.join(",") + "\n";
+    for r in rows {
+        let s = &r.signal;
+        let f = [
+            r.run_id.to_string(),
+            r.corpus.clone(),
+            r.query_id.clone(),
+            s.name.clone(),
+            opt(s.value),
+            s.value.is_some().to_string(),
+            s.probe.clone(),
+            s.paradigms
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
+            s.cost.to_string(),
+            s.cost_ms.to_string(),
+        ];
+        let f: Vec<String> = f.iter().map(|v| csv_field(v)).collect();
+        out.push_str(&f.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// The probe signals as JSON lines (same fields; a missing value is `null`, `paradigms` a list).
+pub fn signals_jsonl(rows: &[SignalRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let s = &r.signal;
+        let v = json!({
+            "run_id": r.run_id,
+            "corpus": r.corpus,
+            "query_id": r.query_id,
+            "name": s.name,
+            "value": s.value,
+            "present": s.value.is_some(),
+            "probe": s.probe,
+            "paradigms": s.paradigms.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            "cost": s.cost,
+            "cost_ms": s.cost_ms,
         });
         out.push_str(&v.to_string());
         out.push('\n');

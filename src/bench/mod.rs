@@ -34,6 +34,7 @@ mod dry_run;
 pub(crate) mod engines;
 mod execute;
 pub(crate) mod finish;
+mod probe;
 
 use dry_run::*;
 use engines::*;
@@ -84,6 +85,7 @@ pub(crate) struct Shared {
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
+    probe::parse(&args.probes)?;
     // A --db that is a directory or another application's file is refused before any work,
     // and so are folder arguments that are files.
     finish::check_db(&args.db)?;
@@ -404,7 +406,12 @@ impl Step<'_> {
         let extractor = Arc::new(OfflineExtractor::new());
         let engines = match llm_clients {
             None => Engines::offline(self.config, offline_reader.clone(), extractor.clone()),
-            Some(clients) => Engines::llm(self.config, clients, &store),
+            Some(clients) => Engines::llm(
+                self.config,
+                clients,
+                &store,
+                probe::reader_logprobs(&self.args.probes),
+            ),
         };
 
         let (graph, graph_build, graph_secs) = self.graph(&store, &engines).await?;
@@ -497,6 +504,7 @@ impl Step<'_> {
             ),
         }
         let answer_secs = t_answer.elapsed().as_secs_f64();
+        self.probe(&store, run.id, &parts, graph.is_some()).await?;
         let graph_used = graph
             .as_ref()
             .map(|(g, _)| (g.as_ref(), engines.graph_extractor.identity()));

@@ -547,6 +547,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
                 "{}",
                 routers::reading::render(&set, &summaries, &ev.predictions, &family)
             );
+            print!("{}", routers::reading::render_combined(&set, spec.seed)?);
             for (r, why) in &ev.skipped {
                 println!("skipped {r}: {why}");
             }

@@ -133,8 +133,16 @@ fn the_answer_probe_records_agreement_and_logprobs_billed_and_cached() {
         "SELECT COALESCE(SUM(tokens_generation_in + tokens_generation_out), 0) FROM results
          WHERE error IS NULL",
     );
-    assert!(cached[0] > 0);
-    assert_eq!(cached, billed);
+    let failed = query_db(&db, "SELECT COUNT(*) FROM results WHERE error IS NOT NULL")[0];
+    eprintln!("cached {cached:?}, billed {billed:?}, failed tuples {failed}");
+    assert!(billed[0] > 0);
+    if failed == 0 {
+        assert_eq!(cached, billed);
+    } else {
+        // A tuple that failed after its answer (an unreadable judge reply) keeps its cached
+        // answer call but bills nothing: the rerun retries it from the cache.
+        assert!(cached[0] >= billed[0], "{cached:?} {billed:?}");
+    }
 
     // The rerun: nothing sent, nothing recomputed.
     let before = query_strings(&db, SIGNALS);

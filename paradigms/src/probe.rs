@@ -185,12 +185,14 @@ pub struct GraphSignals {
 
 /// Entity linking and PPR for one question, exactly as [`GraphRetriever`] links and expands
 /// (entities, or the question itself when there is none; `vector` is the question's own
-/// vector, used for that fallback).
+/// vector, used for that fallback). `ws` is kept across questions: the certified engine
+/// factorises the graph once per workspace.
 pub async fn graph_signals(
     retriever: &GraphRetriever,
     components: &Components,
     question: &str,
     vector: &[f32],
+    ws: &mut PushWorkspace,
 ) -> bench_core::Result<GraphSignals> {
     let extracted = retriever.entities.extract(question).await?;
     let mentions: Vec<&str> = extracted
@@ -252,7 +254,6 @@ pub async fn graph_signals(
         .max()
         .map(f64::from);
     let personalization: Vec<(u32, f64)> = seeds.iter().map(|&(v, s)| (v, f64::from(s))).collect();
-    let mut ws = PushWorkspace::default();
     let run = ppr_top_k(
         p.engine,
         csr,
@@ -260,7 +261,7 @@ pub async fn graph_signals(
         p.damping,
         p.top_nodes,
         p.min_score,
-        &mut ws,
+        ws,
     )
     .map_err(|e| bench_core::BenchError::Other(format!("PPR: {e}")))?;
     let (top1, mass10, entropy) = ppr_shape(&run.top);

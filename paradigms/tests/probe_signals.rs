@@ -12,7 +12,7 @@ use paradigms::graph::{FnEntities, GraphParams, GraphRetriever};
 use paradigms::probe::{
     dense_signals, graph_signals, ppr_shape, top_overlap, Bm25Index, Components,
 };
-use paradigms::ChunkTable;
+use paradigms::{ChunkTable, PushWorkspace};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
@@ -160,7 +160,8 @@ async fn entity_linking_and_seed_shape_by_hand() {
     // "Ada" links to nodes 0 and 5 (similarity 1); "Zebra" has no axis (similarity 0 <= 0.4).
     let r = retriever(&["Ada", " Zebra ", "  "]);
     let c = Components::new(&r.graph.adjacency);
-    let s = graph_signals(&r, &c, "who?", &[0.0, 0.0, 0.0, 1.0])
+    let mut ws = PushWorkspace::default();
+    let s = graph_signals(&r, &c, "who?", &[0.0, 0.0, 0.0, 1.0], &mut ws)
         .await
         .unwrap();
     assert_eq!((s.mentions, s.linked, s.hit_rate), (2.0, 1.0, Some(0.5)));
@@ -176,7 +177,7 @@ async fn entity_linking_and_seed_shape_by_hand() {
     // No mention: the question's own vector (the "tom" axis) seeds node 3 alone, and the hit
     // rate is missing rather than 0.
     let r = retriever(&[]);
-    let s = graph_signals(&r, &c, "who?", &[0.0, 0.0, 0.0, 1.0])
+    let s = graph_signals(&r, &c, "who?", &[0.0, 0.0, 0.0, 1.0], &mut ws)
         .await
         .unwrap();
     assert_eq!((s.mentions, s.linked, s.hit_rate), (0.0, 0.0, None));
@@ -187,7 +188,7 @@ async fn entity_linking_and_seed_shape_by_hand() {
 
     // Nothing above the threshold: no seed, every PPR signal missing.
     let r = retriever(&["Zebra"]);
-    let s = graph_signals(&r, &c, "who?", &[0.0, 0.0, 0.0, 0.0])
+    let s = graph_signals(&r, &c, "who?", &[0.0, 0.0, 0.0, 0.0], &mut ws)
         .await
         .unwrap();
     assert_eq!((s.mentions, s.linked, s.hit_rate), (1.0, 0.0, Some(0.0)));

@@ -271,3 +271,59 @@ pub fn evals_jsonl(evals: &[RouteEval]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::{ParadigmId, Signal};
+
+    fn rows() -> Vec<SignalRow> {
+        let mut agree = Signal::free(
+            "agree.f1",
+            Some(0.5),
+            "answers",
+            &[ParadigmId::LlmOnly, ParadigmId::Naive],
+        );
+        agree.cost = 2.0;
+        agree.cost_ms = 0.25;
+        let row = |q: &str, signal: Signal| SignalRow {
+            run_id: 7,
+            corpus: "c".into(),
+            query_id: q.into(),
+            signal,
+        };
+        vec![
+            row("q1", agree),
+            row(
+                "q,2",
+                Signal::free("entity.hit_rate", None, "entities", &[]),
+            ),
+        ]
+    }
+
+    #[test]
+    fn signals_export_value_present_flag_and_cost() {
+        let csv = signals_csv(&rows());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "run_id,corpus,query_id,name,value,present,probe,paradigms,cost,cost_ms",
+                "7,c,q1,agree.f1,0.5,true,answers,llm-only;naive,2,0.25",
+                // A missing signal: empty value, present false; a comma in an id is quoted.
+                "7,c,\"q,2\",entity.hit_rate,,false,entities,,0,0",
+            ]
+        );
+        let json: Vec<serde_json::Value> = signals_jsonl(&rows())
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(json[0]["paradigms"], json!(["llm-only", "naive"]));
+        assert_eq!(
+            (json[0]["value"].clone(), json[0]["cost"].clone()),
+            (json!(0.5), json!(2.0))
+        );
+        assert_eq!(json[1]["value"], serde_json::Value::Null);
+        assert_eq!(json[1]["present"], json!(false));
+    }
+}

@@ -165,6 +165,7 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
 
     let (mut questions, mut written) = (0, 0);
     let mut rows: Vec<(String, Signal)> = Vec::new();
+    let mut ws = paradigms::PushWorkspace::default();
     for (n, &i) in todo.iter().enumerate() {
         let q = &inputs.queries[i];
         let mut out: HashMap<&str, Vec<Signal>> = HashMap::new();
@@ -199,7 +200,7 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
             .any(|p| wants(p) && pending(q, p));
         if let (Some(g), Some(c), true) = (&inputs.graph, &components, graph_due) {
             let t = Instant::now();
-            let s = p::graph_signals(g, c, &q.text, inputs.vectors.row(i)).await?;
+            let s = p::graph_signals(g, c, &q.text, inputs.vectors.row(i), &mut ws).await?;
             let took = ms(t);
             // Linking and PPR ran together: each probe is charged half the time; the
             // extraction's LLM tokens (0 offline) go to the entity probe.

@@ -162,6 +162,16 @@ pub struct BenchArgs {
     /// full run).
     #[arg(long)]
     pub retrieval_only: bool,
+    /// Probes recorded per question after the tuples (signals for `route eval --features p`):
+    /// `dense`, `bm25`, `entities`, `ppr` (zero LLM tokens offline), `answers` (LLM mode: the
+    /// LLM-only and NaiveRAG answers compared, with their log-probabilities), or `none`.
+    /// Cached: a rerun computes only what is missing.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "dense,bm25,entities,ppr,answers"
+    )]
+    pub probes: Vec<String>,
     #[command(flatten)]
     pub data: DataArgs,
     #[command(flatten)]

@@ -91,11 +91,16 @@ impl Parts<'_> {
     }
 
     fn new_graph(&self) -> bench_core::Result<Arc<dyn Retriever>> {
+        Ok(Arc::new(self.graph_retriever()?))
+    }
+
+    /// A GraphRAG retriever of its own (the probe step reads its linking and PPR).
+    pub(crate) fn graph_retriever(&self) -> bench_core::Result<GraphRetriever> {
         let (graph, entity_index) = self.graph.clone().ok_or_else(|| {
             bench_core::BenchError::Other("the knowledge graph was not built".into())
         })?;
         let g = &self.config.graph;
-        Ok(Arc::new(GraphRetriever::new(
+        GraphRetriever::new(
             graph,
             entity_index,
             self.chunks.clone(),
@@ -116,7 +121,7 @@ impl Parts<'_> {
                     PprEngineName::Certified => PprEngine::certified(),
                 },
             },
-        )?))
+        )
     }
 
     pub(crate) fn build(&self, id: ParadigmId) -> Result<Arc<dyn Paradigm>> {
@@ -375,7 +380,14 @@ impl Engines {
         }
     }
 
-    pub(crate) fn llm(config: &BenchConfig, clients: LlmClients, store: &Store) -> Self {
+    /// `logprobs`: ask the answer endpoint for this many log-probability alternatives per
+    /// token (the answer probe's confidence signals).
+    pub(crate) fn llm(
+        config: &BenchConfig,
+        clients: LlmClients,
+        store: &Store,
+        logprobs: Option<u8>,
+    ) -> Self {
         let budget = TokenBudget::new();
         let answer = Arc::new(CachedLlm::new(
             Budgeted::new(clients.answer, budget.clone()),
@@ -394,7 +406,9 @@ impl Engines {
         ));
         let extractor = Arc::new(LlmExtractor::new(graph.clone()));
         Engines {
-            reader: Arc::new(LlmReader::new(answer.clone(), &config.generation)),
+            reader: Arc::new(
+                LlmReader::new(answer.clone(), &config.generation).with_logprobs(logprobs),
+            ),
             judge: Arc::new(LlmJudge::new(judge.clone())),
             graph_extractor: extractor.clone(),
             entities: Arc::new(LlmEntities(extractor)),

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use crate::error::Result;
-use crate::traits::ChatResponse;
+use crate::traits::{ChatResponse, TokenLogprob};
 
 /// Who extracted: the extractor's name, the model it used and a hash of its prompt or rules.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -91,6 +91,8 @@ pub struct LlmCacheEntry<'a> {
     /// The bill recorded with the reply: from `usage` when reported, else cl100k counts.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The reply's token log-probabilities, when the request asked for them and got them.
+    pub logprobs: Option<&'a [TokenLogprob]>,
 }
 
 /// Where the knowledge-graph build keeps per-chunk extractions (`store::Store` implements it).
@@ -119,4 +121,8 @@ pub trait ResponseCache: Send + Sync + std::fmt::Debug {
     /// Stores a reply unless a row under the same key exists, and says whether it did. The
     /// first writer wins: a caller that lost the race must use the stored reply.
     async fn put(&self, entry: &LlmCacheEntry<'_>) -> Result<bool>;
+
+    /// The token log-probabilities stored with the reply under `key` (`None`: no such reply,
+    /// or it has none).
+    async fn logprobs(&self, key: &str) -> Result<Option<Vec<TokenLogprob>>>;
 }

@@ -56,9 +56,9 @@ pub use routing::{
 };
 pub use signals::{PublishedChoice, Signal};
 pub use traits::{
-    ChatMessage, ChatRequest, ChatResponse, ContextChunk, Embedder, Embeddings, Generation, Judge,
-    Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role, TokenEncoder, Usage,
-    Verdict,
+    ChatMessage, ChatRequest, ChatResponse, Confidence, ContextChunk, Embedder, Embeddings,
+    Generation, Judge, Llm, Paradigm, Reader, Retrieval, RetrievalQuery, Retriever, Role,
+    TokenEncoder, TokenLogprob, Usage, Verdict,
 };
 pub use types::{
     Chunk, Corpus, Document, GoldAnswer, ParadigmId, Query, QueryType, StatementMatch,

@@ -103,6 +103,59 @@ pub struct Generation {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub token_source: TokenSource,
+    /// Token-level confidence, when the reader asked for log-probabilities and got them.
+    pub confidence: Option<Confidence>,
+}
+
+/// One generated token's log-probability and those of the endpoint's top alternatives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    pub logprob: f64,
+    /// The top alternatives' log-probabilities (the chosen token among them), best first.
+    pub top: Vec<f64>,
+}
+
+/// Token-level confidence of one generation: the mean and minimum log-probability of the
+/// generated tokens, and the mean entropy (nats) of each position's top alternatives
+/// renormalised to sum 1 (an approximation from the `top_logprobs` the endpoint returns).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Confidence {
+    pub mean_logprob: f64,
+    pub min_logprob: f64,
+    pub entropy: f64,
+    pub tokens: u64,
+}
+
+impl Confidence {
+    /// The confidence of `tokens`; `None` for an empty generation.
+    pub fn of(tokens: &[TokenLogprob]) -> Option<Confidence> {
+        if tokens.is_empty() {
+            return None;
+        }
+        let n = tokens.len() as f64;
+        let entropy = |t: &TokenLogprob| {
+            let max = t.top.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if !max.is_finite() {
+                return 0.0;
+            }
+            let z: f64 = t.top.iter().map(|l| (l - max).exp()).sum();
+            -t.top
+                .iter()
+                .map(|l| (l - max).exp() / z)
+                .filter(|&p| p > 0.0)
+                .map(|p| p * p.ln())
+                .sum::<f64>()
+        };
+        Some(Confidence {
+            mean_logprob: tokens.iter().map(|t| t.logprob).sum::<f64>() / n,
+            min_logprob: tokens
+                .iter()
+                .map(|t| t.logprob)
+                .fold(f64::INFINITY, f64::min),
+            entropy: tokens.iter().map(entropy).sum::<f64>() / n,
+            tokens: tokens.len() as u64,
+        })
+    }
 }
 
 /// The answering step: question and context in, answer out (an LLM or the offline reader).
@@ -249,6 +302,18 @@ pub trait Llm: Send + Sync {
     /// `model@base_url`: recorded with results; never contains a key.
     fn identity(&self) -> String;
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse>;
+
+    /// `chat`, also asking the endpoint for each generated token's log-probability and its
+    /// `top` best alternatives (OpenAI's `logprobs` / `top_logprobs`); `None` when the endpoint
+    /// returns none. An LLM that cannot ask for them answers as `chat` does.
+    async fn chat_logprobs(
+        &self,
+        request: &ChatRequest,
+        top: u8,
+    ) -> Result<(ChatResponse, Option<Vec<TokenLogprob>>)> {
+        let _ = top;
+        Ok((self.chat(request).await?, None))
+    }
 
     /// `chat`, taking only a reply whose content `readable` accepts (the caller's own parser);
     /// any other is an error of kind `Unparseable`. A client that retries counts such a reply as

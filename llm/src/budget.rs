@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bench_core::traits::ReplyCheck;
-use bench_core::{BenchError, ChatRequest, ChatResponse, Llm, LlmErrorKind};
+use bench_core::{BenchError, ChatRequest, ChatResponse, Llm, LlmErrorKind, TokenLogprob};
 
 /// What the calls of this budget have cost so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -140,6 +140,34 @@ impl<L: Llm> Llm for Budgeted<L> {
         request: &ChatRequest,
         readable: &ReplyCheck,
     ) -> bench_core::Result<ChatResponse> {
+        self.reserved(request, self.inner.chat_readable(request, readable))
+            .await
+    }
+
+    async fn chat_logprobs(
+        &self,
+        request: &ChatRequest,
+        top: u8,
+    ) -> bench_core::Result<(ChatResponse, Option<Vec<TokenLogprob>>)> {
+        let mut logprobs = None;
+        let answer = self
+            .reserved(request, async {
+                let (r, l) = self.inner.chat_logprobs(request, top).await?;
+                logprobs = l;
+                Ok(r)
+            })
+            .await?;
+        Ok((answer, logprobs))
+    }
+}
+
+impl<L: Llm> Budgeted<L> {
+    /// Runs `call` inside a reservation of `request`'s bound, settled with what it cost.
+    async fn reserved(
+        &self,
+        request: &ChatRequest,
+        call: impl Future<Output = bench_core::Result<ChatResponse>>,
+    ) -> bench_core::Result<ChatResponse> {
         let (prompt, bound) = bound(request);
         if !self.budget.reserve(bound) {
             let _ = REFUSED.try_with(|f| f.store(true, Ordering::Relaxed));
@@ -152,7 +180,7 @@ impl<L: Llm> Llm for Budgeted<L> {
                 ),
             });
         }
-        let answer = self.inner.chat_readable(request, readable).await;
+        let answer = call.await;
         match &answer {
             Ok(r) => {
                 let reply =

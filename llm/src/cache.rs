@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use bench_core::{ChatRequest, ChatResponse, Llm, LlmCacheEntry, ResponseCache};
+use bench_core::{
+    ChatRequest, ChatResponse, Llm, LlmCacheEntry, ResponseCache, TokenLogprob,
+};
 
 /// An `Llm` that answers from the cache when it can.
 #[derive(Debug)]
@@ -61,6 +63,16 @@ impl<L: Llm> CachedLlm<L> {
         self.misses.load(Ordering::Relaxed)
     }
 
+    /// The cache key of `request` asked with `top` log-probability alternatives: another
+    /// entry than the plain request's, so a plain reply never stands in for one with them.
+    pub fn logprobs_key(&self, request: &ChatRequest, top: u8) -> String {
+        bench_core::config::hash_parts([
+            b"llm-cache-logprobs-v1".as_slice(),
+            self.key(request).as_bytes(),
+            &[top],
+        ])
+    }
+
     /// The cache key of `request` for this LLM.
     pub fn key(&self, request: &ChatRequest) -> String {
         let identity = self.inner.identity();
@@ -94,6 +106,29 @@ impl<L: Llm> Llm for CachedLlm<L> {
         self.chat_readable(request, &|_| true).await
     }
 
+    async fn chat_logprobs(
+        &self,
+        request: &ChatRequest,
+        top: u8,
+    ) -> bench_core::Result<(ChatResponse, Option<Vec<TokenLogprob>>)> {
+        let key = self.logprobs_key(request, top);
+        let lock = Arc::clone(
+            self.in_flight
+                .lock()
+                .expect("in-flight map")
+                .entry(key.clone())
+                .or_default(),
+        );
+        let guard = lock.lock().await;
+        let answer = self.answer_logprobs(&key, request, top).await;
+        drop(guard);
+        let mut map = self.in_flight.lock().expect("in-flight map");
+        if Arc::strong_count(&lock) == 2 {
+            map.remove(&key);
+        }
+        answer
+    }
+
     async fn chat_readable(
         &self,
         request: &ChatRequest,
@@ -120,6 +155,44 @@ impl<L: Llm> Llm for CachedLlm<L> {
 }
 
 impl<L: Llm> CachedLlm<L> {
+    /// A reply with its log-probabilities, from the cache (both stored together) or the LLM.
+    async fn answer_logprobs(
+        &self,
+        key: &str,
+        request: &ChatRequest,
+        top: u8,
+    ) -> bench_core::Result<(ChatResponse, Option<Vec<TokenLogprob>>)> {
+        if let Some(hit) = self.store.get(key).await? {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok((hit, self.store.logprobs(key).await?));
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let (response, logprobs) = self.inner.chat_logprobs(request, top).await?;
+        let identity = self.inner.identity();
+        let (prompt_tokens, completion_tokens, _) = response.token_bill(request);
+        let mut request_json = serde_json::to_value(request).expect("request serialises");
+        request_json["top_logprobs"] = serde_json::json!(top);
+        let stored = self
+            .store
+            .llm_cache_put(&LlmCacheEntry {
+                key,
+                identity: &identity,
+                model: model_of(&identity),
+                request_json: &request_json.to_string(),
+                response: &response,
+                prompt_tokens,
+                completion_tokens,
+                logprobs: logprobs.as_deref(),
+            })
+            .await?;
+        if !stored {
+            if let Some(first) = self.store.get(key).await? {
+                return Ok((first, self.store.logprobs(key).await?));
+            }
+        }
+        Ok((response, logprobs))
+    }
+
     async fn answer(
         &self,
         key: &str,
@@ -150,6 +223,7 @@ impl<L: Llm> CachedLlm<L> {
                 response: &response,
                 prompt_tokens,
                 completion_tokens,
+                logprobs: None,
             })
             .await?;
         if !stored {

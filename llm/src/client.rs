@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_openai::config::{Config, OpenAIConfig};
 use async_trait::async_trait;
-use bench_core::{BenchError, ChatRequest, ChatResponse, Llm, LlmErrorKind, Usage};
+use bench_core::{BenchError, ChatRequest, ChatResponse, Llm, LlmErrorKind, TokenLogprob, Usage};
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde::Deserialize;
 use tokio::sync::Semaphore;
@@ -196,6 +196,21 @@ impl OpenAiLlm {
         Duration::from_secs_f64(ms / 1000.0).max(retry_after.unwrap_or_default())
     }
 
+    /// What a call takes of the tokens-per-minute limit: its prompt plus `max_tokens`.
+    fn tpm_cost(&self, request: &ChatRequest) -> f64 {
+        match &self.tpm {
+            Some(_) => {
+                let prompt: u64 = request
+                    .messages
+                    .iter()
+                    .map(|m| bench_core::tokens::count(&m.content))
+                    .sum();
+                (prompt + u64::from(request.max_tokens)) as f64
+            }
+            None => 0.0,
+        }
+    }
+
     fn body(&self, request: &ChatRequest) -> serde_json::Value {
         // f32 -> decimal text -> f64, so 0.3 is sent as 0.3 and not 0.30000001192092896.
         let temperature: f64 = request.temperature.to_string().parse().unwrap_or(0.0);
@@ -333,23 +348,35 @@ impl Llm for OpenAiLlm {
         self.chat_readable(request, &|_| true).await
     }
 
+    async fn chat_logprobs(
+        &self,
+        request: &ChatRequest,
+        top: u8,
+    ) -> bench_core::Result<(ChatResponse, Option<Vec<TokenLogprob>>)> {
+        let mut body = self.body(request);
+        body["logprobs"] = serde_json::json!(true);
+        body["top_logprobs"] = serde_json::json!(top);
+        self.post_with_retries(
+            "/chat/completions",
+            &body,
+            self.tpm_cost(request),
+            &|bytes| {
+                Ok((
+                    parse_completion(bytes, request.json)?,
+                    parse_logprobs(bytes),
+                ))
+            },
+        )
+        .await
+    }
+
     async fn chat_readable(
         &self,
         request: &ChatRequest,
         readable: &bench_core::traits::ReplyCheck,
     ) -> bench_core::Result<ChatResponse> {
         let body = self.body(request);
-        let cost = match &self.tpm {
-            Some(_) => {
-                let prompt: u64 = request
-                    .messages
-                    .iter()
-                    .map(|m| bench_core::tokens::count(&m.content))
-                    .sum();
-                (prompt + u64::from(request.max_tokens)) as f64
-            }
-            None => 0.0,
-        };
+        let cost = self.tpm_cost(request);
         self.post_with_retries("/chat/completions", &body, cost, &|bytes| {
             let response = parse_completion(bytes, request.json)?;
             if readable(&response.content) {
@@ -463,6 +490,56 @@ struct WireMessage {
 }
 
 #[derive(Deserialize)]
+struct WireLogprobs {
+    #[serde(default)]
+    choices: Vec<WireLogprobChoice>,
+}
+
+#[derive(Deserialize)]
+struct WireLogprobChoice {
+    logprobs: Option<WireLogprobContent>,
+}
+
+#[derive(Deserialize)]
+struct WireLogprobContent {
+    content: Option<Vec<WireTokenLogprob>>,
+}
+
+#[derive(Deserialize)]
+struct WireTokenLogprob {
+    logprob: f64,
+    #[serde(default)]
+    top_logprobs: Vec<WireTopLogprob>,
+}
+
+#[derive(Deserialize)]
+struct WireTopLogprob {
+    logprob: f64,
+}
+
+/// The first choice's token log-probabilities (OpenAI's `choices[0].logprobs.content`), as
+/// llama.cpp's server, vLLM and OpenAI return them; `None` when the body has none or a value
+/// is not finite (a server that ignores the request simply omits them).
+fn parse_logprobs(bytes: &[u8]) -> Option<Vec<TokenLogprob>> {
+    let wire: WireLogprobs = serde_json::from_slice(bytes).ok()?;
+    let content = wire.choices.into_iter().next()?.logprobs?.content?;
+    let tokens: Vec<TokenLogprob> = content
+        .into_iter()
+        .map(|t| TokenLogprob {
+            logprob: t.logprob,
+            top: t.top_logprobs.into_iter().map(|a| a.logprob).collect(),
+        })
+        .collect();
+    let finite = tokens.iter().all(|t| {
+        t.logprob.is_finite()
+            && t.top
+                .iter()
+                .all(|l| l.is_finite() || *l == f64::NEG_INFINITY)
+    });
+    (finite && !tokens.is_empty()).then_some(tokens)
+}
+
+#[derive(Deserialize)]
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
@@ -532,6 +609,19 @@ fn parse_completion(bytes: &[u8], json: bool) -> Result<ChatResponse, AttemptErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_logprobs_when_the_server_returns_them() {
+        let body = br#"{"choices":[{"message":{"content":"Paris"},"finish_reason":"stop","logprobs":{"content":[{"token":"Par","logprob":-0.5,"top_logprobs":[{"token":"Par","logprob":-0.5},{"token":"Lyon","logprob":-1.5}]},{"token":"is","logprob":-0.25,"top_logprobs":[]}]}}]}"#;
+        let l = parse_logprobs(body).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!((l[0].logprob, l[0].top.clone()), (-0.5, vec![-0.5, -1.5]));
+        assert!(l[1].top.is_empty());
+        // No logprobs in the body (a server that ignores the request): none.
+        let plain = br#"{"choices":[{"message":{"content":"Paris"},"finish_reason":"stop"}]}"#;
+        assert_eq!(parse_logprobs(plain), None);
+        assert_eq!(parse_completion(body, false).unwrap().content, "Paris");
+    }
 
     #[test]
     fn parses_content_usage_and_json() {

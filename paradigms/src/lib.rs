@@ -27,6 +27,7 @@ pub mod iterative;
 pub mod llm_only;
 pub mod memo;
 pub mod ppr;
+pub mod probe;
 pub mod rag;
 pub mod reader;
 pub mod registry;

@@ -57,10 +57,13 @@ impl Paradigm for LlmOnly {
                 judge_ms: 0.0,
             },
             // No retrieval to trace: the record says who answered, and from what.
-            trace: serde_json::json!({
-                "reader": self.reader.identity(),
-                "context": "none: parametric knowledge only",
-            }),
+            trace: crate::reader::with_confidence(
+                serde_json::json!({
+                    "reader": self.reader.identity(),
+                    "context": "none: parametric knowledge only",
+                }),
+                g.confidence,
+            ),
         })
     }
 }

@@ -109,11 +109,14 @@ impl Paradigm for RetrieveThenRead {
                 generation_ms,
                 judge_ms: 0.0,
             },
-            trace: serde_json::json!({
-                "retriever": self.retriever.name(),
-                "candidates": retrieval.ranked.len(),
-                "retrieval": retrieval.trace,
-            }),
+            trace: crate::reader::with_confidence(
+                serde_json::json!({
+                    "retriever": self.retriever.name(),
+                    "candidates": retrieval.ranked.len(),
+                    "retrieval": retrieval.trace,
+                }),
+                generation.confidence,
+            ),
         })
     }
 

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::model::{RouteEval, Tuple};
+use crate::model::{RouteEval, SignalRow, Tuple};
 
 /// One CSV field: quoted when it holds a comma, a quote, a line break or edge spaces; quotes
 /// inside are doubled.
@@ -127,6 +127,72 @@ pub fn tuples_jsonl(tuples: &[Tuple]) -> String {
     out
 }
 
+const SIGNAL_COLUMNS: [&str; 10] = [
+    "run_id",
+    "corpus",
+    "query_id",
+    "name",
+    "value",
+    "present",
+    "probe",
+    "paradigms",
+    "cost",
+    "cost_ms",
+];
+
+/// The probe signals as CSV, one line per (run, question, signal): a missing signal has an
+/// empty value and `present` false; `paradigms` lists (`;`-separated) the paradigms whose
+/// answers the probe used, `cost` is its own cost in the run's unit, `cost_ms` its time.
+pub fn signals_csv(rows: &[SignalRow]) -> String {
+    let mut out = SIGNAL_COLUMNS.join(",") + "\n";
+    for r in rows {
+        let s = &r.signal;
+        let f = [
+            r.run_id.to_string(),
+            r.corpus.clone(),
+            r.query_id.clone(),
+            s.name.clone(),
+            opt(s.value),
+            s.value.is_some().to_string(),
+            s.probe.clone(),
+            s.paradigms
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
+            s.cost.to_string(),
+            s.cost_ms.to_string(),
+        ];
+        let f: Vec<String> = f.iter().map(|v| csv_field(v)).collect();
+        out.push_str(&f.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// The probe signals as JSON lines (same fields; a missing value is `null`, `paradigms` a list).
+pub fn signals_jsonl(rows: &[SignalRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let s = &r.signal;
+        let v = json!({
+            "run_id": r.run_id,
+            "corpus": r.corpus,
+            "query_id": r.query_id,
+            "name": s.name,
+            "value": s.value,
+            "present": s.value.is_some(),
+            "probe": s.probe,
+            "paradigms": s.paradigms.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            "cost": s.cost,
+            "cost_ms": s.cost_ms,
+        });
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
 const EVAL_COLUMNS: [&str; 20] = [
     "eval_id",
     "split",
@@ -204,4 +270,60 @@ pub fn evals_jsonl(evals: &[RouteEval]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::{ParadigmId, Signal};
+
+    fn rows() -> Vec<SignalRow> {
+        let mut agree = Signal::free(
+            "agree.f1",
+            Some(0.5),
+            "answers",
+            &[ParadigmId::LlmOnly, ParadigmId::Naive],
+        );
+        agree.cost = 2.0;
+        agree.cost_ms = 0.25;
+        let row = |q: &str, signal: Signal| SignalRow {
+            run_id: 7,
+            corpus: "c".into(),
+            query_id: q.into(),
+            signal,
+        };
+        vec![
+            row("q1", agree),
+            row(
+                "q,2",
+                Signal::free("entity.hit_rate", None, "entities", &[]),
+            ),
+        ]
+    }
+
+    #[test]
+    fn signals_export_value_present_flag_and_cost() {
+        let csv = signals_csv(&rows());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "run_id,corpus,query_id,name,value,present,probe,paradigms,cost,cost_ms",
+                "7,c,q1,agree.f1,0.5,true,answers,llm-only;naive,2,0.25",
+                // A missing signal: empty value, present false; a comma in an id is quoted.
+                "7,c,\"q,2\",entity.hit_rate,,false,entities,,0,0",
+            ]
+        );
+        let json: Vec<serde_json::Value> = signals_jsonl(&rows())
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(json[0]["paradigms"], json!(["llm-only", "naive"]));
+        assert_eq!(
+            (json[0]["value"].clone(), json[0]["cost"].clone()),
+            (json!(0.5), json!(2.0))
+        );
+        assert_eq!(json[1]["value"], serde_json::Value::Null);
+        assert_eq!(json[1]["present"], json!(false));
+    }
 }

@@ -6,7 +6,9 @@ use bench_core::{BenchError, Result};
 use store::Store;
 use store::{select_runs, RunSelection, SplitUse};
 
-use crate::model::{CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, Tokens, Tuple};
+use crate::model::{
+    CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, SignalRow, Tokens, Tuple,
+};
 
 /// Which runs and evaluations a report covers.
 #[derive(Debug, Clone, Default)]
@@ -84,8 +86,17 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
     runs.sort_by(|a, b| a.corpus.cmp(&b.corpus).then(a.id.cmp(&b.id)));
 
     let mut tuples = Vec::new();
+    let mut signals = Vec::new();
     for run in &runs {
         tuples.extend(run_tuples(store, run).await?);
+        for (query_id, signal) in store.signals(run.id).await? {
+            signals.push(SignalRow {
+                run_id: run.id,
+                corpus: run.corpus.clone(),
+                query_id,
+                signal,
+            });
+        }
     }
 
     let mut corpora = Vec::new();
@@ -176,6 +187,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         tuples,
         evals,
         metrics,
+        signals,
         source: store.path().to_owned(),
     })
 }

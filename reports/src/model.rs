@@ -147,8 +147,19 @@ pub struct ReportData {
     /// Router evaluations, oldest first; empty when none were stored or selected.
     pub evals: Vec<RouteEval>,
     pub metrics: Vec<CorpusMetrics>,
+    /// The runs' probe signals, in run then question then name order.
+    pub signals: Vec<SignalRow>,
     /// The database the data came from, for the record.
     pub source: String,
+}
+
+/// One probe signal of one question of a run, for the exports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignalRow {
+    pub run_id: i64,
+    pub corpus: String,
+    pub query_id: String,
+    pub signal: bench_core::Signal,
 }
 
 impl ReportData {

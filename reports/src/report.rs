@@ -298,6 +298,16 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
         "exports/tuples.jsonl",
         export::tuples_jsonl(&data.tuples).as_bytes(),
     )?;
+    if !data.signals.is_empty() {
+        st.put(
+            "exports/signals.csv",
+            export::signals_csv(&data.signals).as_bytes(),
+        )?;
+        st.put(
+            "exports/signals.jsonl",
+            export::signals_jsonl(&data.signals).as_bytes(),
+        )?;
+    }
     if !data.evals.is_empty() {
         st.put(
             "exports/route_evals.csv",

@@ -212,16 +212,22 @@ async fn indicators(store: &Store, run: &RunRef) -> Result<std::result::Result<[
     };
     let mut out = [0.0; 6];
     for (slot, key) in out.iter_mut().zip(INDICATOR_KEYS) {
-        *slot = flat
+        // A metrics record without a field (a run that built no graph stores no graph
+        // indicators) leaves the corpus without indicators: an error only for features that
+        // read them (C), not for Q or P.
+        match flat
             .get(key)
             .and_then(serde_json::Value::as_f64)
             .filter(|v| v.is_finite())
-            .ok_or_else(|| {
-                BenchError::Invalid(format!(
+        {
+            Some(v) => *slot = v,
+            None => {
+                return Ok(Err(format!(
                     "stored corpus metrics of {} ({configuration}): field {key:?} is missing or not a finite number; rerun `ragrouter metrics {}`",
                     run.corpus, run.corpus
-                ))
-            })?;
+                )))
+            }
+        }
     }
     Ok(Ok(out))
 }

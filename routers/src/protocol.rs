@@ -349,6 +349,12 @@ impl RouteEvaluation {
             &self.evaluation.predictions,
             &family,
         ));
+        // The signals read together (util-lr's cross-fitted P(correct)), under the per-signal
+        // AUROCs; a fit that fails is said, not fatal to the tables already computed.
+        match crate::reading::render_combined(&self.set, self.spec.seed) {
+            Ok(line) => out.push_str(&line),
+            Err(e) => out.push_str(&format!("all features (util-lr, cross-fitted): not computed: {e}\n")),
+        }
         out
     }
 

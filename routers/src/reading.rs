@@ -117,6 +117,44 @@ pub fn signal_aurocs(set: &RoutingSet) -> Vec<SignalAuroc> {
         .collect()
 }
 
+/// Per paradigm class, the AUROC for "this paradigm is correct" of the signals read together:
+/// util-lr's cross-fitted P(correct) over every row of `set` (its chosen feature blocks plus the
+/// corpus one-hot; logistic regression, Platt-calibrated, each row scored by models that did not
+/// see it).
+pub fn combined_auroc(set: &RoutingSet, seed: u64) -> bench_core::Result<Vec<Option<f64>>> {
+    let oof = crate::utility::cross_fitted_p(set, seed)?;
+    Ok(oof
+        .iter()
+        .enumerate()
+        .map(|(c, per_row)| {
+            let (s, y): (Vec<f64>, Vec<bool>) = per_row
+                .iter()
+                .zip(&set.rows)
+                .filter_map(|(p, r)| Some((((*p)?), r.outcomes[c]?.correct)))
+                .unzip();
+            auroc(&s, &y)
+        })
+        .collect())
+}
+
+/// The line `route eval` prints under the signals' AUROCs: [`combined_auroc`] per paradigm.
+pub fn render_combined(set: &RoutingSet, seed: u64) -> bench_core::Result<String> {
+    if set.schema.block(FeatureKind::ProbeSignals).is_none() {
+        return Ok(String::new());
+    }
+    let k = set.schema.n_classes() - 1;
+    let mut out = format!(
+        "{:<28} {:>7}",
+        "all features (util-lr, cross-fitted)",
+        set.rows.len()
+    );
+    for v in combined_auroc(set, seed)?.iter().take(k) {
+        out.push_str(&v.map_or(format!(" {:>10}", "-"), |v| format!(" {v:>10.3}")));
+    }
+    out.push('\n');
+    Ok(out)
+}
+
 /// Per router, its operating points over the sweep (pooled `*` summaries): `(param, correct
 /// rate, mean cost)`, in first-seen order.
 pub fn operating_points(summaries: &[Summary]) -> BTreeMap<String, Vec<(Option<f64>, f64, f64)>> {

@@ -200,7 +200,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
                     None,
                 ),
                 Some(clients) => {
-                    let engines = Engines::llm(&config, clients, &store);
+                    let engines = Engines::llm(&config, clients, &store, None);
                     // The answering endpoint, through the response cache (the prompt is part
                     // of the cache key, and its version is in GENERATE_PROMPT_VERSION).
                     let generation: Arc<dyn bench_core::Llm> = engines

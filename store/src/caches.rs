@@ -44,4 +44,8 @@ impl ResponseCache for Store {
     async fn put(&self, entry: &LlmCacheEntry<'_>) -> bench_core::Result<bool> {
         Ok(self.llm_cache_put(entry).await?)
     }
+
+    async fn logprobs(&self, key: &str) -> bench_core::Result<Option<Vec<TokenLogprob>>> {
+        Ok(self.llm_cache_logprobs(key).await?)
+    }
 }

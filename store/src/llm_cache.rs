@@ -6,9 +6,9 @@
 
 use sqlx::Row;
 
-use bench_core::{ChatResponse, LlmCacheEntry, Usage};
+use bench_core::{ChatResponse, LlmCacheEntry, TokenLogprob, Usage};
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::Store;
 
 impl Store {
@@ -34,6 +34,27 @@ impl Store {
         }))
     }
 
+    /// The token log-probabilities stored with the reply under `key` (`None`: no such reply,
+    /// or it has none).
+    pub async fn llm_cache_logprobs(&self, key: &str) -> Result<Option<Vec<TokenLogprob>>> {
+        let json: Option<Option<String>> =
+            sqlx::query_scalar("SELECT logprobs_json FROM llm_cache WHERE key = $1")
+                .bind(key)
+                .fetch_optional(self.pool())
+                .await
+                .map_err(|e| self.err(e))?;
+        json.flatten()
+            .map(|j| {
+                serde_json::from_str(&j).map_err(|e| {
+                    StoreError::Invalid(format!(
+                        "results store {}: llm_cache.logprobs_json of {key}: {e}",
+                        self.path()
+                    ))
+                })
+            })
+            .transpose()
+    }
+
     /// Stores a reply unless a row under the same key exists, and says whether it did. The
     /// first writer wins: a server need not give the same reply to the same request (batching
     /// makes llama.cpp's temperature-0 replies vary), so a caller that lost the race must use
@@ -41,8 +62,9 @@ impl Store {
     pub async fn llm_cache_put(&self, entry: &LlmCacheEntry<'_>) -> Result<bool> {
         let done = sqlx::query(
             "INSERT INTO llm_cache \
-             (key, identity, model, request_json, response, prompt_tokens, completion_tokens, usage_reported) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+             (key, identity, model, request_json, response, prompt_tokens, completion_tokens, usage_reported, \
+              logprobs_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
         )
         .bind(entry.key)
         .bind(entry.identity)
@@ -52,6 +74,11 @@ impl Store {
         .bind(entry.prompt_tokens as i64)
         .bind(entry.completion_tokens as i64)
         .bind(entry.response.usage.is_some() as i64)
+        .bind(
+            entry
+                .logprobs
+                .map(|l| serde_json::to_string(l).expect("log-probabilities serialise")),
+        )
         .execute(self.pool())
         .await
         .map_err(|e| self.err(e))?;
@@ -95,6 +122,7 @@ mod tests {
             response,
             prompt_tokens: 3,
             completion_tokens: 1,
+            logprobs: None,
         };
         for (key, resp) in [("k1", &with), ("k2", &without)] {
             assert!(store.llm_cache_put(&entry(key, resp)).await.unwrap());

@@ -359,6 +359,35 @@ impl Store {
         }))
     }
 
+    /// Every answered tuple (no error) of `paradigm` in a run: query id, answer and trace
+    /// (`null` when unreadable), what the answer probe reads.
+    pub async fn answered(
+        &self,
+        run_id: i64,
+        paradigm: &str,
+    ) -> Result<Vec<(String, String, serde_json::Value)>> {
+        let rows = sqlx::query(
+            "SELECT query_id, answer, trace_json FROM results
+             WHERE run_id = $1 AND paradigm = $2 AND error IS NULL ORDER BY query_id",
+        )
+        .bind(run_id)
+        .bind(paradigm)
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let trace: String = r.get(2);
+                (
+                    r.get(0),
+                    r.get(1),
+                    serde_json::from_str(&trace).unwrap_or_default(),
+                )
+            })
+            .collect())
+    }
+
     /// A run's tuples joined with their questions, in question (file) order then paradigm.
     pub async fn report_tuples(
         &self,

@@ -24,6 +24,9 @@ pub struct LlmReader {
     pub temperature: f32,
     pub direct_temperature: f32,
     pub max_tokens: u32,
+    /// Ask for each answer token's log-probability and this many alternatives (the answer
+    /// probe's token-level confidence); `None`: plain requests.
+    pub logprobs: Option<u8>,
 }
 
 impl std::fmt::Debug for LlmReader {
@@ -42,7 +45,15 @@ impl LlmReader {
             temperature: cfg.temperature,
             direct_temperature: cfg.llm_only_temperature,
             max_tokens: cfg.max_tokens,
+            logprobs: None,
         }
+    }
+
+    /// This reader asking for `top` log-probability alternatives per answer token (`None`:
+    /// plain requests).
+    pub fn with_logprobs(mut self, top: Option<u8>) -> Self {
+        self.logprobs = top;
+        self
     }
 
     /// The request for a question and its context (empty context: the direct prompt).
@@ -95,13 +106,17 @@ impl Reader for LlmReader {
         context: &[ContextChunk<'_>],
     ) -> bench_core::Result<Generation> {
         let request = self.request(question, qtype, context);
-        let response = self.llm.chat(&request).await?;
+        let (response, logprobs) = match self.logprobs {
+            None => (self.llm.chat(&request).await?, None),
+            Some(top) => self.llm.chat_logprobs(&request, top).await?,
+        };
         let (tokens_in, tokens_out, token_source) = response.token_bill(&request);
         Ok(Generation {
             text: response.content.trim().to_owned(),
             tokens_in,
             tokens_out,
             token_source,
+            confidence: logprobs.as_deref().and_then(bench_core::Confidence::of),
         })
     }
 }

@@ -198,6 +198,7 @@ impl Reader for OfflineReader {
             tokens_in: 0,
             tokens_out: 0,
             token_source: TokenSource::Cl100k,
+            confidence: None,
         })
     }
 }

@@ -301,6 +301,12 @@ fn raw_p(scores: &[f64]) -> f64 {
     }
 }
 
+/// util-lr's cross-fitted P(correct) of every row of `set`, per paradigm class (`None` where
+/// the row has no tuple of the class): each estimate comes from models that did not see its row.
+pub fn cross_fitted_p(set: &RoutingSet, seed: u64) -> Result<Vec<Vec<Option<f64>>>> {
+    Ok(Fitted::fit(set, LR, seed)?.oof)
+}
+
 impl Fitted {
     fn fit(train: &RoutingSet, learner: Learner, seed: u64) -> Result<Fitted> {
         if train.rows.is_empty() {

@@ -22,6 +22,7 @@ use tokio::task::JoinSet;
 mod dry_run;
 mod execute;
 pub(crate) mod finish;
+mod probe;
 
 use crate::engines::*;
 use dry_run::*;
@@ -61,6 +62,7 @@ pub(crate) struct Shared {
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
+    probe::parse(&args.probes)?;
     // A --db that is a directory or another application's file is refused before any work,
     // and so are folder arguments that are files.
     crate::checks::check_db(&args.store.db)?;
@@ -377,7 +379,12 @@ impl Step<'_> {
         let extractor = Arc::new(OfflineExtractor::new());
         let engines = match llm_clients {
             None => Engines::offline(self.config, offline_reader.clone(), extractor.clone()),
-            Some(clients) => Engines::llm(self.config, clients, &store),
+            Some(clients) => Engines::llm(
+                self.config,
+                clients,
+                &store,
+                probe::reader_logprobs(&self.args.probes),
+            ),
         };
 
         let (graph, graph_build, graph_secs) = self.graph(&store, &engines).await?;
@@ -470,6 +477,7 @@ impl Step<'_> {
             ),
         }
         let answer_secs = t_answer.elapsed().as_secs_f64();
+        self.probe(&store, run.id, &parts, graph.is_some()).await?;
         let graph_used = graph
             .as_ref()
             .map(|(g, _)| (g.as_ref(), engines.graph_extractor.identity()));

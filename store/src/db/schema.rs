@@ -295,4 +295,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE queries ADD COLUMN statements_json TEXT;
     "#,
+    // 15: the token log-probabilities of a cached reply that asked for them (JSON list of
+    // {logprob, top}); NULL for a plain request or an endpoint that returned none.
+    r#"
+    ALTER TABLE llm_cache ADD COLUMN logprobs_json TEXT;
+    "#,
 ];

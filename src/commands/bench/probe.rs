@@ -1,0 +1,358 @@
+//! `bench`'s probe step: per question, the signals of a cheap first look (`--probes`), written
+//! through `Store::put_signals` after the tuples; a rerun computes only the (question, probe)
+//! pairs the store lacks.
+//!
+//! Offline every probe costs 0 in the run's cost unit (context tokens: none is given to a
+//! reader) and records its milliseconds; in LLM mode the entity probe's extraction is billed in
+//! LLM tokens. A probe's wall time per question is shared equally among its signals, so the
+//! signals' milliseconds add up to the probe's.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use anyhow::Result;
+use bench_core::{Embeddings, Query, Signal, Store};
+use corpora::index::FlatIndex;
+use paradigms::probe::{self as p, Bm25Index, Components};
+use paradigms::GraphRetriever;
+
+use super::BadInput;
+
+/// The zero-token probes, in the order they run.
+pub(crate) const OFFLINE_PROBES: [&str; 4] = ["dense", "bm25", "entities", "ppr"];
+/// Probes that need an LLM run.
+pub(crate) const LLM_PROBES: [&str; 1] = ["answers"];
+
+/// Log-probability alternatives the reader asks for per answer token when `answers` is on.
+pub(crate) const TOP_LOGPROBS: u8 = 5;
+
+/// What the LLM reader should ask for: log-probabilities when the answer probe is on.
+pub(crate) fn reader_logprobs(names: &[String]) -> Option<u8> {
+    parse(names)
+        .ok()?
+        .contains(&"answers")
+        .then_some(TOP_LOGPROBS)
+}
+
+/// Dense scores kept per question (Adaptive-k's gap is looked for among them).
+const DENSE_K: usize = 100;
+/// Rankings compared by the BM25/dense overlap.
+const OVERLAP_K: usize = 10;
+/// Questions per store transaction: an interruption loses at most this many questions' signals.
+const BATCH: usize = 100;
+
+/// The probes `--probes` names, checked (`none` alone: no probe).
+pub(crate) fn parse(names: &[String]) -> Result<Vec<&'static str>> {
+    let mut out = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if n == "none" {
+            continue;
+        }
+        let Some(&known) = OFFLINE_PROBES.iter().chain(&LLM_PROBES).find(|&&k| k == n) else {
+            return Err(BadInput(format!(
+                "--probes {n:?}: unknown probe; expected a comma-separated list of {}, {} or none",
+                OFFLINE_PROBES.join(", "),
+                LLM_PROBES.join(", ")
+            ))
+            .into());
+        };
+        if !out.contains(&known) {
+            out.push(known);
+        }
+    }
+    Ok(out)
+}
+
+/// What the probe step reads.
+pub(crate) struct ProbeInputs<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) run_id: i64,
+    pub(crate) probes: &'a [&'static str],
+    pub(crate) queries: &'a [Query],
+    pub(crate) vectors: &'a Embeddings,
+    pub(crate) index: &'a FlatIndex,
+    pub(crate) chunk_texts: Vec<&'a str>,
+    /// `None` when no chosen paradigm reads the graph (then `entities` and `ppr` are skipped).
+    pub(crate) graph: Option<GraphRetriever>,
+}
+
+/// Signals of one probe on one question, before naming the probe and sharing its time.
+type Values = Vec<(&'static str, Option<f64>)>;
+
+fn signals(probe: &str, values: Values, cost: f64, ms: f64) -> Vec<Signal> {
+    let share = ms / values.len().max(1) as f64;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, value))| Signal {
+            name: name.to_string(),
+            value,
+            probe: probe.to_string(),
+            paradigms: Vec::new(),
+            // The probe's own bill sits on its first signal, so a router pays it once.
+            cost: if i == 0 { cost } else { 0.0 },
+            cost_ms: share,
+        })
+        .collect()
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs the pending probes and stores their signals; returns (questions probed, signals written).
+pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
+    let mut probes: Vec<&str> = inputs
+        .probes
+        .iter()
+        .copied()
+        .filter(|p| OFFLINE_PROBES.contains(p))
+        .collect();
+    if inputs.graph.is_none() && probes.iter().any(|p| matches!(*p, "entities" | "ppr")) {
+        eprintln!("probes: entities and ppr need the knowledge graph, which no chosen paradigm reads: skipped");
+        probes.retain(|p| !matches!(*p, "entities" | "ppr"));
+    }
+    let done: BTreeSet<(String, String)> = inputs
+        .store
+        .signals(inputs.run_id)
+        .await?
+        .into_iter()
+        .map(|(q, s)| (q, s.probe))
+        .collect();
+    let pending = |q: &Query, probe: &str| !done.contains(&(q.id.clone(), probe.to_string()));
+    let todo: Vec<usize> = (0..inputs.queries.len())
+        .filter(|&i| probes.iter().any(|p| pending(&inputs.queries[i], p)))
+        .collect();
+    if todo.is_empty() {
+        return Ok((0, 0));
+    }
+    let wants = |p: &str| probes.contains(&p);
+    let bar = crate::progress::bar(todo.len() as u64, "probing", "");
+
+    // Dense top-k of every pending question in one batched search; its time is shared evenly.
+    let needs_dense = wants("dense") || wants("bm25");
+    let (dense, dense_ms) = if needs_dense {
+        let t = Instant::now();
+        let mut sub = Vec::with_capacity(todo.len() * inputs.vectors.dim);
+        for &i in &todo {
+            sub.extend_from_slice(inputs.vectors.row(i));
+        }
+        let batch = Embeddings::new(inputs.vectors.dim, sub);
+        let hits = inputs.index.search_batch(&batch, DENSE_K);
+        (hits, ms(t) / todo.len() as f64)
+    } else {
+        (Vec::new(), 0.0)
+    };
+    let bm25 = if todo
+        .iter()
+        .any(|&i| wants("bm25") && pending(&inputs.queries[i], "bm25"))
+    {
+        let t = Instant::now();
+        let index = Bm25Index::new(&inputs.chunk_texts);
+        eprintln!(
+            "probes: BM25 index over {} chunks in {:.1}s",
+            inputs.chunk_texts.len(),
+            t.elapsed().as_secs_f64()
+        );
+        Some(index)
+    } else {
+        None
+    };
+    let components = inputs
+        .graph
+        .as_ref()
+        .map(|g| Components::new(&g.graph.adjacency));
+
+    let (mut questions, mut written) = (0, 0);
+    let mut rows: Vec<(String, Signal)> = Vec::new();
+    let mut ws = paradigms::PushWorkspace::default();
+    for (n, &i) in todo.iter().enumerate() {
+        let q = &inputs.queries[i];
+        let mut out: HashMap<&str, Vec<Signal>> = HashMap::new();
+        if wants("dense") && pending(q, "dense") {
+            let t = Instant::now();
+            let scores: Vec<f32> = dense[n].iter().map(|h| h.score).collect();
+            let d = p::dense_signals(&scores);
+            let values = vec![
+                ("dense.top1", d.top1),
+                ("dense.margin", d.margin),
+                ("dense.mean5", d.mean5),
+                ("dense.mean10", d.mean10),
+                ("dense.gap_pos", d.gap_position),
+            ];
+            out.insert("dense", signals("dense", values, 0.0, dense_ms + ms(t)));
+        }
+        if let (Some(index), true) = (&bm25, pending(q, "bm25")) {
+            let t = Instant::now();
+            let hits = index.search(&q.text, OVERLAP_K);
+            let dense_rows: Vec<u32> = dense[n].iter().map(|h| h.row).collect();
+            let values = vec![
+                ("bm25.top1", Some(hits.first().map_or(0.0, |h| h.1))),
+                (
+                    "bm25.overlap10",
+                    p::top_overlap(&p::rows(&hits), &dense_rows, OVERLAP_K),
+                ),
+            ];
+            out.insert("bm25", signals("bm25", values, 0.0, ms(t)));
+        }
+        let graph_due = ["entities", "ppr"]
+            .into_iter()
+            .any(|p| wants(p) && pending(q, p));
+        if let (Some(g), Some(c), true) = (&inputs.graph, &components, graph_due) {
+            let t = Instant::now();
+            let s = p::graph_signals(g, c, &q.text, inputs.vectors.row(i), &mut ws).await?;
+            let took = ms(t);
+            // Linking and PPR ran together: each probe is charged half the time; the
+            // extraction's LLM tokens (0 offline) go to the entity probe.
+            if wants("entities") && pending(q, "entities") {
+                let values = vec![
+                    ("entity.mentions", Some(s.mentions)),
+                    ("entity.linked", Some(s.linked)),
+                    ("entity.hit_rate", s.hit_rate),
+                ];
+                out.insert(
+                    "entities",
+                    signals("entities", values, s.tokens as f64, took / 2.0),
+                );
+            }
+            if wants("ppr") && pending(q, "ppr") {
+                let values = vec![
+                    ("ppr.seeds", Some(s.seeds)),
+                    ("ppr.top1", s.ppr_top1),
+                    ("ppr.top10_mass", s.ppr_top10_mass),
+                    ("ppr.entropy", s.ppr_entropy),
+                    ("ppr.seed_degree", s.seed_degree),
+                    ("ppr.seed_component", s.seed_component),
+                ];
+                out.insert("ppr", signals("ppr", values, 0.0, took / 2.0));
+            }
+        }
+        if !out.is_empty() {
+            questions += 1;
+        }
+        for s in out.into_values().flatten() {
+            rows.push((q.id.clone(), s));
+        }
+        if (n + 1) % BATCH == 0 || n + 1 == todo.len() {
+            inputs.store.put_signals(inputs.run_id, &rows).await?;
+            written += rows.len();
+            rows.clear();
+        }
+        bar.set_position(n as u64 + 1);
+    }
+    bar.finish_and_clear();
+    Ok((questions, written))
+}
+
+impl super::Step<'_> {
+    /// The probe step of a finished run (`--probes`), reporting what it added.
+    pub(super) async fn probe(
+        &self,
+        store: &Store,
+        run_id: i64,
+        parts: &super::Parts<'_>,
+        has_graph: bool,
+    ) -> Result<()> {
+        let probes = parse(&self.args.probes)?;
+        if probes.is_empty() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let inputs = ProbeInputs {
+            store,
+            run_id,
+            probes: &probes,
+            queries: self.queries,
+            vectors: &self.embedded.query_vectors,
+            index: &self.embedded.index,
+            chunk_texts: self.corpus.chunks.iter().map(|c| c.text.as_str()).collect(),
+            graph: has_graph.then(|| parts.graph_retriever()).transpose()?,
+        };
+        let (mut questions, mut written) = run(inputs).await?;
+        if self.llm_settings.is_some() && probes.contains(&"answers") {
+            let (q, w) = answers(store, run_id, self.queries).await?;
+            questions = questions.max(q);
+            written += w;
+        }
+        if questions > 0 {
+            let llm = self.llm_settings.is_some();
+            let ran: Vec<&str> = probes
+                .iter()
+                .copied()
+                .filter(|p| OFFLINE_PROBES.contains(p) || llm)
+                .collect();
+            eprintln!(
+                "probes ({}): {written} signals for {questions} questions in {:.1}s",
+                ran.join(", "),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The answer probe of an LLM run: the stored LLM-only and NaiveRAG answers compared (EM and
+/// token F1 between them, lengths, refusals) and each one's token-level confidence (mean and
+/// minimum log-probability, entropy; missing where the endpoint returned no log-probabilities).
+/// Its signals cost nothing of their own: a router reading them pays the two paradigms, whose
+/// LLM tokens the tuples already bill. Questions where either answer is missing (a failed tuple)
+/// get no row, so the next invocation, which retries the tuple, probes them.
+async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize, usize)> {
+    use bench_core::ParadigmId::{LlmOnly, Naive};
+    let done: BTreeSet<String> = store
+        .signals(run_id)
+        .await?
+        .into_iter()
+        .filter(|(_, s)| s.probe == "answers")
+        .map(|(q, _)| q)
+        .collect();
+    let of = |rows: Vec<(String, String, serde_json::Value)>| -> HashMap<String, (String, serde_json::Value)> {
+        rows.into_iter().map(|(q, a, t)| (q, (a, t))).collect()
+    };
+    let direct = of(store.answered(run_id, LlmOnly.as_str()).await?);
+    let naive = of(store.answered(run_id, Naive.as_str()).await?);
+    if direct.is_empty() || naive.is_empty() {
+        eprintln!("probes: answers needs the llm-only and naive tuples of the run: skipped");
+        return Ok((0, 0));
+    }
+    let mut rows = Vec::new();
+    let mut questions = 0;
+    for q in queries.iter().filter(|q| !done.contains(&q.id)) {
+        let (Some((a, ta)), Some((b, tb))) = (direct.get(&q.id), naive.get(&q.id)) else {
+            continue;
+        };
+        let t = Instant::now();
+        let names = metrics::probe::agreement_names(LlmOnly.as_str(), Naive.as_str());
+        let values = metrics::probe::agreement_signals(a, b);
+        let mut out: Vec<Signal> = names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| Signal::free(n, Some(v), "answers", &[LlmOnly, Naive]))
+            .collect();
+        for (p, trace) in [(LlmOnly, ta), (Naive, tb)] {
+            let c: Option<bench_core::Confidence> =
+                serde_json::from_value(trace["confidence"].clone()).ok();
+            for (what, v) in [
+                ("mean", c.map(|c| c.mean_logprob)),
+                ("min", c.map(|c| c.min_logprob)),
+                ("entropy", c.map(|c| c.entropy)),
+            ] {
+                out.push(Signal::free(
+                    &format!("logprob.{what}.{}", p.as_str()),
+                    v,
+                    "answers",
+                    &[p],
+                ));
+            }
+        }
+        let share = ms(t) / out.len() as f64;
+        questions += 1;
+        rows.extend(out.into_iter().map(|mut s| {
+            s.cost_ms = share;
+            (q.id.clone(), s)
+        }));
+    }
+    let written = rows.len();
+    store.put_signals(run_id, &rows).await?;
+    Ok((questions, written))
+}

@@ -62,13 +62,22 @@ readme-figures:
 readme-walk:
     cargo test --release --workspace --test readme_walk -- --ignored --nocapture
 
+# Optional Python references (OpenBLAS through numpy, python-igraph, networkx/scikit-learn/
+# scikit-dimension at the metric fixtures' versions) go into target/perf-venv on first use
+# (scripts/perf-venv.sh); without python3 they are skipped. OpenBLAS is measured with
+# OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset for that command only (its own AVX-512 kernel).
+# Every line printed names the CPU, the gemm kernel and the load average.
 # Performance benchmarks: each prints its ratio against a baseline measured in the same run
 perf:
+    -py=$(bash scripts/perf-venv.sh) && [ -n "$py" ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" scripts/openblas_peak.py
     cargo run --release -p corpora --example perf_encoder
     cargo run --release -p corpora --example perf_search
+    cargo run --release -p corpora --example perf_ann -- 1000000 1000 --store target/perf/ann
     cargo run --release -p paradigms --example perf_ppr
-    cargo run --release -p metrics --example perf_metrics
+    cargo run --release -p paradigms --example perf_ppr_scale -- $(bash scripts/perf-venv.sh --igraph)
+    cargo run --release -p metrics --example perf_metrics -- $(bash scripts/perf-venv.sh --python)
     cargo run --release -p routers --example perf_cv
+    cargo run --release -p routers --example perf_cv -- 100000 --budget 60
     # 5-fold CV of every router on the 3,000 imported Adaptive-RAG questions (goal: under 30 s;
     # the evaluation prints its own wall time).
     rm -f target/perf/ar.sqlite target/perf/ar.sqlite-wal target/perf/ar.sqlite-shm

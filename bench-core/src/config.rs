@@ -32,6 +32,40 @@ pub struct RetrievalConfig {
     pub min_similarity: f32,
     /// Dense top-K before the budget cut.
     pub top_k: usize,
+    /// The dense chunk index: `exact` (default) or `hnsw` (approximate, built once and cached).
+    /// Not serialised while exact, so the configuration hash of every exact run is unchanged.
+    #[serde(skip_serializing_if = "IndexKind::is_exact")]
+    pub index: IndexKind,
+    /// Corpora with fewer chunks than this use exact search whatever `index` says: below it
+    /// exact search is fast enough and an approximate one would only lose recall.
+    #[serde(skip_serializing_if = "is_default_approx_min_chunks")]
+    pub approx_min_chunks: usize,
+}
+
+/// Default of `retrieval.approx_min_chunks` (docs/performance.md has the measurements).
+pub const DEFAULT_APPROX_MIN_CHUNKS: usize = 100_000;
+
+fn is_default_approx_min_chunks(n: &usize) -> bool {
+    *n == DEFAULT_APPROX_MIN_CHUNKS
+}
+
+/// `[retrieval] index`: which dense index answers queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexKind {
+    /// Brute-force inner products (gemm): every query sees every chunk.
+    #[default]
+    Exact,
+    /// An HNSW graph (the `hnsw_rs` crate), candidates rescored exactly.
+    Hnsw,
+    /// Inverted lists: named so the setting is refused with a reason, not as an unknown word.
+    Ivf,
+}
+
+impl IndexKind {
+    pub fn is_exact(&self) -> bool {
+        *self == IndexKind::Exact
+    }
 }
 
 impl Default for RetrievalConfig {
@@ -40,6 +74,8 @@ impl Default for RetrievalConfig {
             context_budget: 8_000,
             min_similarity: 0.4,
             top_k: 100,
+            index: IndexKind::Exact,
+            approx_min_chunks: DEFAULT_APPROX_MIN_CHUNKS,
         }
     }
 }
@@ -343,6 +379,16 @@ impl BenchConfig {
                 return Err(format!("{key} = 0: must be at least 1"));
             }
         }
+        if r.index == IndexKind::Ivf {
+            return Err(
+                "retrieval.index = \"ivf\": not available (IVF would come from faiss, \
+                        whose library this build does not link); use \"exact\" or \"hnsw\""
+                    .into(),
+            );
+        }
+        if r.approx_min_chunks == 0 {
+            return Err("retrieval.approx_min_chunks = 0: must be at least 1".into());
+        }
         if gr.max_triplets == 0 {
             return Err("graph.max_triplets = 0: must be at least 1".into());
         }
@@ -532,6 +578,38 @@ mod tests {
         let c = BenchConfig::from_toml_file(&p).unwrap();
         assert!(c.llm.is_some());
         assert_eq!(c.canonical_json(), BenchConfig::default().canonical_json());
+    }
+
+    #[test]
+    fn retrieval_index_is_typed_checked_and_hashed_only_when_not_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "[retrieval]\nindex = \"hnsw\"\n").unwrap();
+        let c = BenchConfig::from_toml_file(&p).unwrap();
+        assert_eq!(c.retrieval.index, IndexKind::Hnsw);
+        assert_eq!(c.retrieval.approx_min_chunks, DEFAULT_APPROX_MIN_CHUNKS);
+        // The index joins the run's configuration (and hash) only when it is not the default.
+        assert!(c.canonical_json().contains("\"index\":\"hnsw\""));
+        assert_ne!(c.canonical_json(), BenchConfig::default().canonical_json());
+        std::fs::write(&p, "[retrieval]\nindex = \"exact\"\n").unwrap();
+        let c = BenchConfig::from_toml_file(&p).unwrap();
+        assert_eq!(c.canonical_json(), BenchConfig::default().canonical_json());
+        assert!(!c.canonical_json().contains("index"));
+        std::fs::write(&p, "[retrieval]\nindex = \"annoy\"\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml") && e.contains("index") && e.contains("hnsw"),
+            "{e}"
+        );
+        std::fs::write(&p, "[retrieval]\nindex = \"ivf\"\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(e.contains("c.toml") && e.contains("retrieval.index"), "{e}");
+        std::fs::write(&p, "[retrieval]\napprox_min_chunks = 0\n").unwrap();
+        let e = BenchConfig::from_toml_file(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml") && e.contains("retrieval.approx_min_chunks"),
+            "{e}"
+        );
     }
 
     #[test]

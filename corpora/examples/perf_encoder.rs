@@ -4,7 +4,8 @@
 //! passages (truncated at 256 wordpieces), next to the naive candle baseline (input order,
 //! batches of 32 padded to their longest text) in the same run, and the largest difference
 //! between the two sets of vectors. It also measures this machine's sgemm peak in the same run (a
-//! 2048^3 f32 gemm on every rayon thread, best of five) and prints the encoder's share of it,
+//! 2048^3 f32 gemm on every rayon thread, best of five, with the widest gemm kernel this binary
+//! has on this CPU: AVX-512 where present) and prints the encoder's share of it,
 //! counting the forward's matrix-product FLOPs (QKV, attention output and feed-forward
 //! projections, and the attention scores and mixing of each text with itself).
 
@@ -12,6 +13,10 @@ use std::time::Instant;
 
 use bench_core::Embedder;
 use corpora::embed::{ensure_model, CandleMiniLm, MiniLm};
+use corpora::index::{gemm_kernel, machine_line};
+
+#[path = "common/peak.rs"]
+mod peak;
 
 const WORDS: &[&str] = &[
     "the",
@@ -123,69 +128,11 @@ fn forward_flops(lengths: impl Iterator<Item = usize>) -> f64 {
         .sum()
 }
 
-/// The best of five 2048^3 f32 gemm products on all rayon threads, in FLOP/s: what the machine's
-/// cores reach on a large, ideal matrix product with the same gemm crate and kernels.
-#[allow(unsafe_code)]
-fn sgemm_peak() -> f64 {
-    let n = 2048usize;
-    let a: Vec<f32> = (0..n * n)
-        .map(|i| ((i % 97) as f32 - 48.0) / 97.0)
-        .collect();
-    let b: Vec<f32> = (0..n * n)
-        .map(|i| ((i % 89) as f32 - 44.0) / 89.0)
-        .collect();
-    let mut c = vec![0.0f32; n * n];
-    let threads = rayon::current_num_threads();
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let t = Instant::now();
-        // SAFETY: three distinct n x n row-major buffers of the sizes the strides address.
-        unsafe {
-            gemm::gemm(
-                n,
-                n,
-                n,
-                c.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                a.as_ptr(),
-                1,
-                n as isize,
-                b.as_ptr(),
-                1,
-                n as isize,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::Rayon(threads),
-            );
-        }
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    std::hint::black_box(&c);
-    2.0 * (n as f64).powi(3) / best
-}
-
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     a.iter()
         .zip(b)
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f32::max)
-}
-
-/// Whether this CPU runs gemm's AVX-512 kernels (the crate dispatches at run time).
-fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }
 
 fn main() {
@@ -200,15 +147,16 @@ fn main() {
     let files = ensure_model(None).expect("model");
     let fast = MiniLm::load(&files).expect("load MiniLm");
     let naive = CandleMiniLm::load(&files, 32).expect("load candle baseline");
+    println!("{}", machine_line());
     println!(
-        "threads: {} (rayon), model: {}, CPU has AVX-512F: {}",
+        "threads: {} (rayon), model: {}",
         rayon::current_num_threads(),
         fast.name(),
-        avx512()
     );
-    let peak = sgemm_peak();
+    let peak = peak::sgemm_peak();
     println!(
-        "sgemm peak, 2048^3 f32 on {} threads, best of 5: {:.1} GFLOP/s",
+        "sgemm peak, gemm kernel {}, 2048^3 f32 on {} threads, best of 5: {:.1} GFLOP/s",
+        gemm_kernel(),
         rayon::current_num_threads(),
         peak / 1e9
     );
@@ -243,9 +191,11 @@ fn main() {
         );
         let flops = forward_flops(ids.iter().map(Vec::len)) / n as f64 * f;
         println!(
-            "  MiniLm forward: {:.1} GFLOP/s = {:.1} % of the measured sgemm peak",
+            "  MiniLm forward: {:.1} GFLOP/s = {:.1} % of the {} sgemm peak ({})",
             flops / 1e9,
-            100.0 * flops / peak
+            100.0 * flops / peak,
+            gemm_kernel(),
+            machine_line()
         );
         if !baseline {
             continue;

@@ -1,6 +1,12 @@
 //! Times every corpus metric on a seeded synthetic input of MuSiQue's size (run with --release).
 //!
-//! `cargo run --release -p metrics --example perf_metrics [-- SEED]`
+//! `cargo run --release -p metrics --example perf_metrics [-- SEED] [--python PYTHON]`
+//!
+//! Prints the machine (CPU, gemm kernel, load), the sgemm peak of the widest gemm kernel, each
+//! stage's time (where the time goes), the kNN pass's Gram products as a share of the peak and
+//! the whole pass. With `--python PYTHON` (a Python with the packages `scripts/metrics_reference.py`
+//! names, e.g. the venv `just perf` makes) the same input runs through that reference in the same
+//! run: its stages, the ratio of the two whole passes and the values side by side.
 
 use std::fmt::Write as _;
 use std::io::Cursor;
@@ -10,6 +16,12 @@ use metrics::corpus::embedding::{self, HUBNESS_K};
 use metrics::corpus::graph::{self, Graph};
 use metrics::corpus::knn;
 use metrics::corpus::CorpusMetrics;
+
+#[allow(dead_code)]
+#[path = "../../corpora/src/index/kernel.rs"]
+mod kernel;
+#[path = "../../corpora/examples/common/peak.rs"]
+mod peak;
 
 const NODES: usize = 206_738;
 const TRIPLES: usize = 276_898;
@@ -114,10 +126,24 @@ fn timed<T>(label: &str, f: impl FnOnce() -> T) -> T {
 }
 
 fn main() {
-    let seed: u64 = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let python = args
+        .iter()
+        .position(|a| a == "--python")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let seed: u64 = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
         .map(|s| s.parse().expect("seed must be an integer"))
         .unwrap_or(20_240_611);
+    println!("{}", kernel::machine_line());
+    let peak = peak::sgemm_peak();
+    println!(
+        "sgemm peak, gemm kernel {}, 2048^3 f32, best of 5: {:.1} GFLOP/s",
+        kernel::gemm_kernel(),
+        peak / 1e9
+    );
     println!(
         "threads: {}, seed {seed}; generating {NODES} nodes / {TRIPLES} triples / {RELATIONS} relations, {ROWS} x {DIM} embeddings",
         rayon::current_num_threads()
@@ -140,9 +166,18 @@ fn main() {
     let unit = timed("L2-normalise rows", || {
         embedding::unit_rows(&data, DIM).unwrap()
     });
+    let t_knn = Instant::now();
     let nn = timed("kNN pass (k=10, r1, r2)", || {
         knn::knn_pass(&unit, HUBNESS_K)
     });
+    // The symmetric half of the Gram matrix: rows^2 * dim multiply-adds, 2 FLOPs each, halved.
+    let gram = (ROWS * ROWS * DIM) as f64 / t_knn.elapsed().as_secs_f64();
+    println!(
+        "  kNN pass: {:.1} GFLOP/s of Gram products over the whole pass = {:.1} % of the {} peak",
+        gram / 1e9,
+        100.0 * gram / peak,
+        kernel::gemm_kernel()
+    );
     let two = timed("TwoNN (mle + linear fit)", || {
         embedding::twonn(&nn.r1, &nn.r2)
     });
@@ -169,10 +204,11 @@ fn main() {
         || graph::graph_metrics(&list2),
         || embedding::embedding_metrics(&data, DIM).unwrap(),
     );
+    let whole_s = whole.elapsed().as_secs_f64();
     println!(
         "{:<28} {:>9.3} s wall {:>8.2} s cpu",
         "TOTAL (whole)",
-        whole.elapsed().as_secs_f64(),
+        whole_s,
         cpu_seconds() - whole_cpu
     );
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -184,7 +220,71 @@ fn main() {
         graph: Some(gm),
         embeddings: Some(em),
     };
-    for (k, v) in report.flat_map() {
+    let ours = report.flat_map();
+    for (k, v) in ours.iter() {
         println!("  {k:<48} {v}");
     }
+    if let Some(python) = python {
+        reference(&python, &tsv, &data, whole_s, &ours);
+    }
+    println!("{}", kernel::machine_line());
+}
+
+/// Runs `scripts/metrics_reference.py` on the same input and prints the ratio and the values.
+fn reference(
+    python: &str,
+    tsv: &str,
+    data: &[f32],
+    whole_s: f64,
+    ours: &serde_json::Map<String, serde_json::Value>,
+) {
+    let dir = std::env::temp_dir().join(format!("perf_metrics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (edges, emb) = (dir.join("edges.tsv"), dir.join("emb.f32"));
+    std::fs::write(&edges, tsv).expect("write edges");
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(&emb, bytes).expect("write embeddings");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scripts/metrics_reference.py"
+    );
+    let out = std::process::Command::new(python)
+        .args([script, &edges.to_string_lossy(), &emb.to_string_lossy()])
+        .arg(DIM.to_string())
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+        Ok(o) => {
+            println!(
+                "python reference failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            return;
+        }
+        Err(e) => {
+            println!("python reference could not start ({python}): {e}");
+            return;
+        }
+    };
+    println!("-- python reference (networkx, scikit-learn, scikit-dimension), same input");
+    let mut total = f64::NAN;
+    for line in out.lines() {
+        if let Some(rest) = line.strip_prefix("stage ") {
+            println!("  {rest}");
+        } else if let Some(rest) = line.strip_prefix("total_s ") {
+            total = rest.trim().parse().unwrap_or(f64::NAN);
+        } else if let Some(rest) = line.strip_prefix("value ") {
+            let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
+            let mine = ours.get(key).map_or("-".to_string(), |v| v.to_string());
+            println!("  {key:<40} python {value:<24} ours {mine}");
+        } else {
+            println!("  {line}");
+        }
+    }
+    println!(
+        "whole pass: ours {whole_s:.3} s, python {total:.3} s: {:.1}x (goal >= 20x) (load {})",
+        total / whole_s,
+        kernel::load_average()
+    );
 }

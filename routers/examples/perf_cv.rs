@@ -2,18 +2,39 @@
 //! routing rows (= 56,000 (query, paradigm) tuples over 7 paradigms) against the 30 s goal, with
 //! the real feature layout (the synthetic embedding padded to 384 dims: 403 features).
 //!
-//! `cargo run --release -p routers --example perf_cv [-- ROWS]`
+//! `cargo run --release -p routers --example perf_cv [-- ROWS] [--budget SECONDS]`
+//!
+//! With `--budget`, every router runs in a child process of this example (`--only NAME`) that is
+//! stopped when it passes the budget: at 100,000 rows some routers cannot finish, and the run
+//! names them instead of never ending. Each child builds the same seeded set (not timed).
 
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use routers::eval::{evaluate, summarize, Candidate, Split};
 use routers::{registry, synthetic_set, RouterContext};
 
+/// The value after `flag` on the command line.
+fn flag(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rows: usize = match std::env::args().nth(1) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rows: usize = match args.first().filter(|a| !a.starts_with("--")) {
         Some(s) => s.parse().map_err(|e| format!("ROWS {s:?}: {e}"))?,
         None => 8000,
     };
+    let only = flag(&args, "--only");
+    if let Some(budget) = flag(&args, "--budget") {
+        let budget: f64 = budget
+            .parse()
+            .map_err(|e| format!("--budget {budget:?}: {e}"))?;
+        return supervise(rows, budget);
+    }
     let t = Instant::now();
     let set = routers::synthetic::widen_embedding(&synthetic_set(rows, 2024), 384, 7);
     let folds = Split::KFold(5).folds(&set, 7, &[])?;
@@ -31,7 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let ctx = RouterContext::new(1);
     let total = Instant::now();
-    for e in registry().into_iter().filter(|e| !e.needs_llm) {
+    let chosen = registry()
+        .into_iter()
+        .filter(|e| !e.needs_llm && only.as_deref().is_none_or(|o| o == e.name));
+    for e in chosen {
         let c = Candidate::from(e);
         let t = Instant::now();
         let ev = evaluate(&set, std::slice::from_ref(&c), &folds, &ctx)?;
@@ -48,9 +72,74 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let total = total.elapsed().as_secs_f64();
+    if only.is_none() {
+        println!(
+            "total: {total:.2} s for every built-in router (goal: under 30 s) -> {}",
+            if total < 30.0 { "met" } else { "NOT met" }
+        );
+    }
+    Ok(())
+}
+
+/// Runs every offline router in its own child (`--only NAME`), stopping any that passes
+/// `budget` seconds; prints each child's table row and the routers that did not finish.
+fn supervise(rows: usize, budget: f64) -> Result<(), Box<dyn std::error::Error>> {
+    let exe = std::env::current_exe()?;
+    println!("{}", corpora::index::machine_line());
+    println!("{rows} routing rows, 5-fold CV, each router in a child stopped after {budget} s");
+    let (mut finished, mut stopped) = (0.0f64, Vec::new());
+    for e in registry().into_iter().filter(|e| !e.needs_llm) {
+        let t = Instant::now();
+        let mut child = Command::new(&exe)
+            .args([rows.to_string(), "--only".into(), e.name.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
+            }
+            if t.elapsed().as_secs_f64() > budget {
+                child.kill()?;
+                child.wait()?;
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let out = {
+            use std::io::Read as _;
+            let mut s = String::new();
+            if let Some(mut o) = child.stdout.take() {
+                o.read_to_string(&mut s)?;
+            }
+            s
+        };
+        match status {
+            Some(s) if s.success() => {
+                // The child's own router rows (its timing excludes building the set).
+                for line in out.lines().skip(3) {
+                    println!("{line}");
+                    if let Some(secs) = line.split_whitespace().nth_back(2) {
+                        finished += secs.parse::<f64>().unwrap_or(0.0);
+                    }
+                }
+            }
+            Some(s) => println!("{:<22} failed ({s})", e.name),
+            None => {
+                println!("{:<22} stopped after {budget} s: did not finish", e.name);
+                stopped.push(e.name);
+            }
+        }
+    }
     println!(
-        "total: {total:.2} s for every built-in router (goal: under 30 s) -> {}",
-        if total < 30.0 { "met" } else { "NOT met" }
+        "finished routers: {finished:.1} s of CV in total (goal: every router, under 60 s); \
+         stopped at the budget: {}",
+        if stopped.is_empty() {
+            "none".to_string()
+        } else {
+            stopped.join(", ")
+        }
     );
+    println!("{}", corpora::index::machine_line());
     Ok(())
 }

@@ -32,11 +32,13 @@ impl VectorCache {
         &self.dir
     }
 
-    /// sha256 over the key, the encoder's name and every text, each length-prefixed so that no
-    /// two different inputs concatenate to the same bytes.
+    /// sha256 over the key, the encoder's name, the gemm kernel this CPU runs and every text,
+    /// each length-prefixed so that no two different inputs concatenate to the same bytes. The
+    /// kernel is part of the key because AVX-512 and AVX2 sum in different orders: vectors made
+    /// by one are not reused by the other (they agree within 1e-6, which near-ties can feel).
     fn digest(key: &str, texts: &[&str], embedder: &dyn Embedder) -> [u8; 32] {
         let mut h = Sha256::new();
-        for part in [key, embedder.name()] {
+        for part in [key, embedder.name(), crate::index::gemm_kernel()] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part.as_bytes());
         }

@@ -1,4 +1,5 @@
-//! Dense exact inner-product top-K search (gemm), with faiss IndexFlatIP behind a feature.
+//! Dense exact inner-product top-K search (gemm), with faiss IndexFlatIP behind a feature, an
+//! optional HNSW graph for large corpora (`hnsw`), and the gemm kernel this CPU runs (`kernel`).
 //!
 //! Vectors are L2-normalised, so the inner product is the cosine similarity. Results are sorted
 //! by score descending, ties broken by the lower row index, so a ranking is deterministic for a
@@ -7,7 +8,11 @@
 
 #[cfg(feature = "faiss")]
 mod faiss_flat;
+mod hnsw;
+mod kernel;
 mod select;
+
+use std::sync::Arc;
 
 use bench_core::Embeddings;
 use gemm::{gemm, Parallelism};
@@ -17,6 +22,8 @@ use crate::error::{CorpusError, Result};
 
 #[cfg(feature = "faiss")]
 pub use faiss_flat::FaissFlatIndex;
+pub use hnsw::{DotDistance, HnswIndex, HnswParams, Origin};
+pub use kernel::{cpu_name, gemm_kernel, load_average, machine_line};
 
 /// One search result: a row of the index and its inner product with the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,12 +37,15 @@ pub struct Hit {
 /// gemm to run at full speed.
 const BLOCK_ELEMS: usize = 1 << 21;
 
-/// Exact (brute-force) inner-product index over row-major `f32` vectors.
+/// Inner-product index over row-major `f32` vectors: exact (brute force) unless an HNSW graph
+/// is attached ([`FlatIndex::attach_hnsw`]), in which case `search` and `search_batch` take the
+/// graph's candidates, still scored exactly from these rows.
 #[derive(Debug, Clone)]
 pub struct FlatIndex {
     dim: usize,
     data: Vec<f32>,
     len: usize,
+    approx: Option<Arc<HnswIndex>>,
 }
 
 impl FlatIndex {
@@ -49,7 +59,29 @@ impl FlatIndex {
             dim: vectors.dim,
             data: vectors.data,
             len,
+            approx: None,
         })
+    }
+
+    /// Routes `search` and `search_batch` through `graph`, which must index these rows.
+    pub fn attach_hnsw(&mut self, graph: Arc<HnswIndex>) -> Result<()> {
+        if graph.len() != self.len {
+            return Err(CorpusError::Index(format!(
+                "the HNSW graph has {} rows, the index {}",
+                graph.len(),
+                self.len
+            )));
+        }
+        self.approx = Some(graph);
+        Ok(())
+    }
+
+    /// The search in use, for tables and logs: `exact` or the graph's description.
+    pub fn describe(&self) -> String {
+        match &self.approx {
+            None => "exact".into(),
+            Some(g) => g.describe(),
+        }
     }
 
     pub fn dim(&self) -> usize {
@@ -88,6 +120,9 @@ impl FlatIndex {
         if k == 0 || self.len == 0 {
             return Vec::new();
         }
+        if let Some(g) = &self.approx {
+            return g.search(self, query, k);
+        }
         let scores: Vec<f32> = self
             .data
             .chunks_exact(self.dim)
@@ -114,6 +149,18 @@ impl FlatIndex {
             queries.dim, self.dim
         );
         if k == 0 || self.len == 0 {
+            return vec![Vec::new(); m];
+        }
+        if let Some(g) = &self.approx {
+            return g.search_batch_with(self, &queries.data, k, g.params().ef_search);
+        }
+        self.exact_search_batch(queries, k)
+    }
+
+    /// [`FlatIndex::search_batch`] by brute force whether or not a graph is attached.
+    pub fn exact_search_batch(&self, queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
+        let m = queries.len();
+        if m == 0 || k == 0 || self.len == 0 {
             return vec![Vec::new(); m];
         }
         let n = self.len;
@@ -172,6 +219,33 @@ impl FlatIndex {
                 parallelism,
             );
         }
+    }
+}
+
+/// The dense chunk index `[retrieval]` asks for: exact, or exact with an HNSW graph attached
+/// (loaded from `cache_dir` or built and stored there) when `index = "hnsw"` and the corpus has
+/// at least `approx_min_chunks` rows. Returns the index and, when a graph was used, where it came
+/// from.
+pub fn dense_index(
+    vectors: Embeddings,
+    retrieval: &bench_core::config::RetrievalConfig,
+    cache_dir: &std::path::Path,
+    key: &str,
+) -> Result<(FlatIndex, Option<Origin>)> {
+    use bench_core::config::IndexKind;
+    let mut index = FlatIndex::new(vectors)?;
+    match retrieval.index {
+        IndexKind::Exact => Ok((index, None)),
+        IndexKind::Hnsw if index.len() < retrieval.approx_min_chunks => Ok((index, None)),
+        IndexKind::Hnsw => {
+            let (graph, origin) =
+                HnswIndex::load_or_build(cache_dir, key, &index, HnswParams::default())?;
+            index.attach_hnsw(Arc::new(graph))?;
+            Ok((index, Some(origin)))
+        }
+        IndexKind::Ivf => Err(CorpusError::Index(
+            "retrieval.index = \"ivf\" is not available in this build; use \"hnsw\"".into(),
+        )),
     }
 }
 

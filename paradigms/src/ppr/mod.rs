@@ -35,7 +35,8 @@
 //! complement, the a priori bound of the solved rows), `storage` (sparse rows, the core's
 //! blocked triangle, the sweep's balanced pieces), `symmetry` (provably tied nodes), `certified`
 //! (the per-query solve and its tightening loop) and `certificate` (the residual sweep and the
-//! proof of the top-k).
+//! proof of the top-k), and `synthetic` (a seeded MuSiQue-shaped graph of any size, for the
+//! scaling example `examples/perf_ppr_scale.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -50,6 +51,7 @@ mod factor;
 mod push;
 mod storage;
 mod symmetry;
+mod synthetic;
 #[cfg(test)]
 mod tests;
 
@@ -57,6 +59,7 @@ pub use certified::*;
 pub use exact::*;
 pub use factor::*;
 pub use push::*;
+pub use synthetic::*;
 
 use certificate::*;
 use storage::*;

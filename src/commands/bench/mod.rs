@@ -299,7 +299,23 @@ fn embed(
         "embedding questions",
     )?;
     let embed_secs = t_embed.elapsed().as_secs_f64();
-    let index = Arc::new(FlatIndex::new(chunk_vectors).context("building the dense index")?);
+    let (index, graph) = corpora::index::dense_index(
+        chunk_vectors,
+        &config.retrieval,
+        &args.cache_dir,
+        &format!("{}:chunks", corpus.name),
+    )
+    .context("building the dense index")?;
+    eprintln!(
+        "dense index: {}{}",
+        index.describe(),
+        match graph {
+            Some(corpora::index::Origin::Built) => " (built and stored in the cache)",
+            Some(corpora::index::Origin::Cached) => " (read from the cache)",
+            None => "",
+        }
+    );
+    let index = Arc::new(index);
 
     Ok(Embedded {
         encoder,

@@ -1,0 +1,213 @@
+//! The certified PPR engine on synthetic knowledge graphs from 200k to 2M nodes.
+//!
+//! `cargo run --release -p paradigms --example perf_ppr_scale [NODES...] [--igraph PYTHON]`
+//! (default sizes 200,000 500,000 1,000,000 2,000,000). For each size: the graph
+//! ([`synthetic_kg`], seed fixed), the factor's build time (once per graph), and the wall time per
+//! query of [`certified_ppr`] over 100 queries of 1-20 seeds (weights in (0.4, 1]), one thread.
+//! With `--igraph PYTHON` (a Python with python-igraph and numpy, e.g. the venv `just perf`
+//! makes), the largest graph also runs through igraph's PRPACK on the first 10 queries in the
+//! same run (`scripts/ppr_igraph.py`), and the ratio and the top-100 agreement are printed.
+
+use std::io::Write as _;
+use std::time::Instant;
+
+use corpora::graph::build::components;
+use corpora::graph::Csr;
+use paradigms::ppr::{certified_ppr, synthetic_kg, CertifiedWorkspace, PprFactor, DEFAULT_TIE};
+
+const SEED: u64 = 0x5EED_2026_0002;
+const QUERIES: usize = 100;
+const IGRAPH_QUERIES: usize = 10;
+const TOP: usize = 100;
+const MIN_SCORE: f64 = 1e-5;
+
+fn load() -> String {
+    corpora::index::load_average()
+}
+
+fn queries(nodes: usize, seed: u64) -> Vec<Vec<(u32, f64)>> {
+    let mut rng = bench_core::rng::SplitMix64::new(seed);
+    (0..QUERIES)
+        .map(|_| {
+            let k = 1 + rng.below(20);
+            (0..k)
+                .map(|_| (rng.below(nodes) as u32, 0.4 + 0.6 * rng.next_f64()))
+                .collect()
+        })
+        .collect()
+}
+
+fn percentile(sorted: &[f64], f: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * f).round() as usize]
+}
+
+struct Measured {
+    ms: f64,
+    tops: Vec<Vec<(u32, f64)>>,
+}
+
+fn measure(nodes: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured) {
+    let t = Instant::now();
+    let csr = synthetic_kg(nodes, SEED);
+    let gen_s = t.elapsed().as_secs_f64();
+    let (comps, largest) = components(&csr);
+    let max_degree = (0..nodes as u32).map(|v| csr.degree(v)).max().unwrap_or(0);
+    let t = Instant::now();
+    let factor = PprFactor::build(&csr, 0.85).expect("factor");
+    let factor_s = t.elapsed().as_secs_f64();
+    let (eliminated, core) = factor.sizes();
+    let qs = queries(nodes, SEED ^ nodes as u64);
+    let mut ws = CertifiedWorkspace::default();
+    certified_ppr(&factor, &csr, &qs[0], TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("warm-up");
+    let mut times = Vec::with_capacity(QUERIES);
+    let mut tops = Vec::with_capacity(QUERIES);
+    let mut certified = 0;
+    let t = Instant::now();
+    for q in &qs {
+        let tq = Instant::now();
+        let r = certified_ppr(&factor, &csr, q, TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("ppr");
+        times.push(tq.elapsed().as_secs_f64() * 1e3);
+        certified += usize::from(r.certified);
+        tops.push(r.top);
+    }
+    let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{nodes:>9} nodes {:>9} edges (LCC {:.3}, {comps} components, max degree {max_degree}; \
+         generated in {gen_s:.1} s): factor {factor_s:.1} s ({eliminated} eliminated, core \
+         {core}); certified PPR {ms:.2} ms/query (p50 {:.2}, p95 {:.2}, max {:.2}), certified \
+         {certified}/{QUERIES} (load {})",
+        csr.edge_count(),
+        largest as f64 / nodes as f64,
+        percentile(&times, 0.5),
+        percentile(&times, 0.95),
+        times[times.len() - 1],
+        load()
+    );
+    (csr, qs, Measured { ms, tops })
+}
+
+/// igraph's PRPACK on the same graph and the first queries: its ms/query and its top lists.
+fn igraph(
+    python: &str,
+    csr: &Csr,
+    qs: &[Vec<(u32, f64)>],
+) -> std::io::Result<(f64, Vec<Vec<u32>>, String)> {
+    let dir = std::env::temp_dir().join(format!("perf_ppr_scale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let edges = dir.join("edges.u32");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&edges)?);
+    for a in 0..csr.node_count() as u32 {
+        for &b in csr.neighbors(a) {
+            if a < b {
+                f.write_all(&a.to_le_bytes())?;
+                f.write_all(&b.to_le_bytes())?;
+            }
+        }
+    }
+    f.flush()?;
+    drop(f);
+    let queries = dir.join("queries.json");
+    let json: Vec<Vec<(u32, f64)>> = qs.to_vec();
+    std::fs::write(&queries, serde_json::to_string(&json).expect("json"))?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/ppr_igraph.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&edges)
+        .arg(&queries)
+        .arg(csr.node_count().to_string())
+        .output()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "{python} {script} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let mut tops = Vec::new();
+    let (mut ms, mut info) = (f64::NAN, String::new());
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("top ") {
+            tops.push(rest.split(' ').filter_map(|v| v.parse().ok()).collect());
+        } else if line == "top" {
+            tops.push(Vec::new());
+        } else if let Some(rest) = line.strip_prefix("ms_per_query ") {
+            ms = rest
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(f64::NAN);
+            info.push_str(line);
+        } else {
+            info.push_str(line);
+            info.push_str("; ");
+        }
+    }
+    Ok((ms, tops, info))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let python = args
+        .iter()
+        .position(|a| a == "--igraph")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let mut sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if sizes.is_empty() {
+        sizes = vec![200_000, 500_000, 1_000_000, 2_000_000];
+    }
+    println!("{}", corpora::index::machine_line());
+    println!(
+        "certified PPR (tie {DEFAULT_TIE:e}, top-{TOP}, floor {MIN_SCORE:e}, damping 0.85) on \
+         synthetic MuSiQue-shaped KGs, seed {SEED:#x}, {QUERIES} queries of 1-20 seeds, one thread"
+    );
+    let mut last = None;
+    let mut per_size = Vec::new();
+    for &n in &sizes {
+        let (csr, qs, m) = measure(n);
+        per_size.push((n, m.ms));
+        last = Some((csr, qs, m));
+    }
+    if let [(n0, ms0), .., (n1, ms1)] = per_size[..] {
+        println!(
+            "scaling: {:.1}x the nodes cost {:.1}x the time per query ({:.2} -> {:.2} ms)",
+            n1 as f64 / n0 as f64,
+            ms1 / ms0,
+            ms0,
+            ms1
+        );
+    }
+    let (Some(python), Some((csr, qs, m))) = (python, last) else {
+        println!("(python-igraph reference skipped: pass --igraph PYTHON)");
+        return;
+    };
+    let sub = &qs[..IGRAPH_QUERIES.min(qs.len())];
+    match igraph(&python, &csr, sub) {
+        Err(e) => println!("python-igraph reference failed: {e}"),
+        Ok((ms, tops, info)) => {
+            // PRPACK converges to ~1e-10, so only node sets are compared, not tied orders.
+            let same = tops
+                .iter()
+                .zip(&m.tops)
+                .filter(|(a, b)| {
+                    let x: std::collections::HashSet<u32> = a.iter().copied().collect();
+                    let y: std::collections::HashSet<u32> = b.iter().map(|p| p.0).collect();
+                    x.symmetric_difference(&y).count() <= 2
+                })
+                .count();
+            println!(
+                "python-igraph PRPACK at {} nodes: {ms:.1} ms/query over {} queries ({info}); \
+                 certified PPR {:.2} ms/query: {:.1}x faster (goal >= 30x, < 20 ms at 2M); \
+                 top-{TOP} sets equal up to a boundary tie on {same}/{} queries (load {})",
+                csr.node_count(),
+                sub.len(),
+                m.ms,
+                ms / m.ms,
+                sub.len(),
+                load()
+            );
+        }
+    }
+}

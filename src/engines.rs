@@ -5,13 +5,13 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 use bench_core::config::PprEngineName;
 use bench_core::{BenchConfig, Embedder, Judge, Paradigm, ParadigmId, Reader, Retriever};
-use store::Store;
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{
     build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, OfflineExtractor,
     TripletExtractor,
 };
 use metrics::query::complexity_score;
+use store::Store;
 
 use crate::checks::BadInput;
 use corpora::index::FlatIndex;
@@ -444,7 +444,12 @@ impl Engines {
             .cached
             .iter()
             .map(|(role, c)| {
-                let n = c.inner().inner().stats.retries.load(Ordering::Relaxed);
+                let n = c
+                    .inner()
+                    .inner()
+                    .stats
+                    .retries
+                    .load(std::sync::atomic::Ordering::Relaxed);
                 format!("{role} {n}")
             })
             .collect();

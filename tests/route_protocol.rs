@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bench_core::Embedder;
-use store::Store;
 use corpora::embed::{MiniLm, VectorCache};
 use routers::eval::{Fallback, Split};
 use routers::protocol::{
     evaluate_protocol, BoxError, Inputs, Protocol, RandomBaseline, Resources, RouterChoice,
 };
 use routers::FeatureSet;
+use store::Store;
 
 /// The shared vector cache as the protocol's question vectors, as the binary wires it.
 struct Cached(VectorCache);
@@ -40,7 +40,7 @@ fn library_output(db: &Path, protocol: &Protocol, routers: &[&str]) -> String {
         .build()
         .unwrap();
     rt.block_on(async {
-        let target: bench_core::DbTarget = db.to_str().unwrap().parse().unwrap();
+        let target: store::DbTarget = db.to_str().unwrap().parse().unwrap();
         let store = Store::open_existing_db(&target).await.unwrap();
         let load =
             || -> Result<Arc<dyn Embedder>, BoxError> { Ok(Arc::new(MiniLm::from_dir(None)?)) };

@@ -47,8 +47,8 @@ pub use config::BenchConfig;
 pub use error::{BenchError, LlmErrorKind, Result};
 pub use outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
 pub use record::{
-    cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens,
-    QualityMetrics, ResultRecord, RetrievedChunk, TokenSource,
+    cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics,
+    ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
     ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, RouteEvalTest,

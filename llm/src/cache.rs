@@ -16,9 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use bench_core::{
-    ChatRequest, ChatResponse, Llm, LlmCacheEntry, ResponseCache, TokenLogprob,
-};
+use bench_core::{ChatRequest, ChatResponse, Llm, LlmCacheEntry, ResponseCache, TokenLogprob};
 
 /// An `Llm` that answers from the cache when it can.
 #[derive(Debug)]
@@ -174,7 +172,7 @@ impl<L: Llm> CachedLlm<L> {
         request_json["top_logprobs"] = serde_json::json!(top);
         let stored = self
             .store
-            .llm_cache_put(&LlmCacheEntry {
+            .put(&LlmCacheEntry {
                 key,
                 identity: &identity,
                 model: model_of(&identity),

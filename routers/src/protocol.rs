@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use bench_core::{
     BenchError, Embedder, FeatureKind, Mode, ParadigmId, RouteEvalSpec, RouteEvalTest, RoutingSet,
 };
-use store::Store;
 use metrics::labels::LabelPolicy;
+use store::Store;
 
 use crate::dataset::{
     build_set, load_raw, select_runs_pooled, BuildOptions, QuestionVectors, RunRef, RunSelection,
@@ -303,7 +303,7 @@ impl RouteEvaluation {
                 ))
                 .collect::<Vec<_>>()
                 .join(", "),
-            self.runs.first().map_or("", |r| r.mode.as_str())
+            self.runs.first().map_or(String::new(), |r| r.mode.label())
         )
     }
 
@@ -353,7 +353,9 @@ impl RouteEvaluation {
         // AUROCs; a fit that fails is said, not fatal to the tables already computed.
         match crate::reading::render_combined(&self.set, self.spec.seed) {
             Ok(line) => out.push_str(&line),
-            Err(e) => out.push_str(&format!("all features (util-lr, cross-fitted): not computed: {e}\n")),
+            Err(e) => out.push_str(&format!(
+                "all features (util-lr, cross-fitted): not computed: {e}\n"
+            )),
         }
         out
     }
@@ -382,6 +384,7 @@ impl RouteEvaluation {
                 &self.tests,
             )
             .await
+            .map_err(BenchError::from)
     }
 }
 

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use bench_core::{BenchError, Embedder};
-use store::Store;
 use corpora::embed::{MiniLm, VectorCache};
 use routers::protocol::{evaluate_protocol, Protocol, ProtocolError, Resources, RouterChoice};
 use routers::registry::registry;
+use store::Store;
 
 use crate::args::{EncoderArgs, StoreArgs};
 pub use args::RouteEvalArgs;

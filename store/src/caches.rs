@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use bench_core::{
     ChatResponse, ExtractionCache, ExtractionRow, ExtractorKey, GraphBuildRecord, LlmCacheEntry,
-    ResponseCache,
+    ResponseCache, TokenLogprob,
 };
 
 use crate::Store;

@@ -3,8 +3,9 @@
 
 mod common;
 
-use bench_core::{BenchConfig, DbTarget, ParadigmId, Signal, Store};
+use bench_core::{BenchConfig, ParadigmId, Signal};
 use common::{corpus, spec};
+use store::{DbTarget, Store};
 
 /// Signals that probe the store's types: missing values, values that need every bit of an f64,
 /// negatives, paradigm lists, own costs and milliseconds.

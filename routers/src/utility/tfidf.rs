@@ -18,8 +18,8 @@ use bench_core::{
 use linfa_preprocessing::tf_idf_vectorization::{FittedTfIdfVectorizer, TfIdfVectorizer};
 use ndarray::Array1;
 
-use super::{Learner, UtilityRouter, LR_ALPHAS, SWEEP};
-use crate::registry::{Family, RouterContext, RouterEntry};
+use super::{Learner, UtilityRouter, LR_ALPHAS};
+use crate::entry::{FitCache, RouterContext, RouterEntry};
 
 /// The router's name.
 pub const NAME: &str = "util-tfidf";
@@ -30,16 +30,15 @@ pub const MIN_DF: usize = 2;
 
 /// The registry entry.
 pub fn entry() -> RouterEntry {
-    RouterEntry {
-        name: NAME,
-        about: "util-lr plus the question's TF-IDF (unigrams and bigrams, fitted per training fold): argmax calibrated P(correct) − λ·cost; λ swept 0 → 1",
-        family: Family::Utility,
-        needs_llm: false,
-        sees_outcomes: false,
-        lanes: &[],
-        sweep: SWEEP,
-        make: |ctx: &RouterContext, param| Ok(Box::new(TfidfUtility::new(ctx.seed, param)?)),
-    }
+    super::entry_of(
+        NAME,
+        "util-lr plus the question's TF-IDF (unigrams and bigrams, fitted per training fold): argmax calibrated P(correct) − λ·cost; λ swept 0 → 1",
+        |ctx: &RouterContext, param| {
+            Ok(Box::new(
+                TfidfUtility::new(ctx.seed, param)?.sharing(&ctx.fits),
+            ))
+        },
+    )
 }
 
 fn lr_make(_seed: u64, g: usize) -> Box<dyn Router + Sync> {
@@ -80,6 +79,14 @@ impl fmt::Debug for TfidfUtility {
 }
 
 impl TfidfUtility {
+    /// Shares the λ-independent fit through `fits` (the evaluation's): a sweep's routers see
+    /// the same TF-IDF rows, so they fit once.
+    pub fn sharing(mut self, fits: &FitCache) -> Self {
+        self.inner = self.inner.sharing(fits);
+        self
+    }
+
+    /// The router at λ = `param` (`None`: 0), seeded.
     pub fn new(seed: u64, param: Option<f64>) -> Result<Self> {
         Ok(TfidfUtility {
             inner: UtilityRouter::new(NAME, LR, seed, param)?,

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use bench_core::{
-    BenchConfig, Embedder, Mode, Paradigm, ParadigmId, Query, ResultRecord,
-};
+use bench_core::{BenchConfig, Embedder, Mode, Paradigm, ParadigmId, Query, ResultRecord};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{KnowledgeGraph, OfflineExtractor};
 use corpora::index::FlatIndex;

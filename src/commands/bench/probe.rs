@@ -11,10 +11,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 use anyhow::Result;
-use bench_core::{Embeddings, Query, Signal, Store};
+use bench_core::{Embeddings, Query, Signal};
 use corpora::index::FlatIndex;
 use paradigms::probe::{self as p, Bm25Index, Components};
 use paradigms::GraphRetriever;
+use store::Store;
 
 use super::BadInput;
 

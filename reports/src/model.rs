@@ -179,7 +179,7 @@ impl ReportData {
         out
     }
 
-    /// How the tuples' costs are measured: by their runs' modes. [`crate::load`] refuses runs of
+    /// How the tuples' costs are measured: by their runs' modes. [`crate::load()`] refuses runs of
     /// different modes, so `Mixed` only arises from data built by hand.
     pub fn cost_basis(&self) -> CostBasis {
         let kind = |m: &Mode| match m {

@@ -415,3 +415,43 @@ fn modes_are_matched_not_compared_as_text() {
         offenders.join("\n")
     );
 }
+
+/// Baselines are recognised by the family `route eval` stores with each router
+/// (`reports::RouteEval::is_baseline`), never by a list of names that a renamed or new baseline
+/// would fall through.
+#[test]
+fn baselines_are_known_by_family_not_by_name() {
+    let banned = [
+        "\"bestfixed\"",
+        "\"best_fixed\"",
+        "\"best-fixed\" |",
+        "| \"best-fixed\"",
+        "\"random\" |",
+        "| \"oracle\"",
+    ];
+    let libraries: Vec<String> = SOURCES
+        .iter()
+        .filter(|d| **d != "tests")
+        .map(|d| {
+            if *d == "src" {
+                d.to_string()
+            } else {
+                format!("{d}/src")
+            }
+        })
+        .collect();
+    let mut offenders = Vec::new();
+    for f in rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>()) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if banned.iter().any(|b| line.contains(b)) {
+                offenders.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "a baseline recognised by name: read its stored family instead:\n{}",
+        offenders.join("\n")
+    );
+}

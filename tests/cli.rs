@@ -187,11 +187,12 @@ fn sigkill_mid_run_then_rerun_gives_every_tuple_exactly_once() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    // Wait until some tuples are stored (embedding the corpus comes first), then SIGKILL.
+    // Wait until some tuples are stored (embedding the corpus comes first, minutes on a loaded
+    // two-core machine), then SIGKILL. The bound only stops a hung run, it measures nothing.
     let start = Instant::now();
     loop {
         assert!(
-            start.elapsed() < Duration::from_secs(300),
+            start.elapsed() < Duration::from_secs(1200),
             "no tuple was stored in time"
         );
         assert!(

@@ -119,9 +119,11 @@ fn bench_embeds_through_the_endpoint_and_a_rerun_sends_nothing() {
         mock.embedding_tokens()
     );
     // The corpus side exactly; GraphRAG's query entities add one request per question at most
-    // (a question's few entities fit one batch, and a question without entities sends none).
+    // (a question's few entities fit one batch, and a question without entities sends none),
+    // and so does the probe step's entity linking (`--probes`, on by default), which links the
+    // question's mentions with a retriever of its own.
     assert!(
-        requests >= corpus_requests && requests <= corpus_requests + queries,
+        requests >= corpus_requests && requests <= corpus_requests + 2 * queries,
         "{requests} requests for {corpus_requests} corpus-side batches"
     );
     assert!(mock.embedding_inputs() >= 1 + chunks + queries + entities);

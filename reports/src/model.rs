@@ -136,6 +136,37 @@ pub struct RouteEval {
     pub tests: Vec<bench_core::RouteEvalTest>,
 }
 
+/// The family `route eval` stores for its baselines (Random, best-single, Oracle, always-p).
+pub const BASELINE_FAMILY: &str = "baseline";
+
+impl RouteEval {
+    /// Each router's family as the evaluation stored it (its configuration's `routers`): the one
+    /// place a report reads router identity. A router missing there (an older evaluation) has
+    /// none and counts as a router.
+    pub fn families(&self) -> Vec<(String, String)> {
+        self.spec.config["routers"]
+            .as_array()
+            .map(|rs| {
+                rs.iter()
+                    .filter_map(|r| {
+                        Some((
+                            r["name"].as_str()?.to_owned(),
+                            r["family"].as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether `router` is a baseline by its stored family.
+    pub fn is_baseline(&self, router: &str) -> bool {
+        self.families()
+            .iter()
+            .any(|(n, f)| n == router && f == BASELINE_FAMILY)
+    }
+}
+
 /// Everything a report shows.
 #[derive(Debug, Clone, Default)]
 pub struct ReportData {

@@ -37,23 +37,6 @@ pub fn main_eval(evals: &[RouteEval]) -> Option<&RouteEval> {
         .or_else(|| evals.iter().max_by_key(|e| (e.spec.split == "kfold", e.id)))
 }
 
-/// Each router's stored family (`baseline`, `ml`, ...) from an evaluation's configuration.
-fn router_families(config: &serde_json::Value) -> Vec<(String, String)> {
-    config["routers"]
-        .as_array()
-        .map(|rs| {
-            rs.iter()
-                .filter_map(|r| {
-                    Some((
-                        r["name"].as_str()?.to_owned(),
-                        r["family"].as_str()?.to_owned(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 struct Staging {
     dir: PathBuf,
     files: Vec<PathBuf>,
@@ -157,7 +140,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
         panels: panels.clone(),
         mode: modes.join(", "),
         axis: basis.axis(),
-        families: eval.map_or_else(Vec::new, |e| router_families(&e.spec.config)),
+        families: eval.map_or_else(Vec::new, RouteEval::families),
     };
     let svg = st.figure(&cost)?;
     blocks.push(Block::Heading("Cost and accuracy".into()));
@@ -199,7 +182,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
     // Routers: Table 3 and Figure 5.
     blocks.push(Block::Heading("Routers".into()));
     if let Some(e) = eval {
-        let (md, csv) = tables::table3(&e.rows, &corpora);
+        let (md, csv) = tables::table3(e, &corpora);
         st.table(&md, &csv)?;
         blocks.push(Block::Paragraph(format!(
             "Evaluation {}: {} split, {} folds, seed {}, features {}, label policy {}, mode {}.",
@@ -213,7 +196,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
         )));
         blocks.push(Block::Table(md));
         if !e.tests.is_empty() {
-            let sig = tables::significance(&e.tests, &e.rows);
+            let sig = tables::significance(e);
             st.table(&sig, &sig)?;
             blocks.push(Block::Table(sig));
         }
@@ -225,7 +208,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
         .iter()
         .filter(|o| eval.is_some_and(|e| o.id != e.id && o.spec.features == e.spec.features))
     {
-        let (mut md, mut csv) = tables::table3(&other.rows, &corpora);
+        let (mut md, mut csv) = tables::table3(other, &corpora);
         for t in [&mut md, &mut csv] {
             t.name = format!("{}_{}", t.name, other.spec.split);
             t.title = format!(

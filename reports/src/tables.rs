@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bench_core::{ParadigmId, QueryType, RouteEvalRow};
 
 use crate::export::csv_field;
-use crate::model::{CostBasis, ReportData, Tuple};
+use crate::model::{CostBasis, ReportData, RouteEval, Tuple};
 use crate::pareto::{router_label, Kind, Panel};
 
 /// A rectangular table of text cells.
@@ -185,13 +185,15 @@ pub fn mean_std(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-/// Table order of routers: Random and Best-fixed first, Oracle last, the rest by name.
-pub fn router_order(name: &str) -> (u8, String) {
-    let rank = match name.to_ascii_lowercase().as_str() {
-        "random" => 0,
-        "best-fixed" | "bestfixed" | "best_fixed" => 1,
-        "oracle" => 3,
-        _ => 2,
+/// Table order of routers: the baselines (by their stored family) first, Oracle last, the
+/// rest by name.
+pub fn router_order(name: &str, baseline: bool) -> (u8, String) {
+    let rank = if name == crate::pareto::ORACLE {
+        3
+    } else if baseline {
+        1
+    } else {
+        2
     };
     (rank, name.to_owned())
 }
@@ -231,25 +233,23 @@ type Metric = (&'static str, fn(&RouteEvalRow) -> f64);
 /// Table 3: per router (and λ) and corpus, R.A / F1 / MRR / C.R in %, mean ± std over folds.
 /// Returns the Markdown-shaped table (cells `m ± s`) and the CSV-shaped one (mean and std in
 /// columns of their own).
-pub fn table3(rows: &[RouteEvalRow], corpora: &[String]) -> (Table, Table) {
+pub fn table3(eval: &RouteEval, corpora: &[String]) -> (Table, Table) {
+    let rows = &eval.rows[..];
+    let order = |r: &str| router_order(r, eval.is_baseline(r));
     let keys = router_corpora(rows, corpora);
     let mut groups: BTreeMap<GroupKey, Vec<&RouteEvalRow>> = BTreeMap::new();
     for r in rows {
         // Parameters sort by value; stored as f64 bits of an ordered key.
         let pkey = r.param.map_or(i64::MIN, |p| (p * 1e9).round() as i64);
         groups
-            .entry((router_order(&r.router), r.corpus.clone(), pkey))
+            .entry((order(&r.router), r.corpus.clone(), pkey))
             .or_default()
             .push(r);
     }
     let mut labels: Vec<((u8, String), i64, String)> = Vec::new();
     for r in rows {
         let pkey = r.param.map_or(i64::MIN, |p| (p * 1e9).round() as i64);
-        let l = (
-            router_order(&r.router),
-            pkey,
-            router_label(&r.router, r.param),
-        );
+        let l = (order(&r.router), pkey, router_label(&r.router, r.param));
         if !labels.contains(&l) {
             labels.push(l);
         }
@@ -311,7 +311,8 @@ pub fn table3(rows: &[RouteEvalRow], corpora: &[String]) -> (Table, Table) {
 
 /// Each router's paired comparison with best-single: pooled correct rate, the difference in
 /// percentage points with its 95 % bootstrap interval, discordant counts, McNemar's p.
-pub fn significance(tests: &[bench_core::RouteEvalTest], rows: &[RouteEvalRow]) -> Table {
+pub fn significance(eval: &RouteEval) -> Table {
+    let (tests, rows) = (&eval.tests[..], &eval.rows[..]);
     let pooled = |r: &str, p: Option<f64>| {
         let v: Vec<f64> = rows
             .iter()
@@ -321,7 +322,12 @@ pub fn significance(tests: &[bench_core::RouteEvalTest], rows: &[RouteEvalRow]) 
         mean_std(&v).0
     };
     let mut ordered: Vec<&bench_core::RouteEvalTest> = tests.iter().collect();
-    ordered.sort_by_key(|t| (router_order(&t.router), t.param.map(f64::to_bits)));
+    ordered.sort_by_key(|t| {
+        (
+            router_order(&t.router, eval.is_baseline(&t.router)),
+            t.param.map(f64::to_bits),
+        )
+    });
     Table {
         name: "significance".into(),
         title: format!(

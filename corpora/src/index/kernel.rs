@@ -1,8 +1,9 @@
 //! Which gemm micro-kernel this binary runs on this CPU, and the machine facts perf lines print.
 //!
-//! The workspace builds gemm with its `x86-v4` feature, so gemm (through pulp) picks its AVX-512
-//! kernels at run time where the CPU has every x86-64-v4 feature, and its AVX2+FMA kernels where
-//! it has the x86-64-v3 ones. The checks below are the ones pulp's `V4::try_new`/`V3::try_new`
+//! With the `x86-v4` feature (off by default: it moves a near-tie in README's 2Wiki table, see
+//! Cargo.toml) gemm (through pulp) picks its AVX-512 kernels at run time where the CPU has every
+//! x86-64-v4 feature; otherwise, and on CPUs without them, its AVX2+FMA kernels where it has the
+//! x86-64-v3 ones. The checks below are the ones pulp's `V4::try_new`/`V3::try_new`
 //! make, so the name matches the kernel gemm really dispatches to.
 
 /// The gemm kernel family chosen on this CPU: `"avx512"`, `"avx2"` or `"scalar"` (every other
@@ -25,7 +26,7 @@ pub fn gemm_kernel() -> &'static str {
             && has!("avx512cd")
             && has!("avx512dq")
             && has!("avx512vl");
-        if v4 {
+        if v4 && cfg!(feature = "x86-v4") {
             return "avx512";
         }
         if v3 {

@@ -13,14 +13,6 @@ use crate::pareto::POOLED;
 /// Feature sets in the order drawn, with their stored names.
 pub const SETS: [(&str, &str); 3] = [("Q", "q"), ("C", "c"), ("Q+C", "q+c")];
 
-/// Routers that bound the others rather than being measured against them.
-pub fn is_baseline(router: &str) -> bool {
-    matches!(
-        router.to_ascii_lowercase().as_str(),
-        "random" | "oracle" | "best-fixed" | "bestfixed" | "best_fixed"
-    )
-}
-
 /// Per feature set and corpus key: mean over learned routers (no λ) of their fold-weighted
 /// accuracy and correct rate; Random and Oracle per corpus key (mean over the feature sets'
 /// evaluations that have them).
@@ -93,7 +85,7 @@ impl FeaturesFigure {
             let mut names: Vec<&str> = e
                 .rows
                 .iter()
-                .filter(|r| r.param.is_none() && !is_baseline(&r.router))
+                .filter(|r| r.param.is_none() && !e.is_baseline(&r.router))
                 .map(|r| r.router.as_str())
                 .collect();
             names.sort_unstable();

@@ -492,6 +492,8 @@ impl Step<'_> {
         }
         let answer_secs = t_answer.elapsed().as_secs_f64();
         self.probe(&store, run.id, &parts, graph.is_some()).await?;
+        // The probe step's embeddings (its entity linking of the questions) are the run's bill too.
+        record_embedding_usage(&store, run.id, self.embedded.endpoint_embedder.as_deref()).await?;
         let graph_used = graph
             .as_ref()
             .map(|(g, _)| (g.as_ref(), engines.graph_extractor.identity()));

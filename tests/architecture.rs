@@ -365,6 +365,21 @@ fn only_routers_reports_and_the_binary_depend_on_the_store() {
     }
 }
 
+/// The source folders of the libraries and the binary (tests excluded).
+fn library_dirs() -> Vec<String> {
+    SOURCES
+        .iter()
+        .filter(|d| **d != "tests")
+        .map(|d| {
+            if *d == "src" {
+                d.to_string()
+            } else {
+                format!("{d}/src")
+            }
+        })
+        .collect()
+}
+
 /// A run's mode is `bench_core::Mode`, parsed once where the store reads it (`Mode::parse`): no
 /// library or binary code tests the stored label's text, so a policy or a cost measure is
 /// chosen by a `match` on the mode, never by a string that a new mode would silently fall
@@ -383,17 +398,7 @@ fn modes_are_matched_not_compared_as_text() {
         "starts_with(\"llm:",
         "strip_prefix(\"llm:",
     ];
-    let libraries: Vec<String> = SOURCES
-        .iter()
-        .filter(|d| **d != "tests")
-        .map(|d| {
-            if *d == "src" {
-                d.to_string()
-            } else {
-                format!("{d}/src")
-            }
-        })
-        .collect();
+    let libraries = library_dirs();
     let mut offenders = Vec::new();
     for f in rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>()) {
         if f.ends_with(PARSER) {
@@ -429,17 +434,7 @@ fn baselines_are_known_by_family_not_by_name() {
         "\"random\" |",
         "| \"oracle\"",
     ];
-    let libraries: Vec<String> = SOURCES
-        .iter()
-        .filter(|d| **d != "tests")
-        .map(|d| {
-            if *d == "src" {
-                d.to_string()
-            } else {
-                format!("{d}/src")
-            }
-        })
-        .collect();
+    let libraries = library_dirs();
     let mut offenders = Vec::new();
     for f in rust_files(&libraries.iter().map(String::as_str).collect::<Vec<_>>()) {
         let text = std::fs::read_to_string(&f).unwrap();

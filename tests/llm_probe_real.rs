@@ -43,20 +43,6 @@ fn bench(dir: &Path, base_url: &str, model: &str) -> Output {
         .unwrap()
 }
 
-/// Calls sent over every role, from the `llm calls: answer N cached, M sent; ...` line.
-fn sent(stderr: &str) -> u64 {
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("llm calls:"))
-        .unwrap_or_else(|| panic!("no `llm calls` line: {stderr}"));
-    line.split(';')
-        .map(|part| {
-            let n = part.trim().trim_end_matches(" sent").rsplit(' ').next();
-            n.unwrap().parse::<u64>().unwrap()
-        })
-        .sum()
-}
-
 const SIGNALS: &str = "SELECT query_id || '|' || name || '|' || value || '|' || present || '|' ||
     paradigms || '|' || cost FROM signals WHERE probe = 'answers' ORDER BY query_id, name";
 
@@ -75,7 +61,7 @@ fn the_answer_probe_records_agreement_and_logprobs_billed_and_cached() {
     let first = bench(dir.path(), &base_url, &model);
     check_ok(&first);
     let err = text(&first.stderr);
-    assert!(sent(&err) > 0, "{err}");
+    assert!(llm_calls_sent(&err) > 0, "{err}");
     let both = query_db(
         &db,
         "SELECT COUNT(*) FROM (SELECT query_id FROM results WHERE error IS NULL
@@ -150,7 +136,7 @@ fn the_answer_probe_records_agreement_and_logprobs_billed_and_cached() {
     check_ok(&again);
     let err = text(&again.stderr);
     if query_db(&db, "SELECT COUNT(*) FROM results WHERE error IS NOT NULL")[0] == 0 {
-        assert_eq!(sent(&err), 0, "{err}");
+        assert_eq!(llm_calls_sent(&err), 0, "{err}");
     }
     assert_eq!(query_strings(&db, SIGNALS), before);
 

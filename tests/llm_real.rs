@@ -97,27 +97,6 @@ fn bench_with(dir: &Path, s: &Server, paradigms: &str, extra: &[&str]) -> Output
         .unwrap()
 }
 
-/// LLM calls sent, over every role, from the `llm calls: answer N cached, M sent; ...` line
-/// (on stderr); the line must also show calls answered from the cache.
-fn sent(stderr: &str) -> u64 {
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("llm calls:"))
-        .unwrap_or_else(|| panic!("no `llm calls` line: {stderr}"));
-    eprintln!("{line}");
-    line.split(';')
-        .map(|part| {
-            let n = part
-                .trim()
-                .trim_end_matches(" sent")
-                .rsplit(' ')
-                .next()
-                .unwrap();
-            n.parse::<u64>().unwrap_or_else(|e| panic!("{e}: {line}"))
-        })
-        .sum()
-}
-
 /// Every row of `sql`, its columns as text.
 fn rows(db: &Path, sql: &str) -> Vec<Vec<String>> {
     use sqlx::{ConnectOptions, Row};
@@ -332,7 +311,7 @@ fn a_real_server_runs_llm_mode_end_to_end() {
     );
     let calls = text(&again.stderr);
     if failed.is_empty() {
-        assert_eq!(sent(&calls), 0, "{calls}");
+        assert_eq!(llm_calls_sent(&calls), 0, "{calls}");
     }
 
     // A loop that stopped at an unreadable self-evaluation is counted in the bench's output.
@@ -365,7 +344,7 @@ fn a_real_server_runs_llm_mode_end_to_end() {
     let stdout = text(&cached_only.stdout);
     eprintln!("{stdout}");
     let calls = text(&cached_only.stderr);
-    assert_eq!(sent(&calls), 0, "{calls}");
+    assert_eq!(llm_calls_sent(&calls), 0, "{calls}");
     assert!(!calls.contains("llm calls: answer 0 cached"), "{calls}");
 
     // The dummy key: in no output, log, database file or server log.

@@ -110,21 +110,8 @@ impl<L: Llm> Llm for CachedLlm<L> {
         top: u8,
     ) -> bench_core::Result<(ChatResponse, Option<Vec<TokenLogprob>>)> {
         let key = self.logprobs_key(request, top);
-        let lock = Arc::clone(
-            self.in_flight
-                .lock()
-                .expect("in-flight map")
-                .entry(key.clone())
-                .or_default(),
-        );
-        let guard = lock.lock().await;
-        let answer = self.answer_logprobs(&key, request, top).await;
-        drop(guard);
-        let mut map = self.in_flight.lock().expect("in-flight map");
-        if Arc::strong_count(&lock) == 2 {
-            map.remove(&key);
-        }
-        answer
+        self.one_at_a_time(&key, self.answer_logprobs(&key, request, top))
+            .await
     }
 
     async fn chat_readable(
@@ -133,26 +120,32 @@ impl<L: Llm> Llm for CachedLlm<L> {
         readable: &bench_core::traits::ReplyCheck,
     ) -> bench_core::Result<ChatResponse> {
         let key = self.key(request);
-        let lock = Arc::clone(
-            self.in_flight
-                .lock()
-                .expect("in-flight map")
-                .entry(key.clone())
-                .or_default(),
-        );
-        let guard = lock.lock().await;
-        let answer = self.answer(&key, request, readable).await;
-        drop(guard);
-        let mut map = self.in_flight.lock().expect("in-flight map");
-        // Two references left: the map's and ours, so no one else waits on this key.
-        if Arc::strong_count(&lock) == 2 {
-            map.remove(&key);
-        }
-        answer
+        self.one_at_a_time(&key, self.answer(&key, request, readable))
+            .await
     }
 }
 
 impl<L: Llm> CachedLlm<L> {
+    /// Runs `work` for `key` while no other caller runs work for the same key: a second caller
+    /// waits, then finds the first one's reply in the cache instead of sending the request again.
+    async fn one_at_a_time<T>(&self, key: &str, work: impl std::future::Future<Output = T>) -> T {
+        let lock = Arc::clone(
+            self.in_flight
+                .lock()
+                .expect("in-flight map")
+                .entry(key.to_owned())
+                .or_default(),
+        );
+        let guard = lock.lock().await;
+        let answer = work.await;
+        drop(guard);
+        let mut map = self.in_flight.lock().expect("in-flight map");
+        // Two references left: the map's and ours, so no one else waits on this key.
+        if Arc::strong_count(&lock) == 2 {
+            map.remove(key);
+        }
+        answer
+    }
     /// A reply with its log-probabilities, from the cache (both stored together) or the LLM.
     async fn answer_logprobs(
         &self,

@@ -264,3 +264,24 @@ pub fn run_on(db: &Path, args: &[&str]) -> Output {
     }
     c.arg("--db").arg(db).output().unwrap()
 }
+
+/// LLM calls sent, over every role, from `bench`'s `llm calls: answer N cached, M sent; ...`
+/// line on stderr (printed, so a failing test shows it).
+pub fn llm_calls_sent(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("llm calls:"))
+        .unwrap_or_else(|| panic!("no `llm calls` line: {stderr}"));
+    eprintln!("{line}");
+    line.split(';')
+        .map(|part| {
+            let n = part
+                .trim()
+                .trim_end_matches(" sent")
+                .rsplit(' ')
+                .next()
+                .unwrap();
+            n.parse::<u64>().unwrap_or_else(|e| panic!("{e}: {line}"))
+        })
+        .sum()
+}

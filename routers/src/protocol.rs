@@ -178,7 +178,7 @@ impl RouterChoice {
             .filter(|s| !s.is_empty())
         {
             let entries = if name == "all" {
-                registry()
+                crate::registry::default_routers()
             } else {
                 vec![lookup(name)?]
             };
@@ -654,7 +654,13 @@ mod tests {
         refused(choice(&[" "], &[]), "no routers to evaluate");
         refused(choice(&["lr"], &["lr=/bin/true"]), "is used twice");
         let c = choice(&["lr", "all"], &[]).resolve().unwrap().candidates;
-        assert_eq!(c.len(), registry().len());
+        assert_eq!(c.len(), registry().len() - crate::registry::OPT_IN.len());
         assert_eq!(c[0].name, "lr");
+        // `all` leaves the opt-in routers out; named, they run, after `all`'s or before.
+        assert!(c.iter().all(|r| r.name != "util-tfidf"));
+        for names in [&["all", "util-tfidf"][..], &["util-tfidf", "all"]] {
+            let c = choice(names, &[]).resolve().unwrap().candidates;
+            assert_eq!(c.len(), registry().len(), "{names:?}");
+        }
     }
 }

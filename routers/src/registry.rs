@@ -41,6 +41,21 @@ pub fn registry() -> Vec<RouterEntry> {
     ]
 }
 
+/// Routers that `--routers all` leaves out because one costs far more than the rest together;
+/// named in `--routers` they run. `util-tfidf` fits per paradigm a logistic model on about
+/// 4,400 dense columns (the question's TF-IDF beside its vector): 253 s on the 3,000 AdaRAGUE
+/// questions with `--features q` against about 25 s for every other router (2 cores,
+/// 2026-12-03).
+pub const OPT_IN: &[&str] = &[crate::utility::tfidf::NAME];
+
+/// The routers `--routers all` names: the registry without [`OPT_IN`], in table order.
+pub fn default_routers() -> Vec<RouterEntry> {
+    registry()
+        .into_iter()
+        .filter(|e| !OPT_IN.contains(&e.name))
+        .collect()
+}
+
 /// The entry of `name`, or an error listing the known names.
 pub fn lookup(name: &str) -> Result<RouterEntry> {
     let all = registry();

@@ -57,9 +57,7 @@ pub struct GenerateArgs {
     #[command(flatten)]
     pub store: crate::args::StoreArgs,
     #[command(flatten)]
-    pub data: crate::args::DataArgs,
-    #[command(flatten)]
-    pub encoder: crate::args::EncoderArgs,
+    pub load: crate::args::LoadArgs,
     #[command(flatten)]
     pub llm: crate::args::LlmArgs,
 }
@@ -83,7 +81,8 @@ fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
 }
 
 pub fn run(args: &GenerateArgs) -> Result<()> {
-    args.encoder.check()?;
+    crate::checks::check_folder("--cache-dir", &args.load.cache_dir)?;
+    args.load.encoder.check()?;
     let mut types = parse_types(&args.types)?;
     if args.per_type == 0 {
         return Err(BadInput("--per-type: expected at least 1".into()).into());
@@ -139,7 +138,17 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .into());
     }
     let clients = settings.as_ref().map(LlmClients::new).transpose()?;
-    let corpus = load_corpus(&args.corpus, &args.data.load_options(&config))
+    let encoder: Arc<dyn Embedder> = Arc::new(
+        MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
+            .context("loading the sentence encoder")?,
+    );
+    // Loaded as `bench` and `graph` load it (evidence matched by meaning through the vector
+    // cache in --cache-dir), so the corpus and its hash are the ones their runs store.
+    let opts = args
+        .load
+        .data
+        .load_options_matching(&config, encoder.clone(), &args.load.cache_dir);
+    let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     let name = args
         .name
@@ -165,10 +174,6 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         );
         return Ok(());
     }
-    let encoder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.encoder.model_dir.as_deref())
-            .context("loading the sentence encoder")?,
-    );
     eprintln!(
         "generate: {} ({} documents, {} chunks), {} per type of {}, at most {max_candidates} candidates each, seed {}, {}",
         corpus.name,

@@ -49,6 +49,12 @@ llm-local action="start":
 test:
     bash .ci/run
 
+# Builds the test binaries, runs them (without servers their tests count as ignored), and prints
+# the build's seconds and each test binary's run time, slowest first (scripts/test-times.sh)
+# Where the test command's time goes: build against run, per test binary
+test-times:
+    bash scripts/test-times.sh
+
 # Regenerates README's Figures 5 and 7 from the commands README shows (offline 2Wiki, Medical, MuSiQue; figures.sqlite)
 readme-figures:
     cargo run --release -- bench 2wiki --db figures.sqlite

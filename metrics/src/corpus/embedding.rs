@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::MetricsError;
 use super::knn::{knn_pass, KnnResult, UnitRows};
-use super::neumaier_sum;
+use super::sum::neumaier_sum;
 
 /// Neighbourhood size of the hubness metric (`hubness_skew_k10`).
 pub const HUBNESS_K: usize = 10;

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::error::MetricsError;
-use super::neumaier_sum;
+use super::sum::neumaier_sum;
 
 /// One parsed triple, as interned ids into [`EdgeList::node_names`] and [`EdgeList::relation_names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,6 +4,7 @@ pub mod embedding;
 pub mod error;
 pub mod graph;
 pub mod knn;
+mod sum;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -50,21 +51,4 @@ pub fn flatten(prefix: &str, value: &Value, out: &mut Map<String, Value>) {
             out.insert(prefix.to_owned(), leaf.clone());
         }
     }
-}
-
-/// Compensated (Neumaier) summation: the result barely depends on the order of the terms, so
-/// relabelling nodes or permuting rows leaves means unchanged to the last bit or so.
-pub(crate) fn neumaier_sum<I: IntoIterator<Item = f64>>(values: I) -> f64 {
-    let mut sum = 0.0f64;
-    let mut comp = 0.0f64;
-    for x in values {
-        let t = sum + x;
-        if sum.abs() >= x.abs() {
-            comp += (sum - t) + x;
-        } else {
-            comp += (x - t) + sum;
-        }
-        sum = t;
-    }
-    sum + comp
 }

@@ -15,7 +15,8 @@ pub struct Rows {
 }
 
 impl Rows {
-    /// Takes ownership of the vectors after [`validate`]'s checks.
+    /// Takes ownership of the vectors; fails when `dim` is 0, the data is not a whole number of
+    /// rows, there are more than `u32::MAX` rows, or a value is not finite.
     pub fn new(vectors: Embeddings) -> Result<Self> {
         let len = validate(&vectors)?;
         Ok(Rows {

@@ -16,8 +16,10 @@ pub use graph::{graph_metrics, parse_edges_tsv, EdgeList, GraphMetrics};
 /// The metrics of one corpus; either half may be absent when its input was not given.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CorpusMetrics {
+    /// Metrics of the knowledge graph, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphMetrics>,
+    /// Metrics of the chunk embeddings, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingMetrics>,
 }

@@ -34,6 +34,7 @@ pub mod rng;
 pub mod routing;
 pub mod signals;
 pub mod strict_json;
+pub mod table3;
 pub mod text;
 pub mod tokens;
 pub mod traits;

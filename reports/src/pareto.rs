@@ -93,10 +93,11 @@ pub fn paradigm_points(tuples: &[Tuple], corpus: Option<&str>, basis: &CostBasis
         .collect()
 }
 
-/// A router's name as shown: with its parameter when it has one.
+/// A router's name as shown: with its parameter when it has one, λ with at most four
+/// significant digits (`cost (λ=0.03162)`, not every digit of the sweep value).
 pub fn router_label(router: &str, param: Option<f64>) -> String {
     match param {
-        Some(p) => format!("{router} (λ={p})"),
+        Some(p) => format!("{router} (λ={})", bench_core::table3::format_param(p)),
         None => router.to_owned(),
     }
 }

@@ -14,8 +14,11 @@ use crate::pareto::{router_label, Kind, Panel};
 pub struct Table {
     /// File stem (`table2`, ...).
     pub name: String,
+    /// The title, shown above the table.
     pub title: String,
+    /// Column headers.
     pub headers: Vec<String>,
+    /// Rows of cells, as many as headers each.
     pub rows: Vec<Vec<String>>,
 }
 

@@ -113,14 +113,20 @@ fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<CorpusError>() {
             if matches!(
                 e,
-                CorpusError::Malformed { .. }
-                    | CorpusError::UnknownCorpus { .. }
-                    | CorpusError::Core(BenchError::Invalid(_))
+                CorpusError::Malformed { .. } | CorpusError::UnknownCorpus { .. }
             ) {
                 return EXIT_BAD_INPUT;
             }
+            if let CorpusError::Core(e) = e {
+                if e.is_bad_input() {
+                    return EXIT_BAD_INPUT;
+                }
+            }
         }
-        if let Some(BenchError::Invalid(_)) = cause.downcast_ref::<BenchError>() {
+        if cause
+            .downcast_ref::<BenchError>()
+            .is_some_and(BenchError::is_bad_input)
+        {
             return EXIT_BAD_INPUT;
         }
         if cause

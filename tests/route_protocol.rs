@@ -71,6 +71,16 @@ fn library_output(db: &Path, protocol: &Protocol, routers: &[&str]) -> String {
     })
 }
 
+/// Table 3, the paired tests and the readings (everything after the two header lines) fit 100
+/// columns by default (`--wide` shows every corpus's measures), and the cost column names `unit`.
+fn fits_100_columns(tables: &str, unit: &str) {
+    for line in tables.lines().skip(2) {
+        let n = line.chars().count();
+        assert!(n <= 100, "{n} columns: {line}\n{tables}");
+    }
+    assert!(tables.contains(&format!("cost in {unit}")), "{tables}");
+}
+
 /// `route eval ARGS` through the binary: its stdout.
 fn binary_output(db: &Path, args: &[&str]) -> String {
     let out = run_on(db, &[&["route", "eval"], args].concat());
@@ -119,6 +129,7 @@ fn the_library_protocol_prints_what_route_eval_prints_on_the_demo() {
         "{lib}"
     );
     assert!(cli.starts_with(&lib), "library:\n{lib}\n--- binary:\n{cli}");
+    fits_100_columns(&lib, "context tokens");
 }
 
 #[test]
@@ -172,4 +183,9 @@ fn the_library_protocol_prints_what_route_eval_prints_on_the_adaptive_rag_import
     let lib = library_output(&db, &protocol, &routers.split(',').collect::<Vec<_>>());
     assert!(lib.contains("imported:adaptive-rag/flan_t5_xl"), "{lib}");
     assert!(cli.starts_with(&lib), "library:\n{lib}\n--- binary:\n{cli}");
+    // Costs in retrieval steps keep two decimals.
+    fits_100_columns(&lib, "retrieval steps");
+    let oracle = lib.lines().find(|l| l.starts_with("oracle ")).unwrap();
+    let cost_block = oracle.rsplit('|').next().unwrap();
+    assert!(cost_block.contains('.'), "{oracle}");
 }

@@ -8,6 +8,27 @@ pub enum BenchError {
     /// Input that does not have the expected shape; the message names file, line and field.
     #[error("{0}")]
     Invalid(String),
+    /// A name that names nothing of its kind (a paradigm, a router, a corpus): the caller can
+    /// offer the known names.
+    #[error("{}", kind.message(name, known))]
+    UnknownName {
+        /// What the name was to name.
+        kind: NameKind,
+        /// The name as given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// A record of an input file that does not have the expected shape.
+    #[error("{file}: {location}: {message}")]
+    Malformed {
+        /// The file, as given.
+        file: String,
+        /// Where in it: `line 3`, `record 12, field "answer"`, ...
+        location: String,
+        /// What is wrong, and what was expected.
+        message: String,
+    },
     /// The results store's engine failed (the `store` crate's error, converted at its boundary).
     #[error("results store {path}: {source}")]
     Store {
@@ -50,7 +71,43 @@ impl std::fmt::Display for LlmErrorKind {
     }
 }
 
+/// What an unknown name was to name ([`BenchError::UnknownName`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    /// A paradigm (`ParadigmId`).
+    Paradigm,
+    /// A router of the registry.
+    Router,
+    /// A corpus of the registry.
+    Corpus,
+}
+
+impl NameKind {
+    fn message(self, name: &str, known: &str) -> String {
+        match self {
+            NameKind::Paradigm => format!("unknown paradigm {name:?}: known paradigms are {known}"),
+            NameKind::Router => format!("unknown router {name:?}: known routers are {known}"),
+            NameKind::Corpus => format!("unknown corpus {name:?}; known corpora: {known}"),
+        }
+    }
+}
+
 impl BenchError {
+    /// Whether the error is the user's input (exit code 2), not a failure while running.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            BenchError::Invalid(_)
+            | BenchError::UnknownName { .. }
+            | BenchError::Malformed { .. } => true,
+            BenchError::Store { .. }
+            | BenchError::Io { .. }
+            | BenchError::Embedding(_)
+            | BenchError::Llm { .. }
+            | BenchError::Other(_) => false,
+        }
+    }
+
+    /// An I/O error with what was being done.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         BenchError::Io {
             context: context.into(),
@@ -60,3 +117,31 @@ impl BenchError {
 }
 
 pub type Result<T, E = BenchError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_are_typed_and_keep_their_messages() {
+        let e = "graphrag".parse::<crate::ParadigmId>().unwrap_err();
+        assert!(matches!(
+            &e,
+            BenchError::UnknownName { kind: NameKind::Paradigm, name, .. } if name == "graphrag"
+        ));
+        assert!(e.is_bad_input());
+        assert!(e
+            .to_string()
+            .starts_with("unknown paradigm \"graphrag\": known paradigms are llm-only, naive"));
+        let corpus = BenchError::UnknownName {
+            kind: NameKind::Corpus,
+            name: "x".into(),
+            known: "demo".into(),
+        };
+        assert_eq!(
+            corpus.to_string(),
+            "unknown corpus \"x\"; known corpora: demo"
+        );
+        assert!(!BenchError::Other("boom".into()).is_bad_input());
+    }
+}

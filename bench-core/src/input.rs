@@ -17,13 +17,18 @@ pub fn decode_utf8(bytes: Vec<u8>, file: &str) -> Result<String> {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();
         let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
-        let column = 1 + at - bytes[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        BenchError::Invalid(format!(
-            "{file}: line {line}: byte {column} (offset {at}) is not valid UTF-8; the file must be UTF-8 text"
-        ))
+        let column = 1 + at
+            - bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+        BenchError::Malformed {
+            file: file.to_owned(),
+            location: format!("line {line}"),
+            message: format!(
+                "byte {column} (offset {at}) is not valid UTF-8; the file must be UTF-8 text"
+            ),
+        }
     })
 }
 
@@ -128,6 +133,11 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "f.jsonl: line 3: byte 3 (offset 10) is not valid UTF-8; the file must be UTF-8 text"
+        );
+        // Typed: a caller reads the file and the line without parsing the message.
+        assert!(
+            matches!(&err, BenchError::Malformed { file, location, .. } if file == "f.jsonl" && location == "line 3")
+                && err.is_bad_input()
         );
         assert_eq!(decode_utf8(b"h\xc3\xa9".to_vec(), "f").unwrap(), "h\u{e9}");
     }

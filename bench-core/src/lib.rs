@@ -34,6 +34,7 @@ pub mod rng;
 pub mod routing;
 pub mod signals;
 pub mod strict_json;
+pub mod table3;
 pub mod text;
 pub mod tokens;
 pub mod traits;
@@ -44,7 +45,7 @@ pub use caches::{
     LlmCacheEntry, ResponseCache,
 };
 pub use config::BenchConfig;
-pub use error::{BenchError, LlmErrorKind, Result};
+pub use error::{BenchError, LlmErrorKind, NameKind, Result};
 pub use outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
 pub use record::{
     cost_tokens, JudgeLabel, Mode, ParadigmOutput, PhaseLatency, PhaseTokens, QualityMetrics,

@@ -230,10 +230,11 @@ impl FromStr for ParadigmId {
             .find(|p| p.as_str() == s)
             .ok_or_else(|| {
                 let known: Vec<_> = ParadigmId::ALL.iter().map(|p| p.as_str()).collect();
-                BenchError::Invalid(format!(
-                    "unknown paradigm {s:?}: known paradigms are {}",
-                    known.join(", ")
-                ))
+                BenchError::UnknownName {
+                    kind: crate::NameKind::Paradigm,
+                    name: s.to_owned(),
+                    known: known.join(", "),
+                }
             })
     }
 }

@@ -182,7 +182,7 @@ fn main() {
     let params = HnswParams::default();
     let (rss0, _) = memory_mib();
     let t = Instant::now();
-    let graph = HnswIndex::build(&flat, params).expect("hnsw build");
+    let graph = HnswIndex::build(flat.rows(), params).expect("hnsw build");
     let build_s = t.elapsed().as_secs_f64();
     let (rss1, peak) = memory_mib();
     println!(
@@ -199,9 +199,9 @@ fn main() {
         "ef", "recall@100", "queries/s", "vs exact"
     );
     for ef in EFS {
-        let _ = graph.search_batch_with(&flat, &queries.data[..DIM * m.min(20)], K, ef);
+        let _ = graph.search_batch_with(flat.rows(), &queries.data[..DIM * m.min(20)], K, ef);
         let t = Instant::now();
-        let approx = graph.search_batch_with(&flat, &queries.data, K, ef);
+        let approx = graph.search_batch_with(flat.rows(), &queries.data, K, ef);
         let s = t.elapsed().as_secs_f64();
         println!(
             "  {ef:>5} {:>10.4} {:>12.0} {:>9.1}x",
@@ -214,14 +214,15 @@ fn main() {
 
     if let Some(dir) = store {
         let t = Instant::now();
-        let (_, origin) = HnswIndex::load_or_build(&dir, "perf-ann", &flat, params).expect("store");
+        let (_, origin) =
+            HnswIndex::load_or_build(&dir, "perf-ann", flat.rows(), params).expect("store");
         let first = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let (again, origin2) =
-            HnswIndex::load_or_build(&dir, "perf-ann", &flat, params).expect("reload");
+            HnswIndex::load_or_build(&dir, "perf-ann", flat.rows(), params).expect("reload");
         let second = t.elapsed().as_secs_f64();
-        let same = again.search_batch_with(&flat, &queries.data, K, params.ef_search);
-        let direct = graph.search_batch_with(&flat, &queries.data, K, params.ef_search);
+        let same = again.search_batch_with(flat.rows(), &queries.data, K, params.ef_search);
+        let direct = graph.search_batch_with(flat.rows(), &queries.data, K, params.ef_search);
         println!(
             "  cache under {}: first call {first:.1} s ({}), second {second:.1} s ({}); recall of \
              the reloaded graph {:.4} (built one {:.4})",

@@ -45,9 +45,25 @@ impl CorpusError {
 
 impl From<CorpusError> for bench_core::BenchError {
     fn from(e: CorpusError) -> Self {
+        use bench_core::{BenchError, NameKind};
         match e {
             CorpusError::Core(c) => c,
-            other => bench_core::BenchError::Other(other.to_string()),
+            // Bad input stays bad input, with its place and the known names.
+            CorpusError::Malformed {
+                file,
+                location,
+                message,
+            } => BenchError::Malformed {
+                file,
+                location,
+                message,
+            },
+            CorpusError::UnknownCorpus { name, known } => BenchError::UnknownName {
+                kind: NameKind::Corpus,
+                name,
+                known,
+            },
+            other => BenchError::Other(other.to_string()),
         }
     }
 }

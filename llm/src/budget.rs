@@ -41,6 +41,7 @@ pub struct TokenBudget {
 }
 
 impl TokenBudget {
+    /// A new, unlimited budget, shared by the clients that reserve in it.
     pub fn new() -> Arc<Self> {
         Arc::new(TokenBudget::default())
     }
@@ -51,10 +52,12 @@ impl TokenBudget {
         *self.spent.lock().expect("budget lock") = Spent::default();
     }
 
+    /// The limit set by [`TokenBudget::arm`], if any.
     pub fn limit(&self) -> Option<u64> {
         *self.limit.lock().expect("budget lock")
     }
 
+    /// What the calls have cost so far.
     pub fn spent(&self) -> Spent {
         *self.spent.lock().expect("budget lock")
     }
@@ -106,10 +109,12 @@ pub struct Budgeted<L> {
 }
 
 impl<L: Llm> Budgeted<L> {
+    /// `inner` with its calls reserved in `budget`.
     pub fn new(inner: L, budget: Arc<TokenBudget>) -> Self {
         Budgeted { inner, budget }
     }
 
+    /// The wrapped LLM.
     pub fn inner(&self) -> &L {
         &self.inner
     }

@@ -49,14 +49,17 @@ impl<L: Llm> CachedLlm<L> {
         }
     }
 
+    /// The wrapped LLM.
     pub fn inner(&self) -> &L {
         &self.inner
     }
 
+    /// Replies served from the cache so far.
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::Relaxed)
     }
 
+    /// Requests that went to the endpoint so far.
     pub fn misses(&self) -> u64 {
         self.misses.load(Ordering::Relaxed)
     }

@@ -23,8 +23,11 @@ const CONTEXT_KEYS: &[&str] = &[
 /// One line of the checklist.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckItem {
+    /// What was checked (`models`, `chat`, ...).
     pub name: &'static str,
+    /// Whether the check passed.
     pub ok: bool,
+    /// What was found, or why it failed.
     pub detail: String,
 }
 
@@ -33,16 +36,21 @@ pub struct CheckItem {
 pub struct CheckReport {
     /// Roles sharing this endpoint, e.g. `answer, judge`.
     pub roles: String,
+    /// The endpoint's identity (`model@base_url`).
     pub identity: String,
+    /// Where the API key came from (never the key itself).
     pub key_note: String,
+    /// The checklist, in the order run.
     pub items: Vec<CheckItem>,
 }
 
 impl CheckReport {
+    /// Whether every check passed.
     pub fn passed(&self) -> bool {
         self.items.iter().all(|i| i.ok)
     }
 
+    /// How many checks failed.
     pub fn failures(&self) -> usize {
         self.items.iter().filter(|i| !i.ok).count()
     }

@@ -39,6 +39,7 @@ pub fn install_crypto_provider() {
 pub struct ClientStats {
     /// HTTP attempts, first tries and retries together.
     pub attempts: AtomicU64,
+    /// Attempts that were retries of a failed one.
     pub retries: AtomicU64,
 }
 
@@ -76,6 +77,7 @@ pub struct OpenAiLlm {
     rpm: Option<TokenBucket>,
     tpm: Option<TokenBucket>,
     jitter: Mutex<u64>,
+    /// What this client has sent.
     pub stats: ClientStats,
 }
 
@@ -127,6 +129,7 @@ impl OpenAiLlm {
         })
     }
 
+    /// The endpoint this client calls.
     pub fn config(&self) -> &EndpointConfig {
         &self.cfg
     }

@@ -28,6 +28,7 @@ pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 pub struct EndpointConfig {
     /// Base URL including the version path, e.g. `https://api.openai.com/v1`.
     pub base_url: String,
+    /// Model name sent with every request.
     pub model: String,
     /// Environment variable holding the API key.
     #[serde(default = "default_key_env")]
@@ -47,8 +48,10 @@ pub struct EndpointConfig {
     /// Retries after the first attempt.
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// First retry delay; it doubles per retry (with jitter).
     #[serde(default = "default_backoff_base_ms")]
     pub backoff_base_ms: u64,
+    /// Longest retry delay.
     #[serde(default = "default_backoff_max_ms")]
     pub backoff_max_ms: u64,
     /// Seed of the backoff jitter.
@@ -207,6 +210,7 @@ impl ApiKey {
         Ok(ApiKey(key))
     }
 
+    /// The key itself, for the `Authorization` header only.
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -237,17 +241,29 @@ impl fmt::Display for ApiKey {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PartialEndpoint {
+    /// As [`EndpointConfig::base_url`].
     pub base_url: Option<String>,
+    /// As [`EndpointConfig::model`].
     pub model: Option<String>,
+    /// As [`EndpointConfig::api_key_env`].
     pub api_key_env: Option<String>,
+    /// As [`EndpointConfig::timeout_s`].
     pub timeout_s: Option<u64>,
+    /// As [`EndpointConfig::max_in_flight`].
     pub max_in_flight: Option<usize>,
+    /// As [`EndpointConfig::rpm`].
     pub rpm: Option<u32>,
+    /// As [`EndpointConfig::tpm`].
     pub tpm: Option<u32>,
+    /// As [`EndpointConfig::max_retries`].
     pub max_retries: Option<u32>,
+    /// As [`EndpointConfig::backoff_base_ms`].
     pub backoff_base_ms: Option<u64>,
+    /// As [`EndpointConfig::backoff_max_ms`].
     pub backoff_max_ms: Option<u64>,
+    /// As [`EndpointConfig::seed`].
     pub seed: Option<u64>,
+    /// As [`EndpointConfig::batch_size`].
     pub batch_size: Option<usize>,
 }
 
@@ -327,10 +343,14 @@ impl PartialEndpoint {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmFileConfig {
+    /// `[llm.answer]`: the reader's endpoint, and the defaults of the other roles.
     #[serde(default)]
     pub answer: PartialEndpoint,
+    /// `[llm.judge]`, if set.
     pub judge: Option<PartialEndpoint>,
+    /// `[llm.graph]` (graph extraction), if set.
     pub graph: Option<PartialEndpoint>,
+    /// `[llm.embedding]`, if set.
     pub embedding: Option<PartialEndpoint>,
 }
 
@@ -378,7 +398,9 @@ impl LlmFileConfig {
 /// The command-line flags that name an endpoint (never a key).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LlmFlags {
+    /// `--llm-base-url`: the endpoint of every role.
     pub base_url: Option<String>,
+    /// `--llm-model`: the model of every role.
     pub model: Option<String>,
 }
 
@@ -386,9 +408,13 @@ pub struct LlmFlags {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSettings {
+    /// The reader (answers and iterative rounds).
     pub answer: EndpointConfig,
+    /// The judge of answers.
     pub judge: EndpointConfig,
+    /// Triplet extraction for the knowledge graph.
     pub graph: EndpointConfig,
+    /// Embeddings, when an endpoint embeds instead of the local encoder.
     pub embedding: EndpointConfig,
 }
 

@@ -30,9 +30,11 @@ const PROBE_TEXT: &str = "dimension probe";
 /// One reply of the endpoint: row `i` is the vector of text `i`, as sent (not renormalised).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmbeddingReply {
+    /// The vectors, one row per text sent.
     pub vectors: Embeddings,
     /// The reply's `usage.prompt_tokens`, else the texts' cl100k count.
     pub tokens: u64,
+    /// Whether `tokens` was reported by the endpoint or counted here.
     pub source: TokenSource,
 }
 
@@ -66,6 +68,7 @@ impl OpenAiEmbedder {
         self.client.config().identity()
     }
 
+    /// The endpoint this embedder calls.
     pub fn config(&self) -> &EndpointConfig {
         self.client.config()
     }
@@ -196,6 +199,7 @@ fn plan_batches(counts: &[u64], max_texts: usize, max_tokens: u64) -> Vec<Range<
 pub struct EmbedUsage {
     /// Successful replies (retried attempts are not counted again).
     pub requests: u64,
+    /// Texts embedded by those replies.
     pub texts: u64,
     /// `usage_tokens + counted_tokens`.
     pub tokens: u64,

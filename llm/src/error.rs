@@ -3,11 +3,13 @@
 use bench_core::{BenchError, LlmErrorKind};
 use thiserror::Error;
 
+/// An error of the LLM layer: its settings, or a call (a core error).
 #[derive(Debug, Error)]
 pub enum LlmError {
     /// Invalid or incomplete endpoint settings; maps to bad input (exit code 2).
     #[error("LLM configuration: {0}")]
     Config(String),
+    /// A core error: an LLM call's failure with its class, or another.
     #[error(transparent)]
     Core(#[from] BenchError),
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+/// A token bucket: the requests-per-minute and tokens-per-minute limits of one endpoint.
 #[derive(Debug)]
 pub struct TokenBucket {
     capacity: f64,

@@ -24,6 +24,7 @@ const MAX_BODY: usize = 32 * 1024 * 1024;
 pub struct ChatRequestSeen {
     /// 0-based arrival number among chat requests.
     pub index: usize,
+    /// The `model` field of the request.
     pub model: String,
     /// (role, content) pairs.
     pub messages: Vec<(String, String)>,
@@ -31,6 +32,7 @@ pub struct ChatRequestSeen {
     pub json_mode: bool,
     /// The `Authorization` header as sent (tests check the key went there and nowhere else).
     pub authorization: Option<String>,
+    /// The whole request body.
     pub body: serde_json::Value,
 }
 
@@ -46,13 +48,18 @@ impl ChatRequestSeen {
 pub enum MockReply {
     /// A well-formed completion.
     Reply {
+        /// The message content.
         content: String,
+        /// The `usage` object, if the reply carries one.
         usage: Option<Usage>,
     },
     /// An error status with an OpenAI error body; `retry_after` becomes the `Retry-After` header.
     Status {
+        /// The HTTP status code.
         code: u16,
+        /// The `Retry-After` header's value, if sent.
         retry_after: Option<String>,
+        /// The error body's message.
         message: String,
     },
     /// Waits, then does the inner reply.
@@ -106,6 +113,7 @@ impl MockReply {
         }
     }
 
+    /// This reply, sent after `d`.
     pub fn delayed(self, d: Duration) -> Self {
         MockReply::Delay(d, Box::new(self))
     }
@@ -114,6 +122,7 @@ impl MockReply {
 /// What `GET /v1/models` lists and how big a prompt the mock accepts.
 #[derive(Debug, Clone)]
 pub struct MockOptions {
+    /// Model names `GET /v1/models` lists.
     pub models: Vec<String>,
     /// Reported as `context_length` on each model when set.
     pub context_length: Option<u64>,
@@ -178,6 +187,8 @@ impl MockServer {
         Self::start_with(MockOptions::default(), script)
     }
 
+    /// Starts a server with `options` (models, context limits, embeddings) whose chat replies
+    /// come from `script`.
     pub fn start_with(
         options: MockOptions,
         script: impl Fn(&ChatRequestSeen) -> MockReply + Send + Sync + 'static,
@@ -242,6 +253,7 @@ impl MockServer {
         self.state.chat_requests.load(Ordering::SeqCst)
     }
 
+    /// `GET /v1/models` requests received.
     pub fn model_requests(&self) -> usize {
         self.state.model_requests.load(Ordering::SeqCst)
     }

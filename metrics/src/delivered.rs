@@ -124,6 +124,7 @@ pub enum DeliveredRule {
 }
 
 impl DeliveredRule {
+    /// The rule's name, as recorded in a tuple's trace.
     pub fn as_str(self) -> &'static str {
         match self {
             DeliveredRule::Answer => "answer",
@@ -199,6 +200,7 @@ impl Default for DeliveredJudge {
 }
 
 impl DeliveredJudge {
+    /// The judge with the default configuration.
     pub fn new() -> Self {
         Self::default()
     }

@@ -22,12 +22,17 @@ const TAU: f64 = 0.7;
 /// What judging one answered tuple gives (semantic F1 and coverage come later, per question).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Judged {
+    /// The answer metrics measured so far (EM, F1, faithfulness, ...).
     pub quality: QualityMetrics,
+    /// The judge's label; `None` when judging failed.
     pub label: Option<JudgeLabel>,
+    /// Prompt tokens the judge spent.
     pub tokens_in: u64,
+    /// Reply tokens the judge spent.
     pub tokens_out: u64,
     /// The first step that failed, as recorded with the tuple.
     pub error: Option<String>,
+    /// Wall time of judging, in milliseconds.
     pub judge_ms: f64,
     /// Which of the judge's rules labelled the tuple (`Judge::rule`), for its trace.
     pub rule: Option<&'static str>,
@@ -35,6 +40,7 @@ pub struct Judged {
 
 /// Scores tuples against the gold answer: one per run, shared by its tasks.
 pub struct TupleEvaluator {
+    /// The judge that labels each answer.
     pub judge: Arc<dyn Judge>,
     /// The local encoder: semantic F1 (token embeddings) and coverage (sentence vectors).
     pub encoder: Arc<dyn TokenEncoder>,
@@ -252,6 +258,7 @@ pub struct FaithfulnessCache {
 }
 
 impl FaithfulnessCache {
+    /// An empty cache.
     pub fn new() -> Self {
         Self::default()
     }

@@ -18,8 +18,11 @@ pub const DEFAULT_TAU: f64 = 0.7;
 /// BERTScore-style precision, recall and F1 (eq. 10-12).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SemanticF1 {
+    /// Mean best match of each response token among the reference tokens.
     pub precision: f64,
+    /// Mean best match of each reference token among the response tokens.
     pub recall: f64,
+    /// Harmonic mean of precision and recall.
     pub f1: f64,
 }
 

@@ -141,6 +141,7 @@ fn json_label(reply: &str) -> Option<String> {
 /// `Unparseable`, so the run records a failed judgement instead of a guessed one.
 #[derive(Clone)]
 pub struct LlmJudge {
+    /// The endpoint that grades.
     pub llm: Arc<dyn Llm>,
 }
 
@@ -153,6 +154,7 @@ impl std::fmt::Debug for LlmJudge {
 }
 
 impl LlmJudge {
+    /// A judge grading through `llm`.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         LlmJudge { llm }
     }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 pub struct Outcome {
     /// `None` when the paradigm failed or the judge could not decide: never correct.
     pub judge: Option<JudgeLabel>,
+    /// Semantic F1 of the answer against the gold one (a tie-breaker).
     pub semantic_f1: f64,
     /// What the paradigm cost on the query: tokens (construction share, retrieval, generation;
     /// context tokens offline) or an imported cost in its own unit (retrieval steps, ...).
@@ -24,6 +25,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Whether the judge labelled the answer correct.
     pub fn is_correct(&self) -> bool {
         self.judge == Some(JudgeLabel::Correct)
     }
@@ -32,13 +34,17 @@ impl Outcome {
 /// The class a router predicts: a paradigm, or that none answers the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RoutingLabel {
+    /// Route to this paradigm.
     Paradigm(ParadigmId),
+    /// No paradigm answers the query.
     CannotAnswer,
 }
 
 impl RoutingLabel {
+    /// The stored name of [`RoutingLabel::CannotAnswer`].
     pub const CANNOT_ANSWER: &'static str = "cannot-answer";
 
+    /// The label's stored name: the paradigm's, or `cannot-answer`.
     pub fn as_str(self) -> &'static str {
         match self {
             RoutingLabel::Paradigm(p) => p.as_str(),
@@ -77,11 +83,13 @@ pub enum LabelPolicy {
 }
 
 impl LabelPolicy {
+    /// Every policy, in the order help texts list them.
     pub const ALL: [LabelPolicy; 2] = [
         LabelPolicy::JudgeThenSemanticF1,
         LabelPolicy::CheapestCorrect,
     ];
 
+    /// The policy's name, as `--policy` takes it and evaluations store it.
     pub fn as_str(self) -> &'static str {
         match self {
             LabelPolicy::JudgeThenSemanticF1 => "judge-then-semantic-f1",

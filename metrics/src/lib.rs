@@ -13,6 +13,8 @@
 //! assert!(token_f1("the tower in Paris", "Eiffel Tower") > 0.0);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod answer;
 pub mod corpus;
 pub mod delivered;

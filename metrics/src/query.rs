@@ -24,11 +24,14 @@ const PREPOSITIONS: &[&str] = &[
 /// The features the scorer reads; all counts are over word tokens of the question.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct QueryFeatures {
+    /// Word tokens in the question.
     pub word_count: usize,
     /// Subordinators and relative pronouns after the first word (the opening wh-word asks, it
     /// does not subordinate).
     pub clause_count: usize,
+    /// Coordinating conjunctions ("and", "or", "but", ...).
     pub coordination_count: usize,
+    /// Prepositions (a proxy for nested relations).
     pub preposition_count: usize,
     /// `'s` possessives: "X's mother's birthplace" is a two-hop chain.
     pub possessive_count: usize,
@@ -43,9 +46,11 @@ pub struct QueryFeatures {
 }
 
 impl QueryFeatures {
+    /// Whether the question has a subordinate clause.
     pub fn has_subordination(&self) -> bool {
         self.clause_count > 0
     }
+    /// Whether the question coordinates two parts.
     pub fn has_coordination(&self) -> bool {
         self.coordination_count > 0
     }

@@ -12,6 +12,7 @@ pub struct ChunkTable {
 }
 
 impl ChunkTable {
+    /// A table of `chunks`, looked up by id and by row.
     pub fn new(chunks: Vec<Chunk>) -> Self {
         let by_id = chunks
             .iter()
@@ -21,18 +22,22 @@ impl ChunkTable {
         ChunkTable { chunks, by_id }
     }
 
+    /// Number of chunks.
     pub fn len(&self) -> usize {
         self.chunks.len()
     }
 
+    /// Whether there are no chunks.
     pub fn is_empty(&self) -> bool {
         self.chunks.is_empty()
     }
 
+    /// The chunk at `row` (the dense index's row order).
     pub fn row(&self, row: usize) -> &Chunk {
         &self.chunks[row]
     }
 
+    /// The chunk with id `id`; an error naming the id when there is none.
     pub fn get(&self, id: &str) -> Result<&Chunk, BenchError> {
         self.by_id
             .get(id)
@@ -40,6 +45,7 @@ impl ChunkTable {
             .ok_or_else(|| BenchError::Other(format!("retriever returned unknown chunk id {id:?}")))
     }
 
+    /// Every chunk, in row order.
     pub fn all(&self) -> &[Chunk] {
         &self.chunks
     }

@@ -10,11 +10,15 @@ use crate::chunks::ChunkTable;
 
 /// Exact inner-product search over L2-normalised chunk vectors (cosine similarity).
 pub struct DenseRetriever {
+    /// The dense index over the chunks' vectors.
     pub index: Arc<FlatIndex>,
+    /// The chunks, in the index's row order.
     pub chunks: Arc<ChunkTable>,
     /// Embeds query texts that arrive without a vector (sub-questions of iterative paradigms).
     pub embedder: Arc<dyn Embedder>,
+    /// Chunks returned per query.
     pub top_k: usize,
+    /// Hits below this similarity are dropped.
     pub min_similarity: f32,
 }
 

@@ -112,8 +112,11 @@ pub enum Weighting {
 
 /// A retriever that runs a dense and a graph retriever and fuses their rankings.
 pub struct FusedRetriever {
+    /// The dense retriever.
     pub dense: Arc<dyn Retriever>,
+    /// The graph retriever.
     pub graph: Arc<dyn Retriever>,
+    /// How the two rankings are weighted.
     pub weighting: Weighting,
     /// s(q) for the complexity weighting; unused otherwise.
     pub complexity: fn(&str) -> f64,
@@ -131,6 +134,7 @@ impl std::fmt::Debug for FusedRetriever {
 }
 
 impl FusedRetriever {
+    /// A fused retriever over `dense` and `graph`, weighted by `weighting`.
     pub fn new(
         dense: Arc<dyn Retriever>,
         graph: Arc<dyn Retriever>,

@@ -34,8 +34,11 @@ use crate::ppr::{ppr_top_k, PprEngine, PushWorkspace};
 /// Query entities and what extracting them cost (0 offline; an LLM extractor bills its call).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExtractedEntities {
+    /// The entities found in the question.
     pub entities: Vec<String>,
+    /// Prompt tokens the extraction spent (0 offline).
     pub tokens_in: u64,
+    /// Reply tokens the extraction spent.
     pub tokens_out: u64,
     /// Why the extractor's reply could not be read as an entity list, when it could not. The
     /// retriever then falls back to the question itself, as for an empty list, and the trace
@@ -48,16 +51,20 @@ pub struct ExtractedEntities {
 pub trait QueryEntities: Send + Sync {
     /// Identity recorded in the trace.
     fn name(&self) -> &str;
+    /// The entities of `question`, with what extracting them cost.
     async fn extract(&self, question: &str) -> bench_core::Result<ExtractedEntities>;
 }
 
 /// A plain function as a token-free [`QueryEntities`] (the offline extractor, tests).
 pub struct FnEntities<F> {
+    /// The extractor's name (recorded in traces).
     pub name: String,
+    /// The function that finds the entities.
     pub f: F,
 }
 
 impl<F> FnEntities<F> {
+    /// An extractor named `name` running `f`.
     pub fn new(name: impl Into<String>, f: F) -> Self {
         FnEntities {
             name: name.into(),
@@ -100,6 +107,7 @@ pub struct GraphParams {
     pub link_k: usize,
     /// A link needs similarity strictly above this (tau_entity = 0.4).
     pub min_similarity: f32,
+    /// PPR damping (restart probability 1 − damping).
     pub damping: f64,
     /// PPR floor (tau_ppr = 1e-5).
     pub min_score: f64,
@@ -107,6 +115,7 @@ pub struct GraphParams {
     pub top_nodes: usize,
     /// Triplets serialised (Table 11: 500).
     pub max_triplets: usize,
+    /// How PPR is computed.
     pub engine: PprEngine,
 }
 
@@ -137,12 +146,17 @@ const TRACE_TRIPLETS: usize = 20;
 
 /// The GraphRAG retriever over one corpus's knowledge graph.
 pub struct GraphRetriever {
+    /// The knowledge graph walked.
     pub graph: Arc<KnowledgeGraph>,
     /// One vector per graph node, row = node id.
     pub entity_index: Arc<FlatIndex>,
+    /// The chunks the graph's triplets come from.
     pub chunks: Arc<ChunkTable>,
+    /// Encodes the question's entities to link them to graph nodes.
     pub embedder: Arc<dyn Embedder>,
+    /// Finds the entities of a question.
     pub entities: Arc<dyn QueryEntities>,
+    /// Seeding, walking and serialisation parameters.
     pub params: GraphParams,
     /// Triplets incident to each node (self-loops excluded), CSR-style, so that the induced
     /// subgraph costs its own size, not a scan of every triplet.

@@ -27,7 +27,9 @@ pub type EntityFn = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
 /// The offline evaluator of decisions.md.
 pub struct OfflineEvaluator {
+    /// The offline reader, whose IDF weights measure how much of the question an answer covers.
     pub reader: Arc<OfflineReader>,
+    /// Finds the entities of a text (the offline extractor's rule).
     pub entities: EntityFn,
     /// Share of the question's IDF mass the answer must cover.
     pub min_coverage: f64,
@@ -131,7 +133,9 @@ question whose answer is still missing, or null\"}.";
 
 /// The LLM self-evaluator (paper Figure 16, in this project's words).
 pub struct LlmEvaluator {
+    /// The endpoint that evaluates.
     pub llm: Arc<dyn Llm>,
+    /// Sampling temperature of its calls.
     pub temperature: f32,
 }
 
@@ -225,10 +229,15 @@ impl Evaluator for LlmEvaluator {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopReason {
+    /// The evaluator judged the answer sufficient.
     Sufficient,
+    /// The evaluator proposed no sub-question.
     NoSubQuestion,
+    /// The evaluator proposed a sub-question already asked.
     RepeatedSubQuestion,
+    /// The round limit was reached.
     MaxRounds,
+    /// The evaluator's reply could not be read.
     EvaluationUnreadable,
 }
 
@@ -262,14 +271,21 @@ async fn evaluate_or_stop(
 /// One round of the trace.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Round {
+    /// The round's number, from 0.
     pub round: usize,
     /// The query retrieved for (round 0 retrieves nothing).
     pub query: String,
+    /// Ids of the chunks this round added.
     pub new_chunks: Vec<String>,
+    /// Chunks in the context after this round.
     pub context_chunks: usize,
+    /// The answer of this round.
     pub answer: String,
+    /// The evaluator's verdict on it.
     pub evaluation: Evaluation,
+    /// Prompt tokens the round spent.
     pub tokens_in: u64,
+    /// Reply tokens the round spent.
     pub tokens_out: u64,
 }
 
@@ -325,12 +341,19 @@ fn iterate_with(
 
 /// Algorithm 3 over any base retriever (`iterative`: dense; `iterative-graph`: graph).
 pub struct Iterative {
+    /// Which paradigm this is (Iterative or Iterative-Graph).
     pub id: ParadigmId,
+    /// Retrieves for the question and each sub-question.
     pub retriever: Arc<dyn Retriever>,
+    /// Answers from the context gathered so far.
     pub reader: Arc<dyn Reader>,
+    /// Judges each answer and proposes the next sub-question.
     pub evaluator: Arc<dyn Evaluator>,
+    /// The corpus's chunks.
     pub chunks: Arc<ChunkTable>,
+    /// Context token budget.
     pub budget: u64,
+    /// At most this many rounds.
     pub max_rounds: usize,
 }
 

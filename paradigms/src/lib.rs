@@ -19,6 +19,8 @@
 //! );
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod chunks;
 pub mod dense;
 pub mod fusion;

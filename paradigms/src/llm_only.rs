@@ -21,6 +21,7 @@ pub const LLM_ONLY: Registered = Registered {
 
 /// Asks the reader with no context. The offline reader answers nothing, by design.
 pub struct LlmOnly {
+    /// Answers without context.
     pub reader: Arc<dyn Reader>,
 }
 

@@ -18,10 +18,13 @@ use crate::ppr::{ppr_top_k, PushWorkspace};
 /// Signals of one sorted (descending) list of dense similarities.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DenseSignals {
+    /// The best similarity.
     pub top1: Option<f64>,
     /// Top-1 minus top-2 (`None` with fewer than two scores).
     pub margin: Option<f64>,
+    /// Mean of the best 5.
     pub mean5: Option<f64>,
+    /// Mean of the best 10.
     pub mean10: Option<f64>,
     /// Adaptive-k: the 1-based position `i` of the largest drop `s_i − s_{i+1}` in the sorted
     /// scores (ties: the first), i.e. how many chunks sit above the largest gap.
@@ -93,6 +96,7 @@ impl std::fmt::Debug for Bm25Index {
 }
 
 impl Bm25Index {
+    /// A BM25 index over `texts`.
     pub fn new(texts: &[&str]) -> Bm25Index {
         let embedder =
             EmbedderBuilder::<u32, Terms>::with_tokenizer_and_fit_to_corpus(Terms, texts).build();
@@ -127,6 +131,7 @@ pub struct Components {
 }
 
 impl Components {
+    /// The connected components of `csr`.
     pub fn new(csr: &Csr) -> Components {
         let n = csr.node_count();
         let mut of = vec![u32::MAX; n];
@@ -174,10 +179,13 @@ pub struct GraphSignals {
     /// Best PPR score, mass of the best 10, entropy (nats) of the best `top_nodes` scores
     /// normalised to sum 1 (`None` without a seed).
     pub ppr_top1: Option<f64>,
+    /// Share of the PPR mass in the best 10 nodes.
     pub ppr_top10_mass: Option<f64>,
+    /// Entropy (nats) of the best scores, normalised.
     pub ppr_entropy: Option<f64>,
     /// Mean degree of the seeds and the largest component holding a seed.
     pub seed_degree: Option<f64>,
+    /// Size of the largest component holding a seed.
     pub seed_component: Option<f64>,
     /// LLM tokens the entity extraction cost (0 offline).
     pub tokens: u64,

@@ -46,9 +46,13 @@ pub fn read_with(
 
 /// A paradigm made of one retriever and one reader.
 pub struct RetrieveThenRead {
+    /// Which paradigm this is (NaiveRAG, GraphRAG, Hybrid, ...).
     pub id: ParadigmId,
+    /// Retrieves the context.
     pub retriever: Arc<dyn Retriever>,
+    /// Answers from it.
     pub reader: Arc<dyn Reader>,
+    /// The corpus's chunks.
     pub chunks: Arc<ChunkTable>,
     /// Context budget in cl100k tokens.
     pub budget: u64,

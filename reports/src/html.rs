@@ -43,19 +43,26 @@ pub fn table(t: &Table) -> String {
 /// One part of the page.
 #[derive(Debug, Clone)]
 pub enum Block {
+    /// A section heading.
     Heading(String),
+    /// A paragraph of text (escaped when written).
     Paragraph(String),
     /// A note shown highlighted (missing parts).
     Note(String),
+    /// A table.
     Table(Table),
     /// An inline SVG (produced by plotters, which escapes its text) with a caption.
     Figure {
+        /// The SVG markup.
         svg: String,
+        /// Its caption.
         caption: String,
     },
     /// Preformatted text (configuration JSON) under a summary line.
     Details {
+        /// The summary line.
         summary: String,
+        /// The preformatted text.
         body: String,
     },
 }

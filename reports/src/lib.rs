@@ -14,6 +14,8 @@
 //! assert!(reports::pareto::dominates(points[1], points[2]));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod aiq;
 pub mod export;
 pub mod figures;

@@ -13,16 +13,25 @@ use store::{RunRow, TupleTokens};
 /// (the routers' cost measure leaves it out too, and both share Figure 7's axis).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Tokens {
+    /// Construction-phase prompt tokens the tuple spent (its graph-build share: `amortised_in`).
     pub construction_in: f64,
+    /// Construction-phase reply tokens the tuple itself spent.
     pub construction_out: f64,
+    /// The tuple's share of the corpus's graph build, prompt tokens.
     pub amortised_in: f64,
+    /// The tuple's share of the corpus's graph build, reply tokens.
     pub amortised_out: f64,
+    /// Retrieval prompt tokens (LLM calls made while retrieving).
     pub retrieval_in: f64,
+    /// Retrieval reply tokens.
     pub retrieval_out: f64,
+    /// Generation prompt tokens.
     pub generation_in: f64,
+    /// Generation reply tokens.
     pub generation_out: f64,
     /// The judge's tokens: a cost of the benchmark, not of the paradigm (never in `cost`).
     pub judge_in: f64,
+    /// The judge's reply tokens (never in `cost`).
     pub judge_out: f64,
 }
 
@@ -57,24 +66,39 @@ impl Tokens {
 /// One stored (query, corpus, paradigm) tuple with its question.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tuple {
+    /// The run the tuple belongs to.
     pub run_id: i64,
+    /// The run's corpus.
     pub corpus: String,
+    /// The question's id.
     pub query_id: String,
     /// The question text (from the data: escape before showing).
     pub query: String,
+    /// The question's type.
     pub qtype: QueryType,
+    /// The paradigm that answered.
     pub paradigm: ParadigmId,
+    /// Its answer.
     pub answer: String,
     /// The judge label (`correct`, `incomplete`, ...), `None` when the tuple failed.
     pub judge: Option<String>,
+    /// Exact match with the gold answer (0 or 1).
     pub em: f64,
+    /// Token F1 against the gold answer.
     pub f1: f64,
+    /// Semantic F1, when measured.
     pub semantic_f1: Option<f64>,
+    /// Share of the gold evidence the context held, when measured.
     pub evidence_recall: Option<f64>,
+    /// Tokens by phase.
     pub tokens: Tokens,
+    /// Context tokens given to the reader (the offline cost).
     pub context_tokens: f64,
+    /// Retrieval plus generation time, in milliseconds.
     pub latency_ms: f64,
+    /// How the run's tuples came to be.
     pub mode: Mode,
+    /// Why the tuple failed, if it did.
     pub error: Option<String>,
     /// An imported tuple's cost in the import's unit (`None` for a benched tuple).
     pub imported_cost: Option<f64>,
@@ -110,27 +134,39 @@ impl std::ops::Deref for RunInfo {
 /// A corpus as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CorpusInfo {
+    /// The corpus's name.
     pub name: String,
+    /// The hash of its chunks and questions.
     pub content_hash: String,
+    /// Where it was loaded from.
     pub source: String,
+    /// Documents in the corpus.
     pub documents: i64,
+    /// Chunks in the corpus.
     pub chunks: i64,
+    /// Questions in the corpus.
     pub queries: i64,
 }
 
 /// The stored corpus metrics of one corpus (flat keys such as `graph.lcc_ratio`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CorpusMetrics {
+    /// The corpus.
     pub corpus: String,
+    /// The key of the configuration the metrics were computed under.
     pub configuration: String,
+    /// The values by flat key.
     pub values: BTreeMap<String, f64>,
 }
 
 /// One stored router evaluation with its rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RouteEval {
+    /// The evaluation's id in the store.
     pub id: i64,
+    /// Its protocol and configuration.
     pub spec: RouteEvalSpec,
+    /// Its per-fold rows.
     pub rows: Vec<RouteEvalRow>,
     /// Paired tests of each (router, λ) against best-single (empty for older evaluations).
     pub tests: Vec<bench_core::RouteEvalTest>,
@@ -172,11 +208,13 @@ impl RouteEval {
 pub struct ReportData {
     /// The runs, in corpus order (one per corpus by default).
     pub runs: Vec<RunInfo>,
+    /// The corpora of the runs.
     pub corpora: Vec<CorpusInfo>,
     /// The runs' tuples, in run then question order.
     pub tuples: Vec<Tuple>,
     /// Router evaluations, oldest first; empty when none were stored or selected.
     pub evals: Vec<RouteEval>,
+    /// The stored corpus metrics of those corpora.
     pub metrics: Vec<CorpusMetrics>,
     /// The runs' probe signals, in run then question then name order.
     pub signals: Vec<SignalRow>,
@@ -187,9 +225,13 @@ pub struct ReportData {
 /// One probe signal of one question of a run, for the exports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SignalRow {
+    /// The run.
     pub run_id: i64,
+    /// The run's corpus.
     pub corpus: String,
+    /// The question's id.
     pub query_id: String,
+    /// The signal.
     pub signal: bench_core::Signal,
 }
 

@@ -17,7 +17,9 @@ use crate::model::{CostBasis, Tuple};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
+    /// A paradigm run alone.
     Paradigm,
+    /// A router (a baseline among them).
     Router,
     /// Oracle: it reads the test labels, so it is a reference mark, not a deployable strategy,
     /// and stays off the Pareto frontier.
@@ -30,7 +32,9 @@ pub const ORACLE: &str = "oracle";
 /// One strategy on one corpus (or pooled): its mean tokens per query and correct rate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
+    /// What the point is labelled with.
     pub label: String,
+    /// What kind of strategy it is.
     pub kind: Kind,
     /// Mean tokens per query.
     pub cost: f64,
@@ -93,10 +97,11 @@ pub fn paradigm_points(tuples: &[Tuple], corpus: Option<&str>, basis: &CostBasis
         .collect()
 }
 
-/// A router's name as shown: with its parameter when it has one.
+/// A router's name as shown: with its parameter when it has one, λ with at most four
+/// significant digits (`cost (λ=0.03162)`, not every digit of the sweep value).
 pub fn router_label(router: &str, param: Option<f64>) -> String {
     match param {
-        Some(p) => format!("{router} (λ={p})"),
+        Some(p) => format!("{router} (λ={})", bench_core::table3::format_param(p)),
         None => router.to_owned(),
     }
 }
@@ -174,8 +179,11 @@ impl Ord for ParamKey {
 /// The λ-sweep of one cost-aware router on one corpus: (λ, point) in increasing λ.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepCurve {
+    /// The router.
     pub router: String,
+    /// The corpus key (`*` for pooled).
     pub corpus: String,
+    /// (λ, point), in increasing λ.
     pub points: Vec<(f64, Point)>,
 }
 

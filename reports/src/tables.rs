@@ -2,9 +2,8 @@
 //! corpora (Table 3), token cost by phase (Table 16), and the frontier / AIQ summary; each
 //! renders as Markdown and CSV.
 
-use std::collections::BTreeMap;
-
-use bench_core::{ParadigmId, QueryType, RouteEvalRow};
+use bench_core::table3::{Cell, Family, Stat, Table3, POOLED};
+use bench_core::{ParadigmId, QueryType};
 
 use crate::export::csv_field;
 use crate::model::{CostBasis, ReportData, RouteEval, Tuple};
@@ -15,8 +14,11 @@ use crate::pareto::{router_label, Kind, Panel};
 pub struct Table {
     /// File stem (`table2`, ...).
     pub name: String,
+    /// The title, shown above the table.
     pub title: String,
+    /// Column headers.
     pub headers: Vec<String>,
+    /// Rows of cells, as many as headers each.
     pub rows: Vec<Vec<String>>,
 }
 
@@ -198,72 +200,41 @@ pub fn router_order(name: &str, baseline: bool) -> (u8, String) {
     (rank, name.to_owned())
 }
 
-/// Corpus keys of router rows: the given corpora that have rows, then `*` (shown as `all`).
-fn router_corpora(rows: &[RouteEvalRow], corpora: &[String]) -> Vec<String> {
-    let mut keys: Vec<String> = corpora
-        .iter()
-        .filter(|c| rows.iter().any(|r| &r.corpus == *c))
-        .cloned()
-        .collect();
-    for r in rows {
-        if r.corpus != "*" && !keys.contains(&r.corpus) {
-            keys.push(r.corpus.clone());
-        }
-    }
-    if rows.iter().any(|r| r.corpus == "*") {
-        keys.push("*".into());
-    }
-    keys
-}
-
 fn shown(key: &str) -> &str {
-    if key == "*" {
+    if key == POOLED {
         crate::pareto::POOLED
     } else {
         key
     }
 }
 
-/// (router order, corpus key, parameter key) of a group of folds.
-type GroupKey = ((u8, String), String, i64);
+/// A Table 3 column: its name and how to read it from a cell.
+type Metric = (&'static str, fn(&Cell) -> Stat);
 
-/// A Table 3 column: its name and how to read it from a row.
-type Metric = (&'static str, fn(&RouteEvalRow) -> f64);
-
-/// Table 3: per router (and λ) and corpus, R.A / F1 / MRR / C.R in %, mean ± std over folds.
-/// Returns the Markdown-shaped table (cells `m ± s`) and the CSV-shaped one (mean and std in
-/// columns of their own).
+/// Table 3 from Table 3's model (`bench_core::table3`, the one `route eval` prints): per router
+/// (and λ) and corpus, R.A / F1 / MRR / C.R in %, mean ± std over folds, the routers grouped by
+/// their stored family. Returns the Markdown-shaped table (cells `m ± s`, a bold row naming each
+/// family) and the CSV-shaped one (a family column; mean and std in columns of their own).
 pub fn table3(eval: &RouteEval, corpora: &[String]) -> (Table, Table) {
-    let rows = &eval.rows[..];
-    let order = |r: &str| router_order(r, eval.is_baseline(r));
-    let keys = router_corpora(rows, corpora);
-    let mut groups: BTreeMap<GroupKey, Vec<&RouteEvalRow>> = BTreeMap::new();
-    for r in rows {
-        // Parameters sort by value; stored as f64 bits of an ordered key.
-        let pkey = r.param.map_or(i64::MIN, |p| (p * 1e9).round() as i64);
-        groups
-            .entry((order(&r.router), r.corpus.clone(), pkey))
-            .or_default()
-            .push(r);
-    }
-    let mut labels: Vec<((u8, String), i64, String)> = Vec::new();
-    for r in rows {
-        let pkey = r.param.map_or(i64::MIN, |p| (p * 1e9).round() as i64);
-        let l = (order(&r.router), pkey, router_label(&r.router, r.param));
-        if !labels.contains(&l) {
-            labels.push(l);
-        }
-    }
-    labels.sort();
+    let families = eval.families();
+    // A router without a stored family (an older evaluation) is shown apart from the others.
+    let family = |r: &str| {
+        families
+            .iter()
+            .find(|(n, _)| n == r)
+            .and_then(|(_, f)| Family::parse(f))
+            .unwrap_or(Family::External)
+    };
+    let model = Table3::build(&eval.rows, corpora, &family, "");
     let metrics: [Metric; 4] = [
-        ("R.A", |r| r.accuracy),
-        ("F1", |r| r.macro_f1),
-        ("MRR", |r| r.mrr),
-        ("C.R", |r| r.correct_rate),
+        ("R.A", |c| c.accuracy),
+        ("F1", |c| c.macro_f1),
+        ("MRR", |c| c.mrr),
+        ("C.R", |c| c.correct_rate),
     ];
     let mut md_headers = vec!["Router".to_owned()];
-    let mut csv_headers = vec!["router".to_owned()];
-    for k in &keys {
+    let mut csv_headers = vec!["router".to_owned(), "family".to_owned()];
+    for k in &model.corpora {
         for (m, _) in &metrics {
             md_headers.push(format!("{} {m}", shown(k)));
             csv_headers.push(format!("{} {m} mean", shown(k)));
@@ -271,26 +242,33 @@ pub fn table3(eval: &RouteEval, corpora: &[String]) -> (Table, Table) {
         }
     }
     let (mut md_rows, mut csv_rows) = (Vec::new(), Vec::new());
-    for (order, pkey, label) in &labels {
-        let mut md = vec![label.clone()];
-        let mut csv = vec![label.clone()];
-        for k in &keys {
-            let rs = groups.get(&(order.clone(), k.clone(), *pkey));
-            for (_, f) in &metrics {
-                let v: Vec<f64> = rs.map_or_else(Vec::new, |rs| rs.iter().map(|r| f(r)).collect());
-                let (m, s) = mean_std(&v);
-                if v.is_empty() {
-                    md.push("–".into());
-                    csv.extend(["".into(), "".into()]);
-                } else {
-                    md.push(format!("{} ± {}", pct(m), pct(s)));
-                    csv.push(format!("{:.4}", 100.0 * m));
-                    csv.push(format!("{:.4}", 100.0 * s));
+    for g in &model.groups {
+        let mut heading = vec![format!("**{}**", g.family.heading())];
+        heading.resize(md_headers.len(), String::new());
+        md_rows.push(heading);
+        for row in &g.rows {
+            let label = router_label(&row.router, row.param);
+            let mut md = vec![label.clone()];
+            let mut csv = vec![label, g.family.as_str().to_owned()];
+            for cell in &row.cells {
+                for (_, f) in &metrics {
+                    match cell {
+                        None => {
+                            md.push("–".into());
+                            csv.extend(["".into(), "".into()]);
+                        }
+                        Some(c) => {
+                            let s = f(c);
+                            md.push(format!("{} ± {}", pct(s.mean), pct(s.std)));
+                            csv.push(format!("{:.4}", 100.0 * s.mean));
+                            csv.push(format!("{:.4}", 100.0 * s.std));
+                        }
+                    }
                 }
             }
+            md_rows.push(md);
+            csv_rows.push(csv);
         }
-        md_rows.push(md);
-        csv_rows.push(csv);
     }
     let title = "Table 3: routers — routing accuracy, macro F1, MRR and correct rate (%), mean ± std over folds";
     (

@@ -54,36 +54,9 @@ impl fmt::Debug for LlmAccess {
     }
 }
 
-/// Which part of the zoo a router belongs to (tables group by it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
-    Baseline,
-    Ml,
-    Neural,
-    Seed,
-    /// Routers of the paper's Table 3 from other papers (Adaptive-RAG, MBA-RAG, RouterDC).
-    Published,
-    CostAware,
-    /// Calibrated P(correct) per paradigm minus λ·cost.
-    Utility,
-    External,
-}
-
-impl Family {
-    /// The name `route list` shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::Baseline => "baseline",
-            Family::Ml => "ml",
-            Family::Neural => "neural",
-            Family::Seed => "seed",
-            Family::Published => "published",
-            Family::CostAware => "cost-aware",
-            Family::Utility => "utility",
-            Family::External => "external",
-        }
-    }
-}
+/// Which part of the zoo a router belongs to (tables group by it); defined with Table 3's
+/// model in `bench_core`, where reports read it back from the store.
+pub use bench_core::table3::Family;
 
 /// One registered router.
 #[derive(Clone, Copy)]

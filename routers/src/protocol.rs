@@ -28,6 +28,7 @@ use crate::eval::{evaluate_with, summarize, Candidate, EvalOptions, Evaluation, 
 use crate::external::ExternalSpec;
 use crate::features::FeatureSet;
 use crate::registry::{lookup, registry};
+use bench_core::table3::Table3;
 
 /// Inputs of the traditional ML routers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -332,11 +333,27 @@ impl RouteEvaluation {
     }
 
     /// Table 3, the paired tests against best-single and the reading of the signals: what
-    /// `route eval` prints between its header and its notes.
+    /// `route eval` prints between its header and its notes (Table 3 within 100 columns).
     pub fn render_tables(&self) -> String {
+        self.render_tables_with(false)
+    }
+
+    /// Table 3's model: the evaluation's rows grouped by family, in its cost unit.
+    pub fn table3(&self) -> Table3 {
+        Table3::build(
+            &self.evaluation.rows,
+            &[],
+            &|n: &str| self.family(n),
+            &self.cost_unit,
+        )
+    }
+
+    /// [`RouteEvaluation::render_tables`], with every corpus's four measures when `wide`
+    /// (`route eval --wide`).
+    pub fn render_tables_with(&self, wide: bool) -> String {
         let summaries = summarize(&self.evaluation.rows);
         let family = |n: &str| self.family(n);
-        let mut out = crate::table::render(&summaries, &family);
+        let mut out = crate::table::render(&self.table3(), wide);
         out.push_str(&crate::table::render_tests(
             &summaries,
             &self.tests,

@@ -210,7 +210,7 @@ pub fn render(
         e.1 += p.cost;
     }
     out.push_str(&format!(
-        "\nrouting that pays (pooled): best-single {:.2} at cost {:.2}, Oracle {:.2}; CostSave@BestSingle: the largest share of best-single's cost an operating point saves at a correct rate >= best-single's - {:.1} points\n",
+        "\nrouting that pays (pooled): best-single {:.2} at cost {:.2}, Oracle {:.2}\nCostSave@BestSingle: the largest share of best-single's cost an operating point saves\n  at a correct rate >= best-single's - {:.1} points\n",
         100.0 * bs.0,
         bs.1,
         100.0 * oracle.0,

@@ -60,9 +60,10 @@ pub fn default_routers() -> Vec<RouterEntry> {
 pub fn lookup(name: &str) -> Result<RouterEntry> {
     let all = registry();
     all.iter().find(|e| e.name == name).copied().ok_or_else(|| {
-        bench_core::BenchError::Invalid(format!(
-            "unknown router {name:?}: known routers are {}",
-            all.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
-        ))
+        bench_core::BenchError::UnknownName {
+            kind: bench_core::NameKind::Router,
+            name: name.to_owned(),
+            known: all.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+        }
     })
 }

@@ -1,146 +1,188 @@
-//! The evaluation table shaped like the paper's Table 3: routers grouped by family, per corpus
-//! R.A / F1 / MRR / C.R (percent, mean over folds), then pooled tokens and regrets.
+//! The terminal rendering of Table 3 (`route eval`): the table model of
+//! [`bench_core::table3`] (routers grouped by family, per corpus R.A / F1 / MRR / C.R in percent,
+//! mean over folds, then the pooled cost and regrets), after a short legend. By default the table
+//! fits 100 columns (the pooled measures, each corpus's correct rate while they fit, cost and
+//! regrets); `wide` shows every corpus's four measures.
 
 use std::fmt::Write;
 
+use bench_core::table3::{format_cost_spread, Cell, Table3, POOLED};
 use bench_core::{RouteEvalSpec, RouteEvalTest};
 
 use crate::entry::Family;
 use crate::eval::Summary;
 
-fn family_name(f: Family) -> &'static str {
-    match f {
-        Family::Baseline => "Baselines",
-        Family::Ml => "ML routers",
-        Family::Neural => "Neural routers",
-        Family::Seed => "Seed-paper routers",
-        Family::Published => "Published routers (Table 3)",
-        Family::CostAware => "Cost-aware routers",
-        Family::Utility => "Utility routers (calibrated P(correct) − λ·cost)",
-        Family::External => "External routers",
-    }
-}
+pub use bench_core::table3::{format_param, router_label};
 
-const FAMILY_ORDER: [Family; 8] = [
-    Family::Baseline,
-    Family::Ml,
-    Family::Neural,
-    Family::Seed,
-    Family::Published,
-    Family::Utility,
-    Family::CostAware,
-    Family::External,
-];
+/// The width the default table keeps within.
+pub const NARROW: usize = 100;
 
-/// The display name of a (router, param) pair: `name` or `name(λ=0.5)`.
-pub fn router_label(router: &str, param: Option<f64>) -> String {
-    match param {
-        Some(p) => format!("{router}(λ={})", format_param(p)),
-        None => router.to_string(),
-    }
-}
-
-/// A sweep value with at most four significant digits (`0.03162`, `316.2`, `1000`).
-pub fn format_param(p: f64) -> String {
-    if p == 0.0 || !p.is_finite() {
-        return p.to_string();
-    }
-    let magnitude = p.abs().log10().floor() as i32;
-    let decimals = (3 - magnitude).max(0) as usize;
-    let s = format!("{p:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-/// Renders the table. `family` names each router's family (unknown routers go under External).
-/// Corpus columns follow the corpora in `summaries` by name, the pooled `*` last; the pooled
-/// block adds mean tokens per query, the correct-rate regret against Oracle (percentage points)
-/// and the token regret, each with its spread over folds.
-pub fn render(summaries: &[Summary], family: &dyn Fn(&str) -> Family) -> String {
-    let mut corpora: Vec<&str> = summaries
-        .iter()
-        .map(|s| s.corpus.as_str())
-        .filter(|c| *c != "*")
+/// Renders `table` for a terminal: a legend, then the table, `NARROW` columns wide unless `wide`.
+pub fn render(table: &Table3, wide: bool) -> String {
+    let pooled = table.corpora.iter().position(|c| c == POOLED);
+    let per_corpus: Vec<usize> = (0..table.corpora.len())
+        .filter(|&i| Some(i) != pooled)
         .collect();
-    corpora.sort_unstable();
-    corpora.dedup();
-    let mut routers: Vec<(String, Option<f64>)> = Vec::new();
-    for s in summaries {
-        if !routers.iter().any(|(r, p)| *r == s.router && *p == s.param) {
-            routers.push((s.router.clone(), s.param));
-        }
-    }
-    let name_w = routers
-        .iter()
-        .map(|(r, p)| router_label(r, *p).chars().count())
+    let max_name = if wide { usize::MAX } else { 24 };
+    let name_w = table
+        .rows()
+        .map(|(_, r)| r.label.chars().count().min(max_name))
         .max()
         .unwrap_or(6)
         .max(6)
         + 2;
-    let find = |r: &str, p: Option<f64>, c: &str| {
-        summaries
-            .iter()
-            .find(|s| s.router == r && s.param == p && s.corpus == c)
+    let cost = |c: &Cell| format_cost_spread(c.cost.mean, c.cost.std);
+    let regret_cr = |c: &Cell| {
+        format!(
+            "{:.1}±{:.1}",
+            100.0 * c.regret_correct.mean,
+            100.0 * c.regret_correct.std
+        )
+    };
+    let regret_cost = |c: &Cell| format_cost_spread(c.regret_cost.mean, c.regret_cost.std);
+    // The cost block's columns as wide as their widest cell.
+    let width_of = |f: &dyn Fn(&Cell) -> String, head: &str| {
+        table
+            .rows()
+            .filter_map(|(_, r)| pooled.and_then(|i| r.cells[i].as_ref()))
+            .map(|c| f(c).chars().count())
+            .chain(std::iter::once(head.chars().count()))
+            .max()
+            .unwrap_or(0)
+            + 2
+    };
+    let (cw, rw, dw) = (
+        width_of(&cost, "cost"),
+        width_of(&regret_cr, "ΔC.R pp"),
+        width_of(&regret_cost, "Δcost"),
+    );
+    let cost_title = format!("cost in {}", table.cost_unit);
+    let cost_w = (cw + rw + dw).max(cost_title.chars().count() + 1);
+    // Narrow: the pooled measures, then each corpus's C.R while the line stays within NARROW.
+    let metrics_w = 27;
+    let corpus_w: Vec<usize> = per_corpus
+        .iter()
+        .map(|&i| table.corpora[i].chars().count().clamp(5, 12) + 1)
+        .collect();
+    let narrow_corpora = {
+        let fixed = name_w + 30 + 2 + cost_w;
+        let all: usize = corpus_w.iter().sum::<usize>() + 2;
+        per_corpus.len() > 1 && fixed + all <= NARROW
     };
     let mut out = String::new();
-    // Header: corpus names over their four columns, then the pooled block.
+    let _ = writeln!(
+        out,
+        "R.A routing accuracy, F1 macro F1, MRR mean reciprocal rank, C.R correct rate:"
+    );
+    let _ = writeln!(
+        out,
+        "  percent, mean over folds; ΔC.R pp and Δcost: regret against Oracle, ± std over folds"
+    );
+    if !wide && per_corpus.len() > 1 && !narrow_corpora {
+        let _ = writeln!(out, "  (per-corpus columns: --wide)");
+    } else if !wide && narrow_corpora {
+        let _ = writeln!(out, "  (per-corpus R.A, F1 and MRR: --wide)");
+    }
+    let label = |s: &str| truncate(s, name_w - 2);
+    // Header line 1: group titles.
     let _ = write!(out, "{:<name_w$}", "");
-    for c in corpora.iter().copied().chain(std::iter::once("all")) {
-        let _ = write!(out, "| {:^27} ", truncate(c, 27));
-    }
-    let _ = writeln!(out, "| {:^36}", "all: cost and regret vs Oracle");
-    let _ = write!(out, "{:<name_w$}", "router");
-    for _ in 0..=corpora.len() {
-        let _ = write!(out, "| {:>6}{:>7}{:>7}{:>7} ", "R.A", "F1", "MRR", "C.R");
-    }
-    let _ = writeln!(out, "| {:>12}{:>12}{:>12}", "tokens", "ΔC.R pp", "Δtokens");
-    let width = out.lines().last().map_or(80, |l| l.chars().count());
-    for fam in FAMILY_ORDER {
-        let members: Vec<&(String, Option<f64>)> =
-            routers.iter().filter(|(r, _)| family(r) == fam).collect();
-        if members.is_empty() {
-            continue;
+    if wide {
+        for &i in per_corpus.iter().chain(pooled.iter()) {
+            let c = if Some(i) == pooled {
+                "all"
+            } else {
+                &table.corpora[i]
+            };
+            let _ = write!(out, "| {:^27} ", truncate(c, 27));
         }
+    } else {
+        if pooled.is_some() {
+            let _ = write!(out, "| {:^w$}", "all corpora", w = metrics_w + 1);
+        }
+        if narrow_corpora {
+            let w: usize = corpus_w.iter().sum();
+            let title = if w >= 13 { "C.R by corpus" } else { "C.R" };
+            let _ = write!(out, "| {:^w$}", title);
+        }
+    }
+    let _ = writeln!(out, "| {}", cost_title);
+    // Header line 2: column names.
+    let _ = write!(out, "{:<name_w$}", "router");
+    let four = |out: &mut String| {
+        let _ = write!(out, "| {:>6}{:>7}{:>7}{:>7} ", "R.A", "F1", "MRR", "C.R");
+    };
+    if wide {
+        for _ in per_corpus.iter().chain(pooled.iter()) {
+            four(&mut out);
+        }
+    } else {
+        if pooled.is_some() {
+            four(&mut out);
+        }
+        if narrow_corpora {
+            let _ = write!(out, "| ");
+            for (&i, w) in per_corpus.iter().zip(&corpus_w) {
+                let _ = write!(out, "{:>w$}", truncate(&table.corpora[i], w - 1));
+            }
+        }
+    }
+    let _ = writeln!(out, "| {:>cw$}{:>rw$}{:>dw$}", "cost", "ΔC.R pp", "Δcost");
+    let width = out
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(80)
+        .min(if wide { usize::MAX } else { NARROW });
+    let measures = |out: &mut String, c: Option<&Cell>| match c {
+        Some(c) => {
+            let _ = write!(
+                out,
+                "| {:>6.1}{:>7.1}{:>7.1}{:>7.1} ",
+                100.0 * c.accuracy.mean,
+                100.0 * c.macro_f1.mean,
+                100.0 * c.mrr.mean,
+                100.0 * c.correct_rate.mean
+            );
+        }
+        None => {
+            let _ = write!(out, "| {:>27} ", "-");
+        }
+    };
+    for g in &table.groups {
         let _ = writeln!(out, "{}", "-".repeat(width));
-        let _ = writeln!(out, "{}", family_name(fam));
-        for (r, p) in members {
-            let _ = write!(out, "{:<name_w$}", router_label(r, *p));
-            for c in corpora.iter().copied().chain(std::iter::once("*")) {
-                match find(r, *p, c) {
-                    Some(s) => {
-                        let _ = write!(
-                            out,
-                            "| {:>6.1}{:>7.1}{:>7.1}{:>7.1} ",
-                            100.0 * s.mean.accuracy,
-                            100.0 * s.mean.macro_f1,
-                            100.0 * s.mean.mrr,
-                            100.0 * s.mean.correct_rate
-                        );
-                    }
-                    None => {
-                        let _ = write!(out, "| {:>27} ", "-");
+        let _ = writeln!(out, "{}", g.family.heading());
+        for r in &g.rows {
+            let _ = write!(out, "{:<name_w$}", label(&r.label));
+            if wide {
+                for &i in per_corpus.iter().chain(pooled.iter()) {
+                    measures(&mut out, r.cells[i].as_ref());
+                }
+            } else {
+                if let Some(i) = pooled {
+                    measures(&mut out, r.cells[i].as_ref());
+                }
+                if narrow_corpora {
+                    let _ = write!(out, "| ");
+                    for (&i, w) in per_corpus.iter().zip(&corpus_w) {
+                        let v = r.cells[i].as_ref().map_or("-".to_string(), |c| {
+                            format!("{:.1}", 100.0 * c.correct_rate.mean)
+                        });
+                        let _ = write!(out, "{v:>w$}");
                     }
                 }
             }
-            match find(r, *p, "*") {
-                Some(s) => {
+            match pooled.and_then(|i| r.cells[i].as_ref()) {
+                Some(c) => {
                     let _ = writeln!(
                         out,
-                        "| {:>12}{:>12}{:>12}",
-                        format!("{:.0}±{:.0}", s.mean.mean_tokens, s.std.mean_tokens),
-                        format!(
-                            "{:.1}±{:.1}",
-                            100.0 * s.mean.regret_correct,
-                            100.0 * s.std.regret_correct
-                        ),
-                        format!("{:.0}±{:.0}", s.mean.regret_tokens, s.std.regret_tokens),
+                        "| {:>cw$}{:>rw$}{:>dw$}",
+                        cost(c),
+                        regret_cr(c),
+                        regret_cost(c)
                     );
                 }
                 None => {
-                    let _ = writeln!(out, "| {:>12}", "-");
+                    let _ = writeln!(out, "| {:>cw$}", "-");
                 }
             }
         }
@@ -213,7 +255,7 @@ pub fn render_tests(
             let gap = if o > b { (cr - b) / (o - b) } else { f64::NAN };
             let _ = writeln!(
                 out,
-                "best router {}: C.R {:.2} vs {baseline} {:.2} and oracle {:.2}: {:.1} % of the {baseline}-to-oracle gap closed (cost in {cost_unit})",
+                "best router {}: C.R {:.2} vs {baseline} {:.2} and oracle {:.2}:\n  {:.1} % of the {baseline}-to-oracle gap closed (cost in {cost_unit})",
                 router_label(&t.router, t.param),
                 100.0 * cr,
                 100.0 * b,
@@ -322,7 +364,6 @@ fn truncate(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::{Measures, Summary};
 
     #[test]
     fn list_names_every_router() {
@@ -335,30 +376,32 @@ mod tests {
         assert!(!l.contains("CostAware") && !l.contains(" Ml "), "{l}");
     }
 
-    fn s(router: &str, corpus: &str, acc: f64) -> Summary {
-        Summary {
+    fn row(router: &str, corpus: &str, acc: f64, cost: f64) -> bench_core::RouteEvalRow {
+        bench_core::RouteEvalRow {
             router: router.into(),
             param: None,
             corpus: corpus.into(),
-            folds: 5,
+            fold: 0,
             n: 100,
-            mean: Measures {
-                accuracy: acc,
-                mean_tokens: 1234.0,
-                regret_correct: 0.125,
-                ..Measures::default()
-            },
-            std: Measures::default(),
+            accuracy: acc,
+            macro_f1: 0.0,
+            mrr: 0.0,
+            correct_rate: 0.0,
+            mean_tokens: cost,
+            regret_correct: 0.125,
+            regret_tokens: 0.0,
+            latency_ms: 0.0,
+            fit_ms: 0.0,
         }
     }
 
     #[test]
     fn groups_by_family_with_corpus_columns() {
         let rows = [
-            s("oracle", "*", 1.0),
-            s("oracle", "musique", 1.0),
-            s("lr", "*", 0.5),
-            s("lr", "musique", 0.456),
+            row("oracle", "*", 1.0, 1234.0),
+            row("oracle", "musique", 1.0, 1234.0),
+            row("lr", "*", 0.5, 1234.0),
+            row("lr", "musique", 0.456, 1234.0),
         ];
         let fam = |r: &str| {
             if r == "lr" {
@@ -367,23 +410,62 @@ mod tests {
                 Family::Baseline
             }
         };
-        let t = render(&rows, &fam);
-        let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].contains("musique") && lines[0].contains("all"));
-        let base = lines.iter().position(|l| *l == "Baselines").unwrap();
-        let ml = lines.iter().position(|l| *l == "ML routers").unwrap();
-        assert!(base < ml);
-        let lr = lines.iter().find(|l| l.starts_with("lr ")).unwrap();
-        assert!(
-            lr.contains("45.6") && lr.contains("50.0") && lr.contains("1234±0"),
-            "{lr}"
-        );
-        assert!(lr.contains("12.5±0.0"), "{lr}");
+        let table = Table3::build(&rows, &[], &fam, "context tokens");
+        for wide in [false, true] {
+            let t = render(&table, wide);
+            let lines: Vec<&str> = t.lines().collect();
+            // The legend comes first, then the table under its headers.
+            assert!(lines[0].starts_with("R.A routing accuracy"), "{t}");
+            // One corpus: its columns repeat the pooled ones, shown with --wide only.
+            assert_eq!(t.contains("musique"), wide, "{t}");
+            assert!(t.contains("cost in context tokens"), "{t}");
+            let base = lines.iter().position(|l| *l == "Baselines").unwrap();
+            let ml = lines.iter().position(|l| *l == "ML routers").unwrap();
+            assert!(base < ml);
+            let lr = lines.iter().find(|l| l.starts_with("lr ")).unwrap();
+            assert_eq!(lr.contains("45.6"), wide, "{lr}");
+            assert!(lr.contains("50.0") && lr.contains("1234±0"), "{lr}");
+            assert!(lr.contains("12.5±0.0"), "{lr}");
+            assert!(
+                wide || lines.iter().all(|l| l.chars().count() <= NARROW),
+                "{t}"
+            );
+        }
+        // Small costs (retrieval steps) keep two decimals.
+        let steps = Table3::build(&[row("lr", "*", 0.5, 4.6875)], &[], &fam, "retrieval steps");
+        assert!(render(&steps, false).contains("4.69±0.00"));
         assert_eq!(router_label("cost", Some(0.5)), "cost(λ=0.5)");
         assert_eq!(format_param(0.031_622_776_601_683_79), "0.03162");
         assert_eq!(format_param(316.227_766_016_837_9), "316.2");
         assert_eq!(format_param(1000.0), "1000");
         assert_eq!(format_param(0.0), "0");
         assert_eq!(format_param(-0.25), "-0.25");
+    }
+
+    #[test]
+    fn many_corpora_move_to_wide_and_the_default_stays_narrow() {
+        let mut rows = Vec::new();
+        for c in [
+            "2wiki",
+            "medical",
+            "musique-dev",
+            "hotpotqa",
+            "nq",
+            "squad",
+            "trivia",
+            "*",
+        ] {
+            rows.push(row("util-lr-with-a-long-name", c, 0.5, 4321.0));
+        }
+        let table = Table3::build(&rows, &[], &|_| Family::Utility, "context tokens");
+        let narrow = render(&table, false);
+        assert!(
+            narrow.lines().all(|l| l.chars().count() <= NARROW),
+            "{narrow}"
+        );
+        assert!(narrow.contains("--wide"), "{narrow}");
+        let wide = render(&table, true);
+        assert!(wide.lines().any(|l| l.chars().count() > NARROW));
+        assert!(wide.contains("squad"));
     }
 }

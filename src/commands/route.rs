@@ -124,7 +124,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&r.to_json(id))?);
         } else {
             println!("{}\n{}", r.tuples_line(), r.rows_line(&proto));
-            print!("{}", r.render_tables());
+            print!("{}", r.render_tables_with(a.wide));
             for (r, why) in &r.evaluation.skipped {
                 println!("skipped {r}: {why}");
             }

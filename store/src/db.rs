@@ -16,18 +16,18 @@ use bench_core::{Corpus, Mode, ParadigmId, QueryType, ResultRecord, RouteEvalRow
 use crate::error::{Result, StoreError};
 
 mod backend;
+mod handle;
 mod info;
 mod open;
 
-pub use backend::{redact, Backend, DbTarget};
+pub use backend::{redact, DbTarget};
+use handle::store_err;
+pub use handle::{Backend, Store};
 pub use info::{DbInfo, Ownership};
 pub use open::APPLICATION_ID;
 
 mod schema;
-use schema::MIGRATIONS;
-
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+pub use schema::SCHEMA_VERSION;
 
 /// What identifies a run: same spec, same run (resumed); `--fresh` starts another.
 #[derive(Debug, Clone)]
@@ -111,15 +111,6 @@ pub struct SummaryRow {
     pub latency_ms: f64,
     /// Mean LLM tokens of retrieval and generation (construction is a corpus cost).
     pub total_tokens: f64,
-}
-
-/// The results database.
-#[derive(Debug, Clone)]
-pub struct Store {
-    pool: AnyPool,
-    /// The file path, or the PostgreSQL URL without its password: what messages show.
-    path: String,
-    backend: Backend,
 }
 
 impl Store {
@@ -774,11 +765,4 @@ fn with_llm(config_json: &str, llm: Option<&serde_json::Value>) -> String {
 
 pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("serialisable")
-}
-
-fn store_err(path: &str, source: sqlx::Error) -> StoreError {
-    StoreError::Sql {
-        path: path.to_owned(),
-        source,
-    }
 }

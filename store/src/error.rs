@@ -55,7 +55,7 @@ impl StoreError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             StoreError::Incompatible(_) | StoreError::Invalid(_) => true,
-            StoreError::Core(e) => matches!(e, BenchError::Invalid(_)),
+            StoreError::Core(e) => e.is_bad_input(),
             StoreError::Sql { .. } | StoreError::Io { .. } | StoreError::Other(_) => false,
         }
     }

@@ -12,7 +12,8 @@ use sha2::{Digest, Sha256};
 use tokio::task::JoinSet;
 
 use super::extract::{ExtractorId, TripletExtractor};
-use super::{normalize, Csr, GraphTriplet, KnowledgeGraph, Triplet};
+use super::normalize;
+use super::types::{Csr, GraphTriplet, KnowledgeGraph, Triplet};
 use crate::embed::VectorCache;
 use crate::error::{CorpusError, Result};
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::Triplet;
+use super::types::Triplet;
 use crate::error::Result;
 
 /// Who extracted: extractor name, model and a hash of the prompt (or of the rules). It keys the

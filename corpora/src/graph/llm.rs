@@ -10,7 +10,7 @@ use bench_core::{BenchError, ChatMessage, ChatRequest, Llm, LlmErrorKind};
 use serde_json::Value;
 
 use super::extract::{Extraction, ExtractorId, TripletExtractor};
-use super::Triplet;
+use super::types::Triplet;
 use crate::error::{CorpusError, Result};
 
 const SYSTEM: &str = "You turn text into knowledge-graph triplets. You answer with JSON only.";

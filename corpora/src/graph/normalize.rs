@@ -2,6 +2,9 @@
 
 use unicode_normalization::UnicodeNormalization;
 
+/// Relation of two neighbouring entities with no content word between them.
+pub const RELATED_TO: &str = "related_to";
+
 /// The node name of an entity mention: NFKC, lowercased, whitespace runs collapsed to one space,
 /// punctuation and symbols stripped from both ends (inner punctuation, as in "u.s." or "o'neill",
 /// is part of the name). Empty when nothing alphanumeric is left.
@@ -25,7 +28,7 @@ pub fn relation(text: &str) -> String {
     let collapsed = collapse_whitespace(&folded);
     let trimmed = collapsed.trim_matches(|c: char| !c.is_alphanumeric());
     if trimmed.is_empty() {
-        super::offline::RELATED_TO.to_string()
+        RELATED_TO.to_string()
     } else {
         trimmed.to_string()
     }

@@ -8,11 +8,10 @@ use async_trait::async_trait;
 
 use super::extract::{Extraction, ExtractorId, TripletExtractor};
 use super::normalize;
-use super::Triplet;
+use super::types::Triplet;
 use crate::error::Result;
 
-/// Relation of two neighbouring entities with no content word between them.
-pub const RELATED_TO: &str = "related_to";
+pub use super::normalize::RELATED_TO;
 /// At most this many content words make a relation.
 pub const MAX_RELATION_WORDS: usize = 5;
 /// Bump when the rules change: it is part of the extractor's identity, so cached triplets of

@@ -6,8 +6,8 @@ use bench_core::Embeddings;
 use faiss::index::flat::FlatIndexImpl;
 use faiss::Index as _;
 
-use super::select::better;
-use super::{validate, Hit};
+use super::rows::validate;
+use super::select::{better, Hit};
 use crate::error::{CorpusError, Result};
 
 /// Exact inner-product search through FAISS, with [`super::FlatIndex`]'s API and result order.

@@ -15,7 +15,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{dot, select, FlatIndex, Hit};
+use super::rows::{dot, Rows};
+use super::select::{self, Hit};
 use crate::error::{CorpusError, Result};
 
 /// Graph and search settings. The defaults reach recall@100 >= 0.95 on the clustered synthetic
@@ -99,7 +100,8 @@ struct Manifest {
 const FORMAT: u32 = 1;
 const BASENAME: &str = "graph";
 
-/// An HNSW graph over the rows of a [`FlatIndex`] (row `i` is inserted with id `i`).
+/// An HNSW graph over a set of [`Rows`], the vectors of a [`super::FlatIndex`] (row `i` is
+/// inserted with id `i`).
 pub struct HnswIndex {
     graph: Hnsw<'static, f32, DotDistance>,
     params: HnswParams,
@@ -124,7 +126,7 @@ pub enum Origin {
 
 impl HnswIndex {
     /// Inserts every row of `flat` (in parallel on the current rayon pool).
-    pub fn build(flat: &FlatIndex, params: HnswParams) -> Result<Self> {
+    pub fn build(flat: &Rows, params: HnswParams) -> Result<Self> {
         if params.m == 0 || params.m > 255 || params.ef_construction == 0 || params.ef_search == 0 {
             return Err(CorpusError::Index(format!(
                 "hnsw parameters {params:?}: m must lie in [1, 255], ef values must be at least 1"
@@ -173,7 +175,7 @@ impl HnswIndex {
 
     /// Candidate rows for `query` with a search list of `ef` (raised to `k`), scored exactly
     /// against `flat` and ranked as the exact index ranks (score, then row).
-    pub fn search_with(&self, flat: &FlatIndex, query: &[f32], k: usize, ef: usize) -> Vec<Hit> {
+    pub fn search_with(&self, flat: &Rows, query: &[f32], k: usize, ef: usize) -> Vec<Hit> {
         if k == 0 || self.rows == 0 {
             return Vec::new();
         }
@@ -191,14 +193,14 @@ impl HnswIndex {
     }
 
     /// [`HnswIndex::search_with`] at the stored `ef_search`.
-    pub fn search(&self, flat: &FlatIndex, query: &[f32], k: usize) -> Vec<Hit> {
+    pub fn search(&self, flat: &Rows, query: &[f32], k: usize) -> Vec<Hit> {
         self.search_with(flat, query, k, self.params.ef_search)
     }
 
     /// One search per row of `queries` (row-major, `flat.dim()` wide), in parallel.
     pub fn search_batch_with(
         &self,
-        flat: &FlatIndex,
+        flat: &Rows,
         queries: &[f32],
         k: usize,
         ef: usize,
@@ -214,7 +216,7 @@ impl HnswIndex {
     pub fn load_or_build(
         dir: &Path,
         key: &str,
-        flat: &FlatIndex,
+        flat: &Rows,
         params: HnswParams,
     ) -> Result<(Self, Origin)> {
         let vectors_sha256 = vectors_digest(flat);
@@ -231,7 +233,7 @@ impl HnswIndex {
     /// when there is nothing (or nothing valid) to read.
     fn load(
         target: &Path,
-        flat: &FlatIndex,
+        flat: &Rows,
         params: HnswParams,
         vectors_sha256: &str,
     ) -> Result<Option<Self>> {
@@ -284,7 +286,7 @@ impl HnswIndex {
     }
 
     /// Writes the graph into a fresh sibling directory, then renames it to `target`.
-    fn store(&self, target: &Path, flat: &FlatIndex, vectors_sha256: &str) -> Result<()> {
+    fn store(&self, target: &Path, flat: &Rows, vectors_sha256: &str) -> Result<()> {
         let parent = target.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(parent)
             .map_err(|e| CorpusError::io(format!("creating {}", parent.display()), e))?;
@@ -355,7 +357,7 @@ fn store_path(dir: &Path, key: &str, vectors_sha256: &str, params: HnswParams) -
 }
 
 /// sha256 of the shape and every value (little-endian), in rows.
-fn vectors_digest(flat: &FlatIndex) -> String {
+fn vectors_digest(flat: &Rows) -> String {
     let mut h = Sha256::new();
     h.update((flat.dim() as u64).to_le_bytes());
     h.update((flat.len() as u64).to_le_bytes());
@@ -390,6 +392,7 @@ fn file_digest(path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::FlatIndex;
     use bench_core::Embeddings;
 
     /// Seeded clustered unit vectors: 20 centres, points scattered around them.
@@ -429,8 +432,8 @@ mod tests {
             ef_construction: 100,
             ef_search: 100,
         };
-        let index = HnswIndex::build(&flat, params).unwrap();
-        let approx = index.search_batch_with(&flat, &queries.data, 10, 100);
+        let index = HnswIndex::build(flat.rows(), params).unwrap();
+        let approx = index.search_batch_with(flat.rows(), &queries.data, 10, 100);
         let r = recall(&exact, &approx);
         assert!(r >= 0.95, "recall@10 {r}");
         // Scores are exact dot products, ranked like the exact index.
@@ -442,7 +445,7 @@ mod tests {
         // A larger search list finds at least as much on this set.
         let wide = recall(
             &exact,
-            &index.search_batch_with(&flat, &queries.data, 10, 400),
+            &index.search_batch_with(flat.rows(), &queries.data, 10, 400),
         );
         assert!(
             wide >= r - 1e-9 && wide >= 0.99,
@@ -460,17 +463,20 @@ mod tests {
             ef_construction: 50,
             ef_search: 50,
         };
-        let (a, origin) = HnswIndex::load_or_build(dir.path(), "t:chunks", &flat, params).unwrap();
+        let (a, origin) =
+            HnswIndex::load_or_build(dir.path(), "t:chunks", flat.rows(), params).unwrap();
         assert_eq!(origin, Origin::Built);
-        let (b, origin) = HnswIndex::load_or_build(dir.path(), "t:chunks", &flat, params).unwrap();
+        let (b, origin) =
+            HnswIndex::load_or_build(dir.path(), "t:chunks", flat.rows(), params).unwrap();
         assert_eq!(origin, Origin::Cached);
         assert_eq!(
-            a.search_batch_with(&flat, &queries.data, 5, 50),
-            b.search_batch_with(&flat, &queries.data, 5, 50)
+            a.search_batch_with(flat.rows(), &queries.data, 5, 50),
+            b.search_batch_with(flat.rows(), &queries.data, 5, 50)
         );
         // Other parameters: another graph.
         let other = HnswParams { m: 12, ..params };
-        let (_, origin) = HnswIndex::load_or_build(dir.path(), "t:chunks", &flat, other).unwrap();
+        let (_, origin) =
+            HnswIndex::load_or_build(dir.path(), "t:chunks", flat.rows(), other).unwrap();
         assert_eq!(origin, Origin::Built);
         // A truncated data file fails its digest and is rebuilt, not read.
         let stored = fs::read_dir(dir.path().join("hnsw"))
@@ -486,11 +492,13 @@ mod tests {
         let data = stored.join(format!("{BASENAME}.hnsw.data"));
         let bytes = fs::read(&data).unwrap();
         fs::write(&data, &bytes[..bytes.len() / 2]).unwrap();
-        let (_, origin) = HnswIndex::load_or_build(dir.path(), "t:chunks", &flat, params).unwrap();
+        let (_, origin) =
+            HnswIndex::load_or_build(dir.path(), "t:chunks", flat.rows(), params).unwrap();
         assert_eq!(origin, Origin::Built);
         // Other vectors: another graph.
         let flat2 = FlatIndex::new(clustered(800, 16, 7)).unwrap();
-        let (_, origin) = HnswIndex::load_or_build(dir.path(), "t:chunks", &flat2, params).unwrap();
+        let (_, origin) =
+            HnswIndex::load_or_build(dir.path(), "t:chunks", flat2.rows(), params).unwrap();
         assert_eq!(origin, Origin::Built);
     }
 
@@ -516,7 +524,7 @@ mod tests {
             ..HnswParams::default()
         };
         assert!(matches!(
-            HnswIndex::build(&flat, bad),
+            HnswIndex::build(flat.rows(), bad),
             Err(CorpusError::Index(_))
         ));
     }

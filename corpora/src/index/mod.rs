@@ -10,6 +10,7 @@
 mod faiss_flat;
 mod hnsw;
 mod kernel;
+mod rows;
 mod select;
 
 use std::sync::Arc;
@@ -24,13 +25,10 @@ use crate::error::{CorpusError, Result};
 pub use faiss_flat::FaissFlatIndex;
 pub use hnsw::{DotDistance, HnswIndex, HnswParams, Origin};
 pub use kernel::{cpu_name, gemm_kernel, load_average, machine_line};
+pub use rows::Rows;
+pub use select::Hit;
 
-/// One search result: a row of the index and its inner product with the query.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
-    pub row: u32,
-    pub score: f32,
-}
+use rows::dot;
 
 /// Score-matrix elements per gemm block: 2^21 f32 = 8 MiB, so 1,000 queries over 21k vectors
 /// never hold the whole 84 MB matrix, while each block (~100 queries) is still large enough for
@@ -42,9 +40,7 @@ const BLOCK_ELEMS: usize = 1 << 21;
 /// graph's candidates, still scored exactly from these rows.
 #[derive(Debug, Clone)]
 pub struct FlatIndex {
-    dim: usize,
-    data: Vec<f32>,
-    len: usize,
+    rows: Rows,
     approx: Option<Arc<HnswIndex>>,
 }
 
@@ -54,22 +50,19 @@ impl FlatIndex {
     /// Fails when `dim` is 0, the data is not a whole number of rows, there are more than
     /// `u32::MAX` rows, or a value is not finite (a NaN would make the ranking meaningless).
     pub fn new(vectors: Embeddings) -> Result<Self> {
-        let len = validate(&vectors)?;
         Ok(FlatIndex {
-            dim: vectors.dim,
-            data: vectors.data,
-            len,
+            rows: Rows::new(vectors)?,
             approx: None,
         })
     }
 
     /// Routes `search` and `search_batch` through `graph`, which must index these rows.
     pub fn attach_hnsw(&mut self, graph: Arc<HnswIndex>) -> Result<()> {
-        if graph.len() != self.len {
+        if graph.len() != self.rows.len {
             return Err(CorpusError::Index(format!(
                 "the HNSW graph has {} rows, the index {}",
                 graph.len(),
-                self.len
+                self.rows.len
             )));
         }
         self.approx = Some(graph);
@@ -85,21 +78,26 @@ impl FlatIndex {
     }
 
     pub fn dim(&self) -> usize {
-        self.dim
+        self.rows.dim
     }
 
     /// Number of indexed vectors.
     pub fn len(&self) -> usize {
-        self.len
+        self.rows.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.rows.len == 0
     }
 
     /// Row `i` as given to [`FlatIndex::new`].
     pub fn row(&self, i: usize) -> &[f32] {
-        &self.data[i * self.dim..(i + 1) * self.dim]
+        self.rows.row(i)
+    }
+
+    /// The indexed vectors (what an HNSW graph is built over).
+    pub fn rows(&self) -> &Rows {
+        &self.rows
     }
 
     /// The `min(k, len)` rows with the largest inner product with `query`, best first.
@@ -108,24 +106,25 @@ impl FlatIndex {
     ///
     /// # Panics
     ///
-    /// If `query.len() != self.dim()`.
+    /// If `query.len() != self.rows.dim()`.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
         assert_eq!(
             query.len(),
-            self.dim,
+            self.rows.dim,
             "query has dimension {}, index has {}",
             query.len(),
-            self.dim
+            self.rows.dim
         );
-        if k == 0 || self.len == 0 {
+        if k == 0 || self.rows.len == 0 {
             return Vec::new();
         }
         if let Some(g) = &self.approx {
-            return g.search(self, query, k);
+            return g.search(&self.rows, query, k);
         }
         let scores: Vec<f32> = self
+            .rows
             .data
-            .chunks_exact(self.dim)
+            .chunks_exact(self.rows.dim)
             .map(|row| dot(query, row))
             .collect();
         select::top_k(&scores, k)
@@ -137,22 +136,22 @@ impl FlatIndex {
     ///
     /// # Panics
     ///
-    /// If `queries` is not empty and `queries.dim != self.dim()`.
+    /// If `queries` is not empty and `queries.dim != self.rows.dim()`.
     pub fn search_batch(&self, queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
         let m = queries.len();
         if m == 0 {
             return Vec::new();
         }
         assert_eq!(
-            queries.dim, self.dim,
+            queries.dim, self.rows.dim,
             "queries have dimension {}, index has {}",
-            queries.dim, self.dim
+            queries.dim, self.rows.dim
         );
-        if k == 0 || self.len == 0 {
+        if k == 0 || self.rows.len == 0 {
             return vec![Vec::new(); m];
         }
         if let Some(g) = &self.approx {
-            return g.search_batch_with(self, &queries.data, k, g.params().ef_search);
+            return g.search_batch_with(&self.rows, &queries.data, k, g.params().ef_search);
         }
         self.exact_search_batch(queries, k)
     }
@@ -160,16 +159,16 @@ impl FlatIndex {
     /// [`FlatIndex::search_batch`] by brute force whether or not a graph is attached.
     pub fn exact_search_batch(&self, queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
         let m = queries.len();
-        if m == 0 || k == 0 || self.len == 0 {
+        if m == 0 || k == 0 || self.rows.len == 0 {
             return vec![Vec::new(); m];
         }
-        let n = self.len;
+        let n = self.rows.len;
         let block_rows = (BLOCK_ELEMS / n).clamp(1, m);
         let threads = rayon::current_num_threads();
         let mut scores = vec![0.0f32; block_rows * n];
         let mut out = Vec::with_capacity(m);
-        for block in queries.data.chunks(block_rows * self.dim) {
-            let rows = block.len() / self.dim;
+        for block in queries.data.chunks(block_rows * self.rows.dim) {
+            let rows = block.len() / self.rows.dim;
             let scores = &mut scores[..rows * n];
             self.scores_into(block, rows, scores, threads);
             let mut hits = Vec::with_capacity(rows);
@@ -185,7 +184,7 @@ impl FlatIndex {
     /// `scores[i * len + j] = <queries row i, index row j>` for a block of `rows` queries.
     #[allow(unsafe_code)]
     fn scores_into(&self, queries: &[f32], rows: usize, scores: &mut [f32], threads: usize) {
-        let (n, d) = (self.len, self.dim);
+        let (n, d) = (self.rows.len, self.rows.dim);
         assert!(queries.len() == rows * d && scores.len() == rows * n);
         let parallelism = if threads > 1 {
             Parallelism::Rayon(threads)
@@ -208,7 +207,7 @@ impl FlatIndex {
                 queries.as_ptr(),
                 1,
                 d as isize,
-                self.data.as_ptr(),
+                self.rows.data.as_ptr(),
                 d as isize,
                 1,
                 0.0,
@@ -239,7 +238,7 @@ pub fn dense_index(
         IndexKind::Hnsw if index.len() < retrieval.approx_min_chunks => Ok((index, None)),
         IndexKind::Hnsw => {
             let (graph, origin) =
-                HnswIndex::load_or_build(cache_dir, key, &index, HnswParams::default())?;
+                HnswIndex::load_or_build(cache_dir, key, index.rows(), HnswParams::default())?;
             index.attach_hnsw(Arc::new(graph))?;
             Ok((index, Some(origin)))
         }
@@ -247,55 +246,6 @@ pub fn dense_index(
             "retrieval.index = \"ivf\" is not available in this build; use \"hnsw\"".into(),
         )),
     }
-}
-
-/// Checks an embedding matrix for indexing and returns its row count.
-fn validate(vectors: &Embeddings) -> Result<usize> {
-    if vectors.dim == 0 {
-        return Err(CorpusError::Index("vector dimension is 0".into()));
-    }
-    if !vectors.data.len().is_multiple_of(vectors.dim) {
-        return Err(CorpusError::Index(format!(
-            "{} values are not a whole number of {}-dimensional rows",
-            vectors.data.len(),
-            vectors.dim
-        )));
-    }
-    let len = vectors.data.len() / vectors.dim;
-    if u32::try_from(len).is_err() {
-        return Err(CorpusError::Index(format!(
-            "{len} vectors exceed the u32 row limit"
-        )));
-    }
-    if let Some(i) = vectors.data.iter().position(|v| !v.is_finite()) {
-        return Err(CorpusError::Index(format!(
-            "row {} has a non-finite value at position {}",
-            i / vectors.dim,
-            i % vectors.dim
-        )));
-    }
-    Ok(len)
-}
-
-/// Inner product with eight independent accumulators, which lets the compiler vectorise it
-/// (a single running sum would pin the addition order and stay scalar).
-#[inline]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let mut acc = [0.0f32; LANES];
-    let (ac, bc) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f32 = ac
-        .remainder()
-        .iter()
-        .zip(bc.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ac.zip(bc) {
-        for l in 0..LANES {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]

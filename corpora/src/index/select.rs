@@ -2,7 +2,12 @@
 
 use std::cmp::Ordering;
 
-use super::Hit;
+/// One search result: a row of the index and its inner product with the query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub row: u32,
+    pub score: f32,
+}
 
 /// Best first: higher score, then lower row. NaN never reaches here (see `top_k`), so this is a
 /// total order and the final sort is deterministic.

@@ -1,7 +1,7 @@
 //! The demo corpus, embedded in the binary so that it loads without a data directory.
 
 use super::jsonl::parse_texts;
-use super::Parsed;
+use super::parsed::Parsed;
 use crate::error::Result;
 
 /// What `Corpus::source` says for the demo.

@@ -5,8 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use super::evidence::TitleIndex;
+use super::parsed::{Parsed, PendingQuery};
 use super::records::{malformed, parse_jsonl, read_file, Record};
-use super::{Parsed, PendingQuery};
 use crate::error::Result;
 
 pub(crate) const CORPUS_FILE: &str = "corpus.jsonl";
@@ -60,7 +60,7 @@ fn short_name(dir: &Path) -> Result<String> {
             format!("corpus name {name:?} {why}"),
         ))
     };
-    if let Err(why) = super::check_corpus_name(&name) {
+    if let Err(why) = super::names::check_corpus_name(&name) {
         return bad(&format!("{why} (set one in corpus.toml: name = \"...\")"));
     }
     Ok(name)

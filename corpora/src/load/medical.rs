@@ -5,8 +5,8 @@ use bench_core::{Document, GoldAnswer, Query, QueryType};
 use serde_json::Value;
 use std::path::Path;
 
+use super::parsed::{Parsed, PendingQuery};
 use super::records::{parse_json_array, read_file, Record};
-use super::{Parsed, PendingQuery};
 use crate::error::Result;
 
 pub(crate) const CORPUS_FILE: &str = "medical.json";

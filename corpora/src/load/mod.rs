@@ -10,6 +10,8 @@ pub(crate) mod evidence;
 mod jsonl;
 mod medical;
 mod musique;
+mod names;
+mod parsed;
 mod records;
 mod sample;
 pub mod semantic;
@@ -19,9 +21,13 @@ pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
 pub use evidence::normalize;
+pub use names::{check_corpus_name, known_names, registry, CorpusInfo};
+
+use names::REGISTRY;
+use parsed::Parsed;
 
 use bench_core::config::{hash_parts, ChunkingConfig, DataConfig};
-use bench_core::{Chunk, Corpus, Document, Query, StatementMatch};
+use bench_core::{Chunk, Corpus, Query, StatementMatch};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -39,86 +45,6 @@ pub const DEFAULT_DATA_DIR: &str = "../shared/datasets";
 
 /// Prefix of the generic-format corpus name: `jsonl:<dir>`.
 pub const JSONL_PREFIX: &str = "jsonl:";
-
-/// A corpus the registry knows by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CorpusInfo {
-    pub name: &'static str,
-    pub description: &'static str,
-    /// Folder under the data directory; empty for the embedded demo.
-    pub folder: &'static str,
-    /// Files inside `folder`: the corpus first, then the questions.
-    pub files: &'static [&'static str],
-}
-
-impl CorpusInfo {
-    /// Whether the corpus ships inside the binary (needs no data directory).
-    pub fn is_embedded(&self) -> bool {
-        self.folder.is_empty()
-    }
-}
-
-static REGISTRY: [CorpusInfo; 4] = [
-    CorpusInfo {
-        name: "demo",
-        description: "small invented corpus shipped with the binary (16 documents, 20 questions)",
-        folder: "",
-        files: &[],
-    },
-    CorpusInfo {
-        name: "medical",
-        description: "GraphRAG-Bench Medical: one textbook (221,495 tokens, 538 chunks), \
-                      1,896 questions (factual, reasoning, summary)",
-        folder: "graphrag-bench-medical",
-        files: &["medical.json", "medical_questions.json"],
-    },
-    CorpusInfo {
-        name: "2wiki",
-        description: "2WikiMultihopQA, HippoRAG subset: 6,119 passages, 1,000 multi-hop questions",
-        folder: "2wiki-hipporag",
-        files: &[
-            "2wikimultihopqa_corpus.json",
-            "2wikimultihop_questions.json",
-        ],
-    },
-    CorpusInfo {
-        name: "musique-dev",
-        description: "MuSiQue, HippoRAG tuning set: 1,890 passages, 100 multi-hop questions",
-        folder: "musique-hipporag-dev",
-        files: &["musique_train_corpus.json", "musique_train.json"],
-    },
-];
-
-/// The named corpora (the generic `jsonl:<dir>` form is not listed: it has no fixed place).
-pub fn registry() -> &'static [CorpusInfo] {
-    &REGISTRY
-}
-
-/// The rule for a corpus's short name wherever one is given (a generic corpus's `corpus.toml`,
-/// `generate --name`, an imported record's corpus): letters, digits, '-', '_' or '.', not only
-/// dots, and not a built-in corpus's name. The name becomes part of file names and tables, so
-/// a path or markup in it is refused. `Err` says why, to follow `corpus name "x" `.
-pub fn check_corpus_name(name: &str) -> std::result::Result<(), &'static str> {
-    if name.is_empty()
-        || name.chars().all(|c| c == '.')
-        || !name
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err("must be letters, digits, '-', '_' or '.' (and not only dots)");
-    }
-    if REGISTRY.iter().any(|c| c.name == name) {
-        return Err("is a built-in corpus's name");
-    }
-    Ok(())
-}
-
-/// The known names, for error messages and help texts.
-pub fn known_names() -> String {
-    let mut names: Vec<&str> = REGISTRY.iter().map(|c| c.name).collect();
-    names.push("jsonl:<dir>");
-    names.join(", ")
-}
 
 /// How the data directory was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,34 +225,6 @@ pub fn load_corpus(name: &str, opts: &LoadOptions) -> Result<Corpus> {
         (parsed, dir.display().to_string())
     };
     assemble(name, source, parsed, opts)
-}
-
-/// A question as a loader reads it, before its gold evidence is mapped to chunks.
-#[derive(Debug)]
-pub(crate) struct PendingQuery {
-    /// `gold_chunks` still empty.
-    pub query: Query,
-    /// Where the record is, for duplicate-id errors.
-    pub location: String,
-    /// Documents that are gold as a whole (by title or passage): all their chunks are gold.
-    pub gold_docs: Vec<usize>,
-    /// Evidence sentences: the chunks that contain one are gold.
-    pub gold_sentences: Vec<String>,
-}
-
-/// What a loader reads: documents and questions, with the files they came from.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    pub documents: Vec<Document>,
-    pub corpus_file: String,
-    pub queries: Vec<PendingQuery>,
-    pub queries_file: String,
-    /// The corpus's short name when the files give one (generic format: `corpus.toml` or the
-    /// folder's name); else the name it was asked for by.
-    pub name: Option<String>,
-    /// Evidence that matches no document id, title or chunk sentence is an error (generic
-    /// format, unless `--allow-missing-evidence`).
-    pub evidence_must_resolve: bool,
 }
 
 /// Checks, chunks, maps evidence to chunks and hashes.

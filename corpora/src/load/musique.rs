@@ -5,9 +5,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use super::evidence::normalize;
+use super::parsed::{Parsed, PendingQuery};
 use super::records::{parse_json_array, read_file, Record};
 use super::twowiki::read_passages;
-use super::{Parsed, PendingQuery};
 use crate::error::Result;
 
 pub(crate) const CORPUS_FILE: &str = "musique_train_corpus.json";

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::evidence::TitleIndex;
+use super::parsed::{Parsed, PendingQuery};
 use super::records::{parse_json_array, read_file, Record};
-use super::{Parsed, PendingQuery};
 use crate::error::Result;
 
 pub(crate) const CORPUS_FILE: &str = "2wikimultihopqa_corpus.json";

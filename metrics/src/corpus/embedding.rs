@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::MetricsError;
 use super::knn::{knn_pass, KnnResult, UnitRows};
-use super::neumaier_sum;
+use super::sum::neumaier_sum;
 
 /// Neighbourhood size of the hubness metric (`hubness_skew_k10`).
 pub const HUBNESS_K: usize = 10;
@@ -115,6 +115,7 @@ pub struct TwoNn {
     pub mle: f64,
     /// Facco et al.'s fit through the origin on the smallest 90% of ln mu.
     pub linear_p90: f64,
+    /// Rows that entered the estimates.
     pub points_used: usize,
     /// Rows with r1 == 0 (an exact duplicate elsewhere), left out of both estimates.
     pub dropped_r1_zero: usize,
@@ -164,12 +165,15 @@ pub fn twonn(r1: &[f64], r2: &[f64]) -> TwoNn {
 pub struct Hubness {
     /// Population skewness m3 / m2^1.5 of N_k; NaN when every N_k is equal.
     pub skew: f64,
+    /// The largest N_k (the strongest hub).
     pub nk_max: usize,
+    /// Rows that are nobody's neighbour (anti-hubs).
     pub nk_zero: usize,
     /// N_k of every row.
     pub counts: Vec<u32>,
 }
 
+/// Hubness of a k-nearest-neighbour graph: the skew of its k-occurrence counts.
 pub fn hubness(knn: &KnnResult) -> Hubness {
     let n = knn.r1.len();
     let mut counts = vec![0u32; n];
@@ -197,9 +201,13 @@ pub fn hubness(knn: &KnnResult) -> Hubness {
 /// Mean, population std, min and max of a set of cosine distances.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DispersionStats {
+    /// Mean distance.
     pub mean: f64,
+    /// Population standard deviation.
     pub std: f64,
+    /// Smallest distance.
     pub min: f64,
+    /// Largest distance.
     pub max: f64,
 }
 
@@ -240,19 +248,31 @@ pub fn dispersion(rows: &[f64], dim: usize) -> DispersionStats {
 /// The embedding metrics, keyed as in metric-fixtures' `expected.json` (`embeddings.*`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddingMetrics {
+    /// Rows (vectors) measured.
     pub rows: u64,
+    /// Vector dimension.
     pub dim: u64,
+    /// Intrinsic dimension, TwoNN maximum-likelihood form ([`TwoNn::mle`]).
     pub twonn_mle: f64,
+    /// Intrinsic dimension, TwoNN linear fit ([`TwoNn::linear_p90`]).
     pub twonn_linear_p90: f64,
+    /// Rows the TwoNN estimates used.
     pub twonn_points_used: u64,
+    /// Rows left out of TwoNN for an exact duplicate.
     pub twonn_points_dropped_r1_zero: u64,
+    /// Skewness of the 10-occurrence counts ([`Hubness::skew`]).
     pub hubness_skew_k10: f64,
+    /// Largest 10-occurrence count.
     pub hubness_nk_max: u64,
+    /// Rows in no other row's 10 nearest neighbours.
     pub hubness_nk_zero: u64,
     /// Dispersion around the centroid of the raw rows (the indicator).
     pub dispersion_mean: f64,
+    /// Standard deviation of the distances to the raw centroid.
     pub dispersion_std: f64,
+    /// Smallest distance to the raw centroid.
     pub dispersion_min: f64,
+    /// Largest distance to the raw centroid.
     pub dispersion_max: f64,
     /// Dispersion around the centroid of the L2-normalised rows, for comparison.
     pub dispersion_unitrow_centroid: DispersionStats,

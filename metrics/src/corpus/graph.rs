@@ -8,20 +8,25 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::error::MetricsError;
-use super::neumaier_sum;
+use super::sum::neumaier_sum;
 
 /// One parsed triple, as interned ids into [`EdgeList::node_names`] and [`EdgeList::relation_names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Triple {
+    /// The subject node's id.
     pub head: u32,
+    /// The relation's id.
     pub relation: u32,
+    /// The object node's id.
     pub tail: u32,
 }
 
 /// Parsed triples with interned node and relation ids (ids follow first appearance, head before tail).
 #[derive(Debug, Clone, Default)]
 pub struct EdgeList {
+    /// Node names by id.
     pub node_names: Vec<String>,
+    /// Relation names by id.
     pub relation_names: Vec<String>,
     /// Every well-formed line, in file order: repeats and self-loops included.
     pub triples: Vec<Triple>,
@@ -32,6 +37,7 @@ pub struct EdgeList {
 }
 
 impl EdgeList {
+    /// An empty edge list.
     pub fn new() -> Self {
         Self::default()
     }
@@ -66,6 +72,7 @@ impl EdgeList {
         intern(&mut self.node_ids, &mut self.node_names, name)
     }
 
+    /// Number of nodes, isolated ones included.
     pub fn node_count(&self) -> usize {
         self.node_names.len()
     }
@@ -199,14 +206,17 @@ impl Graph {
         Graph { offsets, adjacency }
     }
 
+    /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.offsets.len() - 1
     }
 
+    /// Number of undirected edges.
     pub fn edge_count(&self) -> usize {
         self.adjacency.len() / 2
     }
 
+    /// Number of neighbours of `v`.
     pub fn degree(&self, v: usize) -> usize {
         self.offsets[v + 1] - self.offsets[v]
     }
@@ -325,21 +335,33 @@ pub fn average_clustering(g: &Graph) -> f64 {
 /// The graph metrics, keyed as in metric-fixtures' `expected.json` (`graph.*`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphMetrics {
+    /// Distinct relations.
     pub relation_types: u64,
+    /// Well-formed triples, repeats included.
     pub triples: u64,
+    /// Triples whose head is their tail.
     pub self_loop_triples: u64,
+    /// Lines skipped as malformed (lenient parser only).
     pub malformed_lines: u64,
+    /// Nodes, isolated ones included.
     pub nodes: u64,
+    /// Distinct undirected edges (no self-loops).
     pub edges: u64,
     /// 2|E| / (|V|(|V|-1)); 0 when |V| < 2.
     pub density: f64,
     /// The RAGRouter-Bench leaderboard convention: |E| / (|V|(|V|-1)) rounded to 6 decimals.
     pub density_leaderboard: f64,
+    /// 2|E| / |V|.
     pub average_degree: f64,
+    /// Connected components.
     pub connected_components: u64,
+    /// Nodes of the largest connected component.
     pub lcc_nodes: u64,
+    /// Share of the nodes in the largest connected component.
     pub lcc_ratio: f64,
+    /// Mean local clustering coefficient.
     pub average_clustering: f64,
+    /// Largest degree.
     pub max_degree: u64,
     /// max degree / (|V|-1); 0 when |V| < 2.
     pub max_degree_centrality: f64,

@@ -20,13 +20,18 @@ const SCAN_CHUNK: usize = 16;
 /// L2-normalised rows, in float64 (for exact distances) and float32 (for the Gram matrix).
 #[derive(Debug, Clone)]
 pub struct UnitRows {
+    /// Number of rows.
     pub rows: usize,
+    /// Row dimension.
     pub dim: usize,
+    /// Row-major rows in float64.
     pub f64: Vec<f64>,
+    /// The same rows in float32.
     pub f32: Vec<f32>,
 }
 
 impl UnitRows {
+    /// Row `i` in float64.
     pub fn row64(&self, i: usize) -> &[f64] {
         &self.f64[i * self.dim..(i + 1) * self.dim]
     }
@@ -46,6 +51,7 @@ pub struct KnnResult {
 }
 
 impl KnnResult {
+    /// The `k` neighbours of row `i`, nearest first.
     pub fn neighbours_of(&self, i: usize) -> &[u32] {
         &self.neighbours[i * self.k..(i + 1) * self.k]
     }

@@ -4,6 +4,7 @@ pub mod embedding;
 pub mod error;
 pub mod graph;
 pub mod knn;
+mod sum;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -15,8 +16,10 @@ pub use graph::{graph_metrics, parse_edges_tsv, EdgeList, GraphMetrics};
 /// The metrics of one corpus; either half may be absent when its input was not given.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CorpusMetrics {
+    /// Metrics of the knowledge graph, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphMetrics>,
+    /// Metrics of the chunk embeddings, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingMetrics>,
 }
@@ -50,21 +53,4 @@ pub fn flatten(prefix: &str, value: &Value, out: &mut Map<String, Value>) {
             out.insert(prefix.to_owned(), leaf.clone());
         }
     }
-}
-
-/// Compensated (Neumaier) summation: the result barely depends on the order of the terms, so
-/// relabelling nodes or permuting rows leaves means unchanged to the last bit or so.
-pub(crate) fn neumaier_sum<I: IntoIterator<Item = f64>>(values: I) -> f64 {
-    let mut sum = 0.0f64;
-    let mut comp = 0.0f64;
-    for x in values {
-        let t = sum + x;
-        if sum.abs() >= x.abs() {
-            comp += (sum - t) + x;
-        } else {
-            comp += (x - t) + sum;
-        }
-        sum = t;
-    }
-    sum + comp
 }

@@ -5,7 +5,9 @@ use super::*;
 /// Scores of the exact engine: one per node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExactPpr {
+    /// PPR score of every node.
     pub scores: Vec<f64>,
+    /// Iterations run.
     pub iterations: usize,
     /// L1 change of the last iteration.
     pub l1_change: f64,

@@ -77,12 +77,23 @@ pub const DEFAULT_PUSH_EPSILON: f64 = 1e-9;
 #[serde(tag = "engine", rename_all = "lowercase")]
 pub enum PprEngine {
     /// Power iteration to an L1 change below `tol`, at most `max_iter` iterations.
-    Exact { tol: f64, max_iter: usize },
+    Exact {
+        /// Stop once the L1 change of an iteration is below this.
+        tol: f64,
+        /// At most this many iterations.
+        max_iter: usize,
+    },
     /// Forward push with residual threshold `epsilon` (per unit of degree).
-    Push { epsilon: f64 },
+    Push {
+        /// Residual threshold per unit of degree.
+        epsilon: f64,
+    },
     /// Partial elimination plus conjugate gradients, refined until a certificate proves the
     /// top-k equal to the exact one up to ties within `tie` ([`certified_ppr`]).
-    Certified { tie: f64 },
+    Certified {
+        /// Scores within this of each other count as tied.
+        tie: f64,
+    },
 }
 
 /// The certified engine: the exact top-k (proven per query, ties within 1e-12), about 30x
@@ -114,6 +125,7 @@ impl PprEngine {
         PprEngine::Certified { tie: DEFAULT_TIE }
     }
 
+    /// The engine's name, as traces record it.
     pub fn name(&self) -> &'static str {
         match self {
             PprEngine::Exact { .. } => "exact",
@@ -126,12 +138,16 @@ impl PprEngine {
 /// Why a PPR could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PprError {
+    /// A seed node outside the graph: (node, node count).
     #[error("seed node {0} is outside the graph ({1} nodes)")]
     SeedOutOfRange(u32, usize),
+    /// A seed weight that is negative or not finite.
     #[error("seed weight {0} is negative or not finite")]
     BadWeight(f64),
+    /// A damping outside [0, 1).
     #[error("damping {0} is outside [0, 1)")]
     BadDamping(f64),
+    /// A factor built for another graph.
     #[error("the PPR factor was built for another graph")]
     FactorMismatch,
 }
@@ -198,6 +214,7 @@ pub fn top_k(
 /// What one PPR run reports for a trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PprRun {
+    /// How PPR is computed.
     pub engine: PprEngine,
     /// `(node, score)`, best first, at most the requested number, each `>= min_score`.
     pub top: Vec<(u32, f64)>,

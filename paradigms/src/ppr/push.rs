@@ -41,6 +41,7 @@ pub(super) const TOUCHED: u8 = 1;
 pub(super) const QUEUED: u8 = 2;
 
 impl PushWorkspace {
+    /// An empty workspace (it grows to the graph on first use).
     pub fn new() -> Self {
         Self::default()
     }

@@ -22,7 +22,9 @@ pub struct LlmReader {
     llm: Arc<dyn Llm>,
     /// Temperature with context (0.3) and without (LLM-only, 0.7).
     pub temperature: f32,
+    /// Temperature of answers without context.
     pub direct_temperature: f32,
+    /// Largest answer, in tokens.
     pub max_tokens: u32,
     /// Ask for each answer token's log-probability and this many alternatives (the answer
     /// probe's token-level confidence); `None`: plain requests.
@@ -39,6 +41,7 @@ impl std::fmt::Debug for LlmReader {
 }
 
 impl LlmReader {
+    /// A reader calling `llm` with the generation settings `cfg`.
     pub fn new(llm: Arc<dyn Llm>, cfg: &bench_core::config::GenerationConfig) -> Self {
         LlmReader {
             llm,

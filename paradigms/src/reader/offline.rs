@@ -172,6 +172,7 @@ impl OfflineReader {
             / total
     }
 
+    /// The reader's configuration.
     pub fn config(&self) -> &OfflineReaderConfig {
         &self.cfg
     }

@@ -26,6 +26,7 @@ struct Entry {
 /// The figure: one panel per corpus plus the pooled one.
 #[derive(Debug, Clone)]
 pub struct CostFigure {
+    /// The panels, the per-corpus ones first.
     pub panels: Vec<Panel>,
     /// `offline` or the LLM's identity, shown in the title.
     pub mode: String,

@@ -24,9 +24,11 @@ pub struct FeaturesFigure {
     pub sets: Vec<String>,
     /// `accuracy[s][g]`, `correct[s][g]`.
     pub accuracy: Vec<Vec<Option<f64>>>,
+    /// Correct rate per feature set and group (see `accuracy`).
     pub correct: Vec<Vec<Option<f64>>>,
     /// (accuracy, correct rate) of Random and Oracle per group.
     pub random: Vec<Option<(f64, f64)>>,
+    /// (accuracy, correct rate) of Oracle per group.
     pub oracle: Vec<Option<(f64, f64)>>,
 }
 

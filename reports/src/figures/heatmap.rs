@@ -16,9 +16,13 @@ const PER_ROW: usize = 4;
 /// Correct rates: `rates[p][q][c]`, `None` where there is no tuple.
 #[derive(Debug, Clone)]
 pub struct HeatmapFigure {
+    /// The paradigms, one row of panels each.
     pub paradigms: Vec<ParadigmId>,
+    /// The query types present.
     pub qtypes: Vec<QueryType>,
+    /// The corpora present.
     pub corpora: Vec<String>,
+    /// `rates[p][q][c]`: the correct rate of paradigm p on query type q and corpus c.
     pub rates: Vec<Vec<Vec<Option<f64>>>>,
 }
 

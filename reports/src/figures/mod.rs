@@ -65,6 +65,7 @@ pub trait Figure {
     fn name(&self) -> &str;
     /// Canvas size in pixels.
     fn size(&self) -> (u32, u32);
+    /// Draws the figure on `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
 }
 

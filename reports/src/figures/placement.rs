@@ -10,10 +10,15 @@ use bench_core::Result;
 /// Marker shapes; each kind of series has its own set, so kinds never share a style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Marker {
+    /// A circle.
     Circle,
+    /// An upward triangle.
     Triangle,
+    /// A diamond.
     Diamond,
+    /// A downward triangle.
     InvertedTriangle,
+    /// A square.
     Square,
 }
 

@@ -26,6 +26,7 @@ impl std::fmt::Debug for KernedBitmap<'_> {
 }
 
 impl<'a> KernedBitmap<'a> {
+    /// Wraps `inner`, whose text is then drawn at the font's glyph positions.
     pub fn new(inner: BitMapBackend<'a>) -> Self {
         // The embedded DejaVu Sans faces are valid TrueType (the crate ships them for this).
         let face = |b: &'static [u8]| FontRef::try_from_slice(b).expect("DejaVu Sans parses");

@@ -30,7 +30,9 @@ const PANEL: (u32, u32) = (300, 280);
 /// Indicator values per corpus (`values[i][c]`, `None` when not stored).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfilesFigure {
+    /// The corpora, one column each.
     pub corpora: Vec<String>,
+    /// `values[i][c]`: indicator i of corpus c.
     pub values: Vec<Vec<Option<f64>>>,
 }
 

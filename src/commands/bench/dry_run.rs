@@ -1,6 +1,7 @@
 //! `--dry-run`: the expected LLM calls and a token-bill bound, computed without calling anything.
 
-use super::*;
+use anyhow::Result;
+use bench_core::{BenchConfig, ParadigmId, Query};
 
 /// Prompt tokens beyond the question and context (system prompt, instructions, numbering).
 pub(crate) const PROMPT_OVERHEAD: u64 = 120;

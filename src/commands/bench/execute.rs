@@ -7,37 +7,17 @@
 //! per core. In LLM mode, or with `--share-nothing`, a unit is one tuple. Each tuple is still
 //! written in its own statement as soon as its unit has scored it.
 
-use super::*;
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
 
-/// Microseconds of the work this invocation did, by stage (summed over tuples).
-#[derive(Debug, Default)]
-pub(crate) struct StageClock {
-    pub(crate) retrieval: AtomicU64,
-    pub(crate) reading: AtomicU64,
-    pub(crate) judging: AtomicU64,
-    pub(crate) storing: AtomicU64,
-    /// Tuples written.
-    pub(crate) tuples: AtomicU64,
-}
+use anyhow::{Context as _, Result};
+use bench_core::{Paradigm, ParadigmId, Query, ResultRecord};
+use metrics::evaluate::Judged;
+use tokio::task::JoinSet;
 
-impl StageClock {
-    fn add(&self, r: &ResultRecord) {
-        let us = |ms: f64| (ms * 1e3).round() as u64;
-        let l = &r.output.latency;
-        self.retrieval
-            .fetch_add(us(l.retrieval_ms), Ordering::Relaxed);
-        self.reading
-            .fetch_add(us(l.generation_ms), Ordering::Relaxed);
-        self.judging.fetch_add(us(l.judge_ms), Ordering::Relaxed);
-        self.tuples.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Seconds of (retrieval, reading, judging, storing).
-    pub(crate) fn seconds(&self) -> [f64; 4] {
-        [&self.retrieval, &self.reading, &self.judging, &self.storing]
-            .map(|a| a.load(Ordering::Relaxed) as f64 / 1e6)
-    }
-}
+use super::step::Shared;
 
 /// Runs every pending (query, paradigm) pair, at most `concurrency` units at once, writing each
 /// tuple as it finishes. Returns how the loop ended.

@@ -1,61 +1,34 @@
 //! `ragrouter bench`: load a corpus, embed it, run the chosen paradigms over its questions,
 //! judge every answer and store one tuple per (query, paradigm); resume what a run left undone.
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use bench_core::{BenchConfig, Embedder, Mode, Paradigm, ParadigmId, Query, ResultRecord};
+use bench_core::{BenchConfig, Embedder, Mode, ParadigmId, Query};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::graph::{KnowledgeGraph, OfflineExtractor};
-use corpora::index::FlatIndex;
 use corpora::load::load_corpus;
 use llm::LlmSettings;
 use paradigms::{ChunkTable, OfflineReader};
 use store::{RunSpec, Store};
-use tokio::task::JoinSet;
 
 mod dry_run;
 mod execute;
 pub(crate) mod finish;
 mod probe;
+mod step;
 
 use crate::engines::*;
 use dry_run::*;
 use execute::*;
-use metrics::evaluate::{FaithfulnessCache, Judged, TupleEvaluator};
+use metrics::evaluate::{FaithfulnessCache, TupleEvaluator};
+use step::{Embedded, Shared, StageClock, Step};
 
 use crate::checks::BadInput;
 use crate::cli::BenchArgs;
 use crate::table;
-
-/// Everything a query task needs, shared by all tasks.
-pub(crate) struct Shared {
-    pub(crate) store: Store,
-    pub(crate) run_id: i64,
-    /// Judge, answer metrics, semantic F1, coverage and faithfulness of each tuple.
-    pub(crate) evaluator: TupleEvaluator,
-    pub(crate) mode: String,
-    pub(crate) config_hash: String,
-    /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
-    pub(crate) fault_delay: Option<std::time::Duration>,
-    /// This invocation's time by stage, for the stage breakdown.
-    pub(crate) clock: StageClock,
-    /// Share work between the paradigms of a question (off with `--share-nothing`).
-    pub(crate) share: bool,
-    /// Run tuples on blocking threads, one unit per core (offline: the work is CPU-bound).
-    pub(crate) blocking: bool,
-    /// The corpus's chunks: the judge sees the delivered context's texts.
-    pub(crate) chunks: Arc<ChunkTable>,
-    /// The signature of this run's graph build, recorded with every tuple that reads the graph.
-    pub(crate) graph_build: Option<String>,
-    /// On a shared (PostgreSQL) store: this worker's lease; items are claimed before answering.
-    pub(crate) lease: Option<store::Lease>,
-    /// The token budget the LLM calls reserve in (`--max-tokens`; unlimited without it).
-    pub(crate) budget: Arc<llm::budget::TokenBudget>,
-}
 
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
@@ -114,30 +87,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
         embedded: &embedded,
     };
     runtime.block_on(step.answer(llm_clients))
-}
-
-/// What the steps of one invocation read.
-struct Step<'a> {
-    args: &'a BenchArgs,
-    config: &'a BenchConfig,
-    corpus: &'a bench_core::Corpus,
-    queries: &'a [Query],
-    paradigm_ids: &'a [ParadigmId],
-    llm_settings: Option<&'a LlmSettings>,
-    mode: &'a Mode,
-    embedded: &'a Embedded,
-}
-
-/// The encoders, the vector cache, the question vectors and the dense index.
-struct Embedded {
-    encoder: Arc<MiniLm>,
-    embedder: Arc<dyn Embedder>,
-    /// The endpoint embedder when embeddings come from an endpoint (its usage is billed).
-    endpoint_embedder: Option<Arc<llm::EndpointEmbedder>>,
-    cache: VectorCache,
-    query_vectors: bench_core::Embeddings,
-    index: Arc<FlatIndex>,
-    secs: f64,
 }
 
 /// Loads the corpus and picks the questions of this invocation (`--limit`, `--sample`, `--shard`).

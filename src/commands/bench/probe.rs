@@ -17,7 +17,9 @@ use paradigms::probe::{self as p, Bm25Index, Components};
 use paradigms::GraphRetriever;
 use store::Store;
 
-use super::BadInput;
+use super::step::Step;
+use crate::checks::BadInput;
+use crate::engines::Parts;
 
 /// The zero-token probes, in the order they run.
 pub(crate) const OFFLINE_PROBES: [&str; 4] = ["dense", "bm25", "entities", "ppr"];
@@ -245,13 +247,13 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
     Ok((questions, written))
 }
 
-impl super::Step<'_> {
+impl Step<'_> {
     /// The probe step of a finished run (`--probes`), reporting what it added.
     pub(super) async fn probe(
         &self,
         store: &Store,
         run_id: i64,
-        parts: &super::Parts<'_>,
+        parts: &Parts<'_>,
         has_graph: bool,
     ) -> Result<()> {
         let probes = parse(&self.args.probes)?;

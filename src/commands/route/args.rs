@@ -48,6 +48,10 @@ pub struct RouteEvalArgs {
     /// Print the tables as one JSON document instead.
     #[arg(long)]
     pub json: bool,
+    /// Show every corpus's R.A, F1, MRR and C.R in Table 3 (wider than 100 columns); by default
+    /// the table fits 100 columns.
+    #[arg(long)]
+    pub wide: bool,
     /// Seeds the folds and every router.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

@@ -13,7 +13,8 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::Row;
 
-use super::{store_err, Store, MIGRATIONS, SCHEMA_VERSION};
+use super::handle::{store_err, Backend, Store, PG_NOW};
+use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::error::{Result, StoreError};
 
 /// Where the results database is: an SQLite file (the embedded default) or a PostgreSQL
@@ -214,37 +215,6 @@ fn mask_secret_values(text: &str) -> String {
     }
     out
 }
-
-/// The database engine behind a store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// An SQLite file (or an in-memory database).
-    Sqlite,
-    /// A PostgreSQL database.
-    Postgres,
-}
-
-impl Backend {
-    /// The current UTC time as the store's timestamp text (`2026-12-02T05:00:00.123Z`).
-    pub(crate) fn now_text(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "strftime('%Y-%m-%dT%H:%M:%fZ','now')",
-            Backend::Postgres => PG_NOW,
-        }
-    }
-
-    /// The database clock in milliseconds since the epoch: leases compare against one clock,
-    /// the server's, whatever the workers' clocks say.
-    pub(crate) fn now_ms(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
-            Backend::Postgres => "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
-        }
-    }
-}
-
-const PG_NOW: &str =
-    "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
 
 /// One SQLite migration as PostgreSQL DDL. Integers are 64-bit and reals double precision (what
 /// SQLite stores), text compares bytewise (`COLLATE "C"`, SQLite's BINARY, so every `ORDER BY`

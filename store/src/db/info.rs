@@ -5,8 +5,9 @@ use std::path::Path;
 
 use sqlx::Connection;
 
+use super::handle::Store;
 use super::open::{self, Found, APPLICATION_ID};
-use super::{Store, SCHEMA_VERSION};
+use super::schema::SCHEMA_VERSION;
 use crate::error::{Result, StoreError};
 
 /// Whether a file is ours.

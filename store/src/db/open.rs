@@ -15,7 +15,8 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{AnyConnection, ConnectOptions, Connection};
 
-use super::{store_err, Store, MIGRATIONS, SCHEMA_VERSION};
+use super::handle::{store_err, Store};
+use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::error::{Result, StoreError};
 
 /// How long an opener waits for another process's lock (schema creation, a long write).

@@ -1,6 +1,9 @@
 //! The results store's schema: one migration list for both backends (`store_backend` translates
 //! the types for PostgreSQL). Append only: a stored database records how many have run.
 
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
 /// Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
 pub(super) const MIGRATIONS: &[&str] = &[
     // 1: the tuple store.

@@ -27,7 +27,7 @@ use crate::entry::{Family, LlmAccess, RouterContext};
 use crate::eval::{evaluate_with, summarize, Candidate, EvalOptions, Evaluation, Fallback, Split};
 use crate::external::ExternalSpec;
 use crate::features::FeatureSet;
-use crate::registry::{lookup, registry};
+use crate::registry::lookup;
 use bench_core::table3::Table3;
 
 /// Inputs of the traditional ML routers.
@@ -671,13 +671,16 @@ mod tests {
         refused(choice(&[" "], &[]), "no routers to evaluate");
         refused(choice(&["lr"], &["lr=/bin/true"]), "is used twice");
         let c = choice(&["lr", "all"], &[]).resolve().unwrap().candidates;
-        assert_eq!(c.len(), registry().len() - crate::registry::OPT_IN.len());
+        assert_eq!(
+            c.len(),
+            crate::registry::registry().len() - crate::registry::OPT_IN.len()
+        );
         assert_eq!(c[0].name, "lr");
         // `all` leaves the opt-in routers out; named, they run, after `all`'s or before.
         assert!(c.iter().all(|r| r.name != "util-tfidf"));
         for names in [&["all", "util-tfidf"][..], &["util-tfidf", "all"]] {
             let c = choice(names, &[]).resolve().unwrap().candidates;
-            assert_eq!(c.len(), registry().len(), "{names:?}");
+            assert_eq!(c.len(), crate::registry::registry().len(), "{names:?}");
         }
     }
 }

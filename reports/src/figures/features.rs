@@ -271,9 +271,10 @@ impl FeaturesFigure {
                 VPos::Top,
             )?;
         }
-        // Legend: one row above the plot, under the caption (the axis ends at 100 %).
-        let (lx, ly) = chart.backend_coord(&(0.0, 100.0));
-        let (mut x, y) = (lx - area_x(area) + 8, ly - area_y(area) - 16);
+        // Legend: one row in the top margin, above the caption (plotters draws the caption
+        // inside the margins, so a row just above the plot would cross it).
+        let (lx, _) = chart.backend_coord(&(0.0, 100.0));
+        let (mut x, y) = (lx - area_x(area) + 8, 14);
         for (s, name) in self.sets.iter().enumerate() {
             area.draw(&Rectangle::new(
                 [(x, y - 5), (x + 12, y + 5)],

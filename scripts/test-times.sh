@@ -9,8 +9,15 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# The build takes cargo's own arguments (those before `--`); the run takes them all.
+build_args=()
+for a in "$@"; do
+    [[ $a == -- ]] && break
+    build_args+=("$a")
+done
+
 t0=$SECONDS
-cargo test --workspace --no-run || exit $?
+cargo test --workspace --no-run "${build_args[@]}" || exit $?
 build=$((SECONDS - t0))
 
 t1=$SECONDS
@@ -24,8 +31,13 @@ echo "test-times: run time per test binary, slowest first (libtest's 'finished i
 # libtest prints "Running <target> (<path>)" before a binary's tests and "test result: ...
 # finished in N.NNs" after them; doctests print "Doc-tests <crate>".
 awk '
-    /^ *Running / { name = $2 }
-    /^ *Doc-tests / { name = "doctests " $2 }
+    /^ *Running / {
+        src = ($2 == "unittests") ? $3 : $2
+        bin = $NF; gsub(/[()]/, "", bin); n = split(bin, part, "/"); bin = part[n]
+        sub(/-[0-9a-f]+$/, "", bin)
+        name = bin " (" src ")"
+    }
+    /^ *Doc-tests / { name = "doctests of " $2 }
     /^test result:/ {
         for (i = 1; i <= NF; i++) if ($i == "in") { t = $(i + 1); sub(/s$/, "", t) }
         printf "%10.1f s  %s\n", t, name

@@ -44,8 +44,8 @@ pub fn registry() -> Vec<RouterEntry> {
 /// Routers that `--routers all` leaves out because one costs far more than the rest together;
 /// named in `--routers` they run. `util-tfidf` fits per paradigm a logistic model on about
 /// 4,400 dense columns (the question's TF-IDF beside its vector): 253 s on the 3,000 AdaRAGUE
-/// questions with `--features q` against about 25 s for every other router (2 cores,
-/// 2026-12-03).
+/// questions with `--features q` (2 cores, 2026-12-03), where every other router together took
+/// 23.2 s (2026-12-01, README's performance table).
 pub const OPT_IN: &[&str] = &[crate::utility::tfidf::NAME];
 
 /// The routers `--routers all` names: the registry without [`OPT_IN`], in table order.

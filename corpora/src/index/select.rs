@@ -20,47 +20,77 @@ pub(super) fn better(a: &Hit, b: &Hit) -> Ordering {
 
 /// The `min(k, scores.len())` best `(row, score)` pairs, best first. NaN scores count as
 /// negative infinity.
+pub(super) fn top_k(scores: &[f32], k: usize) -> Vec<Hit> {
+    let mut top = TopK::new(k.min(scores.len()));
+    top.extend(scores, 0);
+    top.finish()
+}
+
+/// A running top-`k` over scores that arrive in ascending row order, possibly in several
+/// slices (the tiled batch search feeds one index tile at a time).
 ///
 /// Keeps a buffer of up to `2k` candidates; when it fills, `select_nth_unstable_by` cuts it back
 /// to the best `k` and the k-th score becomes a threshold that rejects most later scores with one
-/// comparison. That is O(n) overall with O(k) memory, without a heap's per-insert log k.
-pub(super) fn top_k(scores: &[f32], k: usize) -> Vec<Hit> {
-    let k = k.min(scores.len());
-    if k == 0 {
-        return Vec::new();
+/// comparison. That is O(n) overall with O(k) memory, without a heap's per-insert log k. The
+/// result does not depend on how the rows are sliced.
+#[derive(Debug, Clone)]
+pub(super) struct TopK {
+    k: usize,
+    buf: Vec<Hit>,
+    /// Until the first cut every score is admitted; after it only those strictly above the
+    /// threshold, since an equal score arriving later has a higher row than the kept k-th hit.
+    threshold: Option<f32>,
+}
+
+impl TopK {
+    pub(super) fn new(k: usize) -> Self {
+        TopK {
+            k,
+            buf: Vec::with_capacity(2 * k),
+            threshold: None,
+        }
     }
-    let cap = 2 * k;
-    let mut buf: Vec<Hit> = Vec::with_capacity(cap);
-    // Until the first cut every score is admitted; after it only those strictly above the
-    // threshold, since an equal score here has a higher row than the kept k-th hit.
-    let mut threshold: Option<f32> = None;
-    for (row, &score) in scores.iter().enumerate() {
-        let score = if score.is_nan() {
-            f32::NEG_INFINITY
-        } else {
-            score
-        };
-        if let Some(t) = threshold {
-            if score <= t {
-                continue;
+
+    /// Offers `scores[i]` as row `first_row + i`; rows must keep ascending across calls.
+    pub(super) fn extend(&mut self, scores: &[f32], first_row: u32) {
+        let k = self.k;
+        if k == 0 {
+            return;
+        }
+        let cap = 2 * k;
+        for (i, &score) in scores.iter().enumerate() {
+            let score = if score.is_nan() {
+                f32::NEG_INFINITY
+            } else {
+                score
+            };
+            if let Some(t) = self.threshold {
+                if score <= t {
+                    continue;
+                }
+            }
+            self.buf.push(Hit {
+                row: first_row + i as u32,
+                score,
+            });
+            if self.buf.len() == cap {
+                self.buf.select_nth_unstable_by(k - 1, better);
+                self.buf.truncate(k);
+                self.threshold = Some(self.buf[k - 1].score);
             }
         }
-        buf.push(Hit {
-            row: row as u32,
-            score,
-        });
-        if buf.len() == cap {
-            buf.select_nth_unstable_by(k - 1, better);
-            buf.truncate(k);
-            threshold = Some(buf[k - 1].score);
+    }
+
+    /// The best `k` hits offered, best first.
+    pub(super) fn finish(mut self) -> Vec<Hit> {
+        let k = self.k;
+        if self.buf.len() > k {
+            self.buf.select_nth_unstable_by(k - 1, better);
+            self.buf.truncate(k);
         }
+        self.buf.sort_unstable_by(better);
+        self.buf
     }
-    if buf.len() > k {
-        buf.select_nth_unstable_by(k - 1, better);
-        buf.truncate(k);
-    }
-    buf.sort_unstable_by(better);
-    buf
 }
 
 #[cfg(test)]
@@ -130,6 +160,28 @@ mod tests {
                 .collect();
             for k in [1usize, 2, 5, 17, 100, 1000, 2000] {
                 assert_eq!(top_k(&scores, k), reference(&scores, k), "n={n} k={k}");
+            }
+        }
+    }
+
+    #[test]
+    fn slicing_the_rows_changes_nothing() {
+        let mut x: u64 = 11;
+        let scores: Vec<f32> = (0..500)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 60) as f32) / 4.0 - 1.0
+            })
+            .collect();
+        for k in [1usize, 3, 10, 64, 500] {
+            for width in [1usize, 7, 64, 499] {
+                let mut top = TopK::new(k);
+                for (t, tile) in scores.chunks(width).enumerate() {
+                    top.extend(tile, (t * width) as u32);
+                }
+                assert_eq!(top.finish(), reference(&scores, k), "k={k} width={width}");
             }
         }
     }

@@ -18,8 +18,11 @@ use crate::traits::{ChatResponse, TokenLogprob};
 /// Who extracted: the extractor's name, the model it used and a hash of its prompt or rules.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ExtractorKey {
+    /// The extractor's name (`offline`, `llm`, ...).
     pub extractor: String,
+    /// The model it ran (an LLM's `model@base_url`; the rules' version for the offline one).
     pub model: String,
+    /// Hash of its prompt or rules: a changed prompt extracts anew.
     pub prompt_hash: String,
 }
 
@@ -40,6 +43,7 @@ pub enum ExtractionStatus {
 }
 
 impl ExtractionStatus {
+    /// The stored name: `ok` or `failed`.
     pub fn as_str(&self) -> &'static str {
         match self {
             ExtractionStatus::Ok => "ok",
@@ -51,29 +55,46 @@ impl ExtractionStatus {
 /// One stored extraction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractionRow {
+    /// sha256 of the chunk's text: extractions are keyed by content, not by position.
     pub chunk_hash: String,
+    /// Whether the extraction succeeded.
     pub status: ExtractionStatus,
     /// JSON array of `{subject, relation, object}`; `[]` for failures.
     pub triplets_json: String,
+    /// LLM tokens sent for the extraction (0 for rule-based extractors).
     pub tokens_in: u64,
+    /// LLM tokens received.
     pub tokens_out: u64,
+    /// Why the extraction failed; `None` when it succeeded.
     pub error: Option<String>,
 }
 
 /// One graph build, as recorded: the corpus's construction cost lives here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphBuildRecord {
+    /// The corpus's registry name.
     pub corpus: String,
+    /// The corpus's content hash ([`Corpus::content_hash`](crate::Corpus::content_hash)).
     pub corpus_hash: String,
+    /// Who extracted the triplets.
     pub extractor: ExtractorKey,
+    /// Chunks the graph covers.
     pub chunks: u64,
+    /// Entity nodes.
     pub nodes: u64,
+    /// Edges between nodes.
     pub edges: u64,
+    /// Distinct relation names.
     pub relation_types: u64,
+    /// Distinct triplets after normalisation.
     pub triplets: u64,
+    /// Connected components (an isolated node is one).
     pub components: u64,
+    /// Chunks whose extraction failed (left out of the graph, retried by the next build).
     pub failures: u64,
+    /// Construction tokens sent, over every chunk's extraction (cached or not).
     pub tokens_in: u64,
+    /// Construction tokens received.
     pub tokens_out: u64,
     /// What the graph was built from (`corpora`'s `BuildStats::signature`).
     pub signature: String,
@@ -82,14 +103,19 @@ pub struct GraphBuildRecord {
 /// One reply to store.
 #[derive(Debug, Clone, Copy)]
 pub struct LlmCacheEntry<'a> {
+    /// The cache key the caller computed (never includes an API key).
     pub key: &'a str,
+    /// The answering LLM's `model@base_url`.
     pub identity: &'a str,
+    /// The model part of `identity`.
     pub model: &'a str,
     /// The request as JSON (messages and sampling parameters), for inspection only.
     pub request_json: &'a str,
+    /// The reply.
     pub response: &'a ChatResponse,
     /// The bill recorded with the reply: from `usage` when reported, else cl100k counts.
     pub prompt_tokens: u64,
+    /// Tokens of the reply, counted as `prompt_tokens` is.
     pub completion_tokens: u64,
     /// The reply's token log-probabilities, when the request asked for them and got them.
     pub logprobs: Option<&'a [TokenLogprob]>,

@@ -5,6 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{BenchError, Result};
 
+/// `[chunking]`: how documents are cut into retrieval units (token windows).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ChunkingConfig {
@@ -23,6 +24,7 @@ impl Default for ChunkingConfig {
     }
 }
 
+/// `[retrieval]`: the context budget and dense retrieval shared by every retrieving paradigm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetrievalConfig {
@@ -37,13 +39,14 @@ pub struct RetrievalConfig {
     #[serde(skip_serializing_if = "IndexKind::is_exact")]
     pub index: IndexKind,
     /// Corpora with fewer chunks than this use exact search whatever `index` says: below it
-    /// exact search is fast enough and an approximate one would only lose recall.
+    /// exact search is fast enough and an approximate one would only lose recall. Default
+    /// 100,000 (docs/performance.md has the measurements); not serialised at the default.
     #[serde(skip_serializing_if = "is_default_approx_min_chunks")]
     pub approx_min_chunks: usize,
 }
 
 /// Default of `retrieval.approx_min_chunks` (docs/performance.md has the measurements).
-pub const DEFAULT_APPROX_MIN_CHUNKS: usize = 100_000;
+const DEFAULT_APPROX_MIN_CHUNKS: usize = 100_000;
 
 fn is_default_approx_min_chunks(n: &usize) -> bool {
     *n == DEFAULT_APPROX_MIN_CHUNKS
@@ -63,7 +66,8 @@ pub enum IndexKind {
 }
 
 impl IndexKind {
-    pub fn is_exact(&self) -> bool {
+    /// Whether this is the default exact index (then the setting is not serialised).
+    fn is_exact(&self) -> bool {
         *self == IndexKind::Exact
     }
 }
@@ -84,8 +88,11 @@ impl Default for RetrievalConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GenerationConfig {
+    /// Sampling temperature of an answer with retrieved context.
     pub temperature: f32,
+    /// Sampling temperature of an answer without context (the LLM-only paradigm).
     pub llm_only_temperature: f32,
+    /// Largest answer, in tokens.
     pub max_tokens: u32,
 }
 
@@ -103,7 +110,9 @@ impl Default for GenerationConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OfflineReaderConfig {
+    /// BM25's term-frequency saturation k1, for scoring context sentences against the question.
     pub bm25_k1: f64,
+    /// BM25's length normalisation b.
     pub bm25_b: f64,
     /// Bonus added to a sentence's BM25 score: `rank_bonus / (1 + chunk rank)`.
     pub rank_bonus: f64,
@@ -132,11 +141,15 @@ pub struct GraphConfig {
     pub seed_k: usize,
     /// Minimum entity similarity for a seed.
     pub min_entity_similarity: f32,
+    /// Personalized PageRank's damping (restart probability 1 − damping).
     pub damping: f64,
     /// Nodes with a PPR score below this are dropped.
     pub min_ppr_score: f64,
+    /// Expanded nodes kept, best PPR score first (besides the seeds).
     pub top_nodes: usize,
+    /// Most triplets serialised into the context.
     pub max_triplets: usize,
+    /// The PPR solver.
     pub ppr_engine: PprEngineName,
 }
 
@@ -165,6 +178,7 @@ pub enum FusionMethod {
 }
 
 impl FusionMethod {
+    /// The configured name: `rrf` or `interleave`.
     pub fn as_str(self) -> &'static str {
         match self {
             FusionMethod::Rrf => "rrf",
@@ -192,6 +206,7 @@ impl Default for GraphConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HybridConfig {
+    /// How HybridRAG merges the dense and graph rankings.
     pub fusion: FusionMethod,
     /// RRF's smoothing constant k (Cormack et al. 2009), for HybridRAG and the fusion lane.
     pub rrf_k: f64,
@@ -212,6 +227,7 @@ impl Default for HybridConfig {
 pub struct IterativeConfig {
     /// Retrieval rounds after the direct answer of round 0.
     pub max_rounds: usize,
+    /// Sampling temperature of the LLM self-evaluation that decides whether to go on.
     pub evaluator_temperature: f32,
     /// Offline evaluator: share of the question's IDF mass the answer must cover to count as
     /// sufficient (it must also name an entity the question does not).
@@ -228,6 +244,7 @@ impl Default for IterativeConfig {
     }
 }
 
+/// `[judge]`: the offline judge's thresholds (decisions.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct JudgeConfig {
@@ -252,6 +269,7 @@ impl Default for JudgeConfig {
     }
 }
 
+/// `[data]`: what the corpus loaders keep and how they map evidence to chunks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct DataConfig {
@@ -291,15 +309,26 @@ impl Default for EvidenceMatchConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BenchConfig {
+    /// Seed of the run's sampled choices (the stratified `--sample` of questions, generated
+    /// questions).
     pub seed: u64,
+    /// `[chunking]`.
     pub chunking: ChunkingConfig,
+    /// `[retrieval]`.
     pub retrieval: RetrievalConfig,
+    /// `[generation]`: the LLM reader's sampling.
     pub generation: GenerationConfig,
+    /// `[offline_reader]`.
     pub offline_reader: OfflineReaderConfig,
+    /// `[graph]`: GraphRAG.
     pub graph: GraphConfig,
+    /// `[hybrid]`: HybridRAG and Fusion.
     pub hybrid: HybridConfig,
+    /// `[iterative]`: IterativeRAG.
     pub iterative: IterativeConfig,
+    /// `[judge]`.
     pub judge: JudgeConfig,
+    /// `[data]`.
     pub data: DataConfig,
     /// Queries answered concurrently.
     #[serde(skip_serializing)]

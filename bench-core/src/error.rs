@@ -32,20 +32,33 @@ pub enum BenchError {
     /// The results store's engine failed (the `store` crate's error, converted at its boundary).
     #[error("results store {path}: {source}")]
     Store {
+        /// The file path, or the PostgreSQL URL without its password.
         path: String,
+        /// What the engine (sqlx) reported.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A file or stream operation failed ([`BenchError::io`] builds one).
     #[error("{context}: {source}")]
     Io {
+        /// What was being done (`reading config c.toml`).
         context: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The sentence encoder failed (loading its weights, or a forward pass).
     #[error("embedder: {0}")]
     Embedding(String),
+    /// An LLM call failed; `kind` says whether retrying can help.
     #[error("LLM call failed ({kind}): {message}")]
-    Llm { kind: LlmErrorKind, message: String },
+    Llm {
+        /// How a caller should treat the failure.
+        kind: LlmErrorKind,
+        /// The endpoint's or the client's message.
+        message: String,
+    },
+    /// Any other failure while running, with its message.
     #[error("{0}")]
     Other(String),
 }
@@ -116,6 +129,7 @@ impl BenchError {
     }
 }
 
+/// The core's result type: [`BenchError`] unless another error is named.
 pub type Result<T, E = BenchError> = std::result::Result<T, E>;
 
 #[cfg(test)]

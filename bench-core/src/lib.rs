@@ -1,12 +1,19 @@
 //! Core vocabulary of ragrouter-bench: corpora, queries, paradigm ids, the result tuple, the
-//! plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `Llm`, `Router`), the
-//! two cache traits the `store` crate implements, and cl100k token counting. Every other crate
-//! depends on this one and on nothing that depends on it.
+//! plug-in traits ([`Paradigm`], [`Retriever`], [`Reader`], [`Judge`], [`Embedder`], [`Llm`],
+//! [`Router`]), the two cache traits the `store` crate implements ([`ExtractionCache`],
+//! [`ResponseCache`]), and cl100k token counting. Every other crate depends on this one and on
+//! nothing that depends on it.
 //!
 //! The principal types: [`Corpus`] with its [`Query`]s, [`ParadigmId`] and [`QueryType`] (the
 //! closed sets of paradigms and question types), [`ResultRecord`] (one stored tuple) with its
 //! [`JudgeLabel`] and [`PhaseTokens`], [`Mode`] (how a run's tuples came to be), [`BenchConfig`],
 //! the routing vocabulary ([`RoutingSet`], [`Router`]) and [`BenchError`].
+//!
+//! The public modules hold what the root does not re-export: the configuration's sections and
+//! `hash_parts` ([`config`]), cl100k counting ([`tokens`]), the sentence splitter ([`text`]),
+//! reading input files ([`input`], [`strict_json`]), the seeded generator ([`rng`]), corpus
+//! indicators and `argmax` ([`routing`]), imported outcomes ([`outcomes`]), Table 3's model
+//! ([`table3`]) and the LLM helpers of [`traits`].
 //!
 //! ```
 //! use bench_core::{cost_tokens, JudgeLabel, Mode, ParadigmId};
@@ -24,21 +31,23 @@
 //! assert_eq!(cost_tokens(&mode, 0, 0, 3.0), 3.0);
 //! ```
 
-pub mod caches;
+#![warn(missing_docs)]
+
+mod caches;
 pub mod config;
-pub mod error;
+mod error;
 pub mod input;
 pub mod outcomes;
-pub mod record;
+mod record;
 pub mod rng;
 pub mod routing;
-pub mod signals;
+mod signals;
 pub mod strict_json;
 pub mod table3;
 pub mod text;
 pub mod tokens;
 pub mod traits;
-pub mod types;
+mod types;
 
 pub use caches::{
     ExtractionCache, ExtractionRow, ExtractionStatus, ExtractorKey, GraphBuildRecord,

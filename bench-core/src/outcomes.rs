@@ -18,11 +18,14 @@ use crate::types::{ParadigmId, QueryType};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SplitTag {
+    /// The data set's training part.
     Train,
+    /// The data set's test part.
     Test,
 }
 
 impl SplitTag {
+    /// The stored name: `train` or `test`.
     pub fn as_str(self) -> &'static str {
         match self {
             SplitTag::Train => "train",
@@ -85,10 +88,13 @@ impl ArmOutcome {
 /// One imported question and its per-paradigm outcomes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutcomeRecord {
+    /// The question's id in its data set (unique per corpus).
     pub id: String,
     /// The data set the question belongs to; every one becomes a corpus of its own.
     pub corpus: String,
+    /// The question text.
     pub question: String,
+    /// Its type (`other` when the source gives none).
     pub qtype: QueryType,
     /// Gold answers when the source gives them (the first is the answer, the rest aliases).
     pub answers: Vec<String>,
@@ -107,6 +113,7 @@ pub struct OutcomeRecord {
 pub struct OutcomeImport {
     /// Names the source in every record's mode: `imported:SOURCE` (e.g. `adaptive-rag/flan_t5_xl`).
     pub source: String,
+    /// Which part of the data set's own split the records are, when the import names one.
     pub split: Option<SplitTag>,
     /// What `ArmOutcome::cost` counts (`retrieval steps`, `tokens`, ...).
     pub cost_unit: String,
@@ -114,6 +121,7 @@ pub struct OutcomeImport {
     pub metric: String,
     /// How the files were read (arm map, default costs, file names): stored with every run.
     pub config: serde_json::Value,
+    /// The questions, in input order.
     pub records: Vec<OutcomeRecord>,
 }
 

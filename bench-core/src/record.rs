@@ -8,15 +8,22 @@ use crate::types::ParadigmId;
 /// Tokens in and out of LLM calls, per phase (decisions.md "Costs").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PhaseTokens {
+    /// The tuple's share of the knowledge graph's construction, sent (graph paradigms only).
     pub construction_in: u64,
+    /// The tuple's share of the construction, received.
     pub construction_out: u64,
+    /// Sent while retrieving (entity extraction, sub-questions, self-evaluation).
     pub retrieval_in: u64,
+    /// Received while retrieving.
     pub retrieval_out: u64,
+    /// Sent to the reader for the answer.
     pub generation_in: u64,
+    /// Received from the reader.
     pub generation_out: u64,
 }
 
 impl PhaseTokens {
+    /// All six counts together.
     pub fn total(&self) -> u64 {
         self.construction_in
             + self.construction_out
@@ -26,6 +33,7 @@ impl PhaseTokens {
             + self.generation_out
     }
 
+    /// Adds `other`'s counts, phase by phase.
     pub fn add(&mut self, other: &PhaseTokens) {
         self.construction_in += other.construction_in;
         self.construction_out += other.construction_out;
@@ -50,6 +58,7 @@ pub enum TokenSource {
 }
 
 impl TokenSource {
+    /// The stored name: `cl100k`, `usage` or `mixed`.
     pub fn as_str(self) -> &'static str {
         match self {
             TokenSource::Cl100k => "cl100k",
@@ -71,8 +80,11 @@ impl TokenSource {
 /// Wall-clock latency per phase, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseLatency {
+    /// Retrieving the context (LLM calls while retrieving included).
     pub retrieval_ms: f64,
+    /// Producing the answer from the context.
     pub generation_ms: f64,
+    /// Judging the answer (the benchmark's overhead, not the paradigm's).
     pub judge_ms: f64,
 }
 
@@ -86,14 +98,18 @@ impl PhaseLatency {
 /// The judge's verdict (paper §3.4; decisions.md for the offline judge).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum JudgeLabel {
+    /// The response answers the question (offline: the delivered context holds the answer).
     Correct,
+    /// Part of the answer (offline: some, not all, of the gold evidence is in the context).
     Incomplete,
+    /// The response does not answer the question (offline: the context holds none of it).
     Incorrect,
     /// The response was empty (the offline LLM-only baseline always answers nothing).
     NoAnswer,
 }
 
 impl JudgeLabel {
+    /// The stored name: `correct`, `incomplete`, `incorrect` or `no-answer`.
     pub fn as_str(self) -> &'static str {
         match self {
             JudgeLabel::Correct => "correct",
@@ -103,6 +119,7 @@ impl JudgeLabel {
         }
     }
 
+    /// The label of a stored name ([`as_str`](JudgeLabel::as_str)); `None` for any other text.
     pub fn parse(s: &str) -> Option<JudgeLabel> {
         [
             JudgeLabel::Correct,
@@ -154,6 +171,9 @@ pub struct QualityMetrics {
     /// context sentence, faithful by construction).
     #[serde(default)]
     pub faithfulness_hard: Option<f64>,
+    /// Soft faithfulness (eq. 15): the mean over the response's sentences of their best cosine
+    /// to a context sentence (the hard form counts those at or above tau); computed where
+    /// `faithfulness_hard` is.
     #[serde(default)]
     pub faithfulness_soft: Option<f64>,
 }
@@ -249,19 +269,26 @@ impl fmt::Display for Mode {
 /// One chunk as it entered a paradigm's context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RetrievedChunk {
+    /// The chunk's [`Chunk::id`](crate::Chunk::id).
     pub chunk_id: String,
+    /// The retriever's score (cosine, fused rank score, ...): higher ranked first.
     pub score: f32,
 }
 
 /// What a paradigm returns for one query, before judging.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ParadigmOutput {
+    /// The response (empty when the reader gave none).
     pub answer: String,
     /// Chunks in the order they were placed in the context (after the budget cut).
     pub context: Vec<RetrievedChunk>,
+    /// cl100k tokens of the context handed to the reader.
     pub context_tokens: u64,
+    /// LLM tokens per phase (all 0 offline).
     pub tokens: PhaseTokens,
+    /// Where `tokens` came from.
     pub token_source: TokenSource,
+    /// Wall-clock time per phase.
     pub latency: PhaseLatency,
     /// Paradigm-specific trace (rounds, seeds, scores) a researcher can read; `null` when none.
     pub trace: serde_json::Value,
@@ -270,19 +297,25 @@ pub struct ParadigmOutput {
 /// One stored tuple: (query, corpus, paradigm, performance).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultRecord {
+    /// The question's [`Query::id`](crate::Query::id).
     pub query_id: String,
+    /// The paradigm that answered.
     pub paradigm: ParadigmId,
+    /// What the paradigm returned (empty when it failed).
     pub output: ParadigmOutput,
     /// `None` when the paradigm failed before producing an answer.
     pub judge: Option<JudgeLabel>,
+    /// Answer-quality values of the response.
     pub quality: QualityMetrics,
     /// Tokens the judge spent on this tuple (not a cost of the paradigm).
     #[serde(default)]
     pub judge_tokens_in: u64,
+    /// Tokens the judge received for this tuple.
     #[serde(default)]
     pub judge_tokens_out: u64,
     /// `offline` or the LLM's identity.
     pub mode: String,
+    /// The run's configuration hash, copied so that a row stands alone.
     pub config_hash: String,
     /// Why the query failed, when it did; a failed query is a recorded result, not a crashed run.
     pub error: Option<String>,

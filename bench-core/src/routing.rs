@@ -112,12 +112,16 @@ impl FeatureKind {
 /// A contiguous run of feature columns of one kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureBlock {
+    /// What the columns hold.
     pub kind: FeatureKind,
+    /// The first column's index.
     pub start: usize,
+    /// Number of columns.
     pub len: usize,
 }
 
 impl FeatureBlock {
+    /// The block's column indices.
     pub fn range(&self) -> std::ops::Range<usize> {
         self.start..self.start + self.len
     }
@@ -161,10 +165,12 @@ impl RoutingSchema {
         }
     }
 
+    /// Number of classes (the paradigms present plus `cannot-answer`).
     pub fn n_classes(&self) -> usize {
         self.classes.len()
     }
 
+    /// Number of feature columns.
     pub fn n_features(&self) -> usize {
         self.feature_names.len()
     }
@@ -231,10 +237,13 @@ pub struct ClassOutcome {
 /// One (query, corpus) pair of the routing data set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoutingRow {
+    /// The question's id in its corpus.
     pub query_id: String,
+    /// The corpus's name.
     pub corpus: String,
     /// The question, for routers that read text (NER, rule planners, the LLM router).
     pub text: String,
+    /// The question's type.
     pub qtype: QueryType,
     /// One value per schema column.
     pub features: Vec<f64>,
@@ -248,7 +257,9 @@ pub struct RoutingRow {
 /// A routing data set: a schema and rows that follow it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoutingSet {
+    /// The layout of every row, shared by the subsets and projections made from the set.
     pub schema: Arc<RoutingSchema>,
+    /// The (query, corpus) rows.
     pub rows: Vec<RoutingRow>,
 }
 
@@ -311,6 +322,7 @@ impl RoutingSet {
         }
     }
 
+    /// Every row's label class, in row order.
     pub fn labels(&self) -> Vec<usize> {
         self.rows.iter().map(|r| r.label).collect()
     }
@@ -320,7 +332,9 @@ impl RoutingSet {
 /// rewriter); charged to the router in the evaluation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoutingCost {
+    /// LLM tokens the router sent.
     pub tokens_in: u64,
+    /// LLM tokens the router received.
     pub tokens_out: u64,
 }
 
@@ -370,16 +384,23 @@ pub fn argmax(v: &[f64]) -> usize {
 /// One router's measurements on one corpus (or `*` pooled) in one fold of an evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouteEvalRow {
+    /// The router's registry name.
     pub router: String,
     /// The router's trade-off parameter (λ of a cost-aware router), when it has one.
     pub param: Option<f64>,
     /// A corpus name, or `*` for all test rows of the fold together.
     pub corpus: String,
+    /// The fold's index.
     pub fold: u32,
+    /// Test questions measured.
     pub n: u32,
+    /// Share of questions whose chosen class is the label (routing accuracy).
     pub accuracy: f64,
+    /// Macro-averaged F1 of the chosen classes against the labels.
     pub macro_f1: f64,
+    /// Mean reciprocal rank of the label in the router's scores.
     pub mrr: f64,
+    /// Share of questions the played paradigm answered correctly.
     pub correct_rate: f64,
     /// Mean total tokens of the chosen paradigm per query, plus the router's own cost.
     pub mean_tokens: f64,
@@ -396,10 +417,15 @@ pub struct RouteEvalRow {
 /// What one router chose for one test question of one fold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoutePrediction {
+    /// The router's registry name.
     pub router: String,
+    /// The router's trade-off parameter (λ), when it has one.
     pub param: Option<f64>,
+    /// The fold's index.
     pub fold: u32,
+    /// The question's corpus.
     pub corpus: String,
+    /// The question's id in its corpus.
     pub query_id: String,
     /// The class the router ranked first (a paradigm id or `cannot-answer`).
     pub chosen: String,
@@ -420,8 +446,11 @@ pub struct RoutePrediction {
 /// A paired comparison of one router against a baseline on the same test questions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouteEvalTest {
+    /// The router's registry name.
     pub router: String,
+    /// The router's trade-off parameter (λ), when it has one.
     pub param: Option<f64>,
+    /// The router it is compared against.
     pub baseline: String,
     /// Paired questions.
     pub n: u32,
@@ -429,24 +458,30 @@ pub struct RouteEvalTest {
     pub diff: f64,
     /// Percentile interval of `diff` over paired bootstrap resamples.
     pub ci_low: f64,
+    /// Upper end of that interval.
     pub ci_high: f64,
-    /// Questions the router got right and the baseline wrong, and the reverse.
+    /// Questions the router got right and the baseline wrong.
     pub wins: u32,
+    /// Questions the baseline got right and the router wrong.
     pub losses: u32,
     /// Exact (binomial) two-sided McNemar p-value.
     pub p_mcnemar: f64,
+    /// Bootstrap resamples behind the interval.
     pub resamples: u32,
 }
 
 /// The settings of one `route eval` invocation, stored with its rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouteEvalSpec {
-    /// `kfold` or `loco` (leave one corpus out).
+    /// `kfold`, `loco` (leave one corpus out) or `given` (the data set's own train/test split).
     pub split: String,
+    /// Number of folds.
     pub folds: u32,
+    /// Seed of the fold assignment; each fold's routers get one derived from it.
     pub seed: u64,
     /// `q`, `c` or `q+c`.
     pub features: String,
+    /// The label policy that chose each row's class.
     pub policy: String,
     /// `offline` or `llm` (from the runs the tuples come from).
     pub mode: String,

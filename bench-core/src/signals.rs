@@ -71,9 +71,11 @@ impl Signal {
 pub struct PublishedChoice {
     /// The row's name in tables (`adaptive-rag (published)`).
     pub router: String,
+    /// The paradigm it chose.
     pub choice: ParadigmId,
     /// Its answer, when the source gives one (then `correct` is the harness's EM verdict).
     pub answer: Option<String>,
+    /// Whether its answer was correct.
     pub correct: bool,
     /// The source's own verdict, kept beside the harness's.
     pub source_correct: Option<bool>,

@@ -30,7 +30,7 @@ pub enum Family {
 
 impl Family {
     /// Every family, in the order tables show them.
-    pub const ORDER: [Family; 8] = [
+    pub(crate) const ORDER: [Family; 8] = [
         Family::Baseline,
         Family::Ml,
         Family::Neural,
@@ -141,7 +141,8 @@ pub struct Group {
 }
 
 /// Table 3: one column group per corpus, the pooled one (`*`) last, and the routers grouped by
-/// family in [`Family::ORDER`].
+/// family in table order (baseline, ML, neural, seed-paper, published, utility, cost-aware,
+/// external).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table3 {
     /// Corpus keys of the columns; `*` (all corpora pooled) last when present.

@@ -3,7 +3,7 @@
 use tiktoken_rs::CoreBPE;
 
 /// The cl100k_base encoder, built once per process (it ships inside the crate: no network).
-pub fn cl100k() -> &'static CoreBPE {
+fn cl100k() -> &'static CoreBPE {
     tiktoken_rs::cl100k_base_singleton()
 }
 

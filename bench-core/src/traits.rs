@@ -10,11 +10,15 @@ use crate::types::{ParadigmId, Query, QueryType};
 /// Row-major matrix of embedding vectors.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Embeddings {
+    /// Length of each vector (the number of columns).
     pub dim: usize,
+    /// The vectors one after another: row `i` is `data[i * dim..(i + 1) * dim]`.
     pub data: Vec<f32>,
 }
 
 impl Embeddings {
+    /// The matrix of `data` cut into rows of `dim`. Panics when `dim` is 0 or does not divide
+    /// `data`'s length.
     pub fn new(dim: usize, data: Vec<f32>) -> Self {
         assert!(
             dim > 0 && data.len().is_multiple_of(dim),
@@ -23,18 +27,22 @@ impl Embeddings {
         Embeddings { dim, data }
     }
 
+    /// Number of vectors (rows).
     pub fn len(&self) -> usize {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
+    /// Whether there are no vectors.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
 
+    /// Vector `i`; panics when `i` is out of range.
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 
+    /// The vectors in row order.
     pub fn rows(&self) -> impl Iterator<Item = &[f32]> {
         self.data.chunks_exact(self.dim.max(1))
     }
@@ -44,6 +52,7 @@ impl Embeddings {
 pub trait Embedder: Send + Sync {
     /// Identity recorded with results and used in cache keys (model and weights hash).
     fn name(&self) -> &str;
+    /// Length of the vectors it returns.
     fn dim(&self) -> usize;
     /// Embeds a batch; row `i` is the vector of `texts[i]`, unit length.
     fn embed(&self, texts: &[&str]) -> Result<Embeddings>;
@@ -65,7 +74,9 @@ pub trait TokenEncoder: Embedder {
 /// A question as a retriever sees it: its text and, when already computed, its vector.
 #[derive(Debug, Clone, Copy)]
 pub struct RetrievalQuery<'a> {
+    /// The question text.
     pub text: &'a str,
+    /// Its sentence embedding, when the caller has it (a dense retriever embeds `text` if not).
     pub vector: Option<&'a [f32]>,
 }
 
@@ -76,21 +87,27 @@ pub struct Retrieval {
     pub ranked: Vec<RetrievedChunk>,
     /// LLM tokens spent while retrieving (entity extraction and the like).
     pub tokens_in: u64,
+    /// LLM tokens received while retrieving.
     pub tokens_out: u64,
+    /// Retriever-specific trace (seeds, scores, ...) for the tuple's record; `null` when none.
     pub trace: serde_json::Value,
 }
 
 /// A retriever primitive (NaiveRetriever, GraphRetriever, fusions of them).
 #[async_trait]
 pub trait Retriever: Send + Sync {
+    /// A stable name, recorded in traces.
     fn name(&self) -> &str;
+    /// The chunks ranked for `query`, best first, with what retrieving cost.
     async fn retrieve(&self, query: RetrievalQuery<'_>) -> Result<Retrieval>;
 }
 
 /// A chunk handed to a reader.
 #[derive(Debug, Clone, Copy)]
 pub struct ContextChunk<'a> {
+    /// The chunk's [`Chunk::id`](crate::Chunk::id).
     pub chunk_id: &'a str,
+    /// The chunk's text.
     pub text: &'a str,
     /// 0-based position in the context.
     pub rank: usize,
@@ -99,9 +116,13 @@ pub struct ContextChunk<'a> {
 /// A reader's answer and its cost.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Generation {
+    /// The answer.
     pub text: String,
+    /// Tokens sent to produce it (0 for the offline reader).
     pub tokens_in: u64,
+    /// Tokens received.
     pub tokens_out: u64,
+    /// Where the counts came from.
     pub token_source: TokenSource,
     /// Token-level confidence, when the reader asked for log-probabilities and got them.
     pub confidence: Option<Confidence>,
@@ -110,6 +131,7 @@ pub struct Generation {
 /// One generated token's log-probability and those of the endpoint's top alternatives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TokenLogprob {
+    /// The generated token's log-probability (natural log).
     pub logprob: f64,
     /// The top alternatives' log-probabilities (the chosen token among them), best first.
     pub top: Vec<f64>,
@@ -120,9 +142,13 @@ pub struct TokenLogprob {
 /// renormalised to sum 1 (an approximation from the `top_logprobs` the endpoint returns).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Confidence {
+    /// Mean log-probability of the generated tokens.
     pub mean_logprob: f64,
+    /// Lowest log-probability of a generated token.
     pub min_logprob: f64,
+    /// Mean entropy (nats) of the positions' renormalised top alternatives.
     pub entropy: f64,
+    /// Generated tokens measured.
     pub tokens: u64,
 }
 
@@ -175,15 +201,20 @@ pub trait Reader: Send + Sync {
 /// A judge's verdict and its cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// The label.
     pub label: JudgeLabel,
+    /// Tokens the judge sent (0 for the offline judge).
     pub tokens_in: u64,
+    /// Tokens the judge received.
     pub tokens_out: u64,
 }
 
 /// Labels a response against the gold answers.
 #[async_trait]
 pub trait Judge: Send + Sync {
+    /// Identity recorded with results.
     fn identity(&self) -> String;
+    /// Labels `response` to `query` against its gold answers.
     async fn judge(&self, query: &Query, response: &str) -> Result<Verdict>;
 
     /// Labels a response given the context the paradigm delivered (its chunks in context order,
@@ -208,6 +239,7 @@ pub trait Judge: Send + Sync {
 /// A RAG paradigm: runs one query end to end (retrieve, read), never judging itself.
 #[async_trait]
 pub trait Paradigm: Send + Sync {
+    /// Which paradigm this is.
     fn id(&self) -> ParadigmId;
     /// `vector` is the query's embedding, computed once per query by the harness.
     async fn run(&self, query: &Query, vector: &[f32]) -> Result<ParadigmOutput>;
@@ -222,24 +254,32 @@ pub trait Paradigm: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// Instructions that frame the conversation.
     System,
+    /// The caller's turn.
     User,
+    /// The model's turn.
     Assistant,
 }
 
+/// One message of a chat request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
+    /// Who speaks.
     pub role: Role,
+    /// What is said.
     pub content: String,
 }
 
 impl ChatMessage {
+    /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         ChatMessage {
             role: Role::System,
             content: content.into(),
         }
     }
+    /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         ChatMessage {
             role: Role::User,
@@ -251,8 +291,11 @@ impl ChatMessage {
 /// One chat completion request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// The conversation, in order.
     pub messages: Vec<ChatMessage>,
+    /// Sampling temperature.
     pub temperature: f32,
+    /// Largest reply, in tokens.
     pub max_tokens: u32,
     /// Ask for a JSON reply.
     pub json: bool,
@@ -261,12 +304,16 @@ pub struct ChatRequest {
 /// Token usage as an endpoint reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens of the request.
     pub prompt_tokens: u64,
+    /// Tokens of the reply.
     pub completion_tokens: u64,
 }
 
+/// One chat completion reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatResponse {
+    /// The reply's text.
     pub content: String,
     /// `None` when the endpoint reported no usage (then callers count with cl100k).
     pub usage: Option<Usage>,
@@ -301,6 +348,7 @@ pub type ReplyCheck = dyn for<'s> Fn(&'s str) -> bool + Sync;
 pub trait Llm: Send + Sync {
     /// `model@base_url`: recorded with results; never contains a key.
     fn identity(&self) -> String;
+    /// Sends `request` and returns the reply (with `usage` when the endpoint reports it).
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse>;
 
     /// `chat`, also asking the endpoint for each generated token's log-probability and its

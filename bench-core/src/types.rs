@@ -13,6 +13,7 @@ pub struct Document {
     pub id: String,
     /// Title; empty when the data set has none.
     pub title: String,
+    /// The document's body text.
     pub text: String,
 }
 
@@ -34,7 +35,9 @@ pub struct Chunk {
     pub id: String,
     /// Position of the chunk in the corpus's chunk list (its row in the vector index).
     pub index: u32,
+    /// Id of the document the window was cut from ([`Document::id`]).
     pub document: String,
+    /// The window's text (decoded from its tokens).
     pub text: String,
     /// cl100k_base tokens of `text`.
     pub tokens: u32,
@@ -52,13 +55,18 @@ impl Chunk {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueryType {
+    /// One fact, found in one place.
     Factual,
+    /// The answer needs two or more pieces of evidence (multi-hop, comparison).
     Reasoning,
+    /// The answer gathers a topic from several places.
     Summary,
+    /// Anything else (e.g. GraphRAG-Bench's creative generation, when kept).
     Other,
 }
 
 impl QueryType {
+    /// Every query type, in the order tables and one-hot features use.
     pub const ALL: [QueryType; 4] = [
         QueryType::Factual,
         QueryType::Reasoning,
@@ -66,6 +74,7 @@ impl QueryType {
         QueryType::Other,
     ];
 
+    /// The stored name (`factual`, `reasoning`, `summary`, `other`), as serde writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             QueryType::Factual => "factual",
@@ -99,7 +108,9 @@ impl FromStr for QueryType {
 /// A gold answer and its accepted aliases.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct GoldAnswer {
+    /// The answer as the data set gives it.
     pub answer: String,
+    /// Other strings that count as the same answer (empty when the data set lists none).
     #[serde(default)]
     pub aliases: Vec<String>,
 }
@@ -114,9 +125,13 @@ impl GoldAnswer {
 /// A benchmark question with its gold answer and evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Query {
+    /// Stable id inside the corpus (the data set's question id).
     pub id: String,
+    /// The question as asked.
     pub text: String,
+    /// Its type, from the data set's own category.
     pub qtype: QueryType,
+    /// The gold answer and its aliases.
     pub gold: GoldAnswer,
     /// Gold evidence as the data set states it (titles, sentences, triples), for the record.
     #[serde(default)]
@@ -155,6 +170,7 @@ pub struct StatementMatch {
 }
 
 impl StatementMatch {
+    /// Whether the statement was found in some chunk (verbatim or by meaning).
     pub fn is_matched(&self) -> bool {
         !self.chunks.is_empty()
     }
@@ -172,8 +188,10 @@ macro_rules! paradigm_ids {
         }
 
         impl ParadigmId {
+            /// Every paradigm, in declaration order: the order of classes, columns and tables.
             pub const ALL: [ParadigmId; [$($name),*].len()] = [$(ParadigmId::$variant),*];
 
+            /// The stored name (`llm-only`, `naive`, ...), as serde writes it and the CLI reads it.
             pub fn as_str(self) -> &'static str {
                 match self {
                     $(ParadigmId::$variant => $name,)*
@@ -244,8 +262,11 @@ impl FromStr for ParadigmId {
 pub struct Corpus {
     /// Registry name (`demo`, `musique-dev`, ...).
     pub name: String,
+    /// The source documents, in load order.
     pub documents: Vec<Document>,
+    /// The chunks of all documents; a chunk's [`Chunk::index`] is its position here.
     pub chunks: Vec<Chunk>,
+    /// The benchmark questions.
     pub queries: Vec<Query>,
     /// sha256 over the documents, chunking settings and questions: a run's identity includes it.
     pub content_hash: String,

@@ -31,6 +31,7 @@ pub struct RandomRouter {
 }
 
 impl RandomRouter {
+    /// Uniform over the paradigm classes, seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         RandomRouter { seed, all: false }
     }
@@ -309,6 +310,7 @@ pub fn random_all_classes_candidate() -> crate::entry::Candidate {
     c
 }
 
+/// The registry entry of `best-single`.
 pub fn best_single_entry() -> RouterEntry {
     RouterEntry {
         name: "best-single",
@@ -322,6 +324,7 @@ pub fn best_single_entry() -> RouterEntry {
     }
 }
 
+/// The registry entry of `oracle-per-corpus`.
 pub fn oracle_per_corpus_entry() -> RouterEntry {
     RouterEntry {
         name: "oracle-per-corpus",
@@ -347,6 +350,7 @@ fn make_oracle(_: &RouterContext, _: Option<f64>) -> Result<Box<dyn Router>> {
     Ok(Box::new(Oracle))
 }
 
+/// The registry entry of `random`.
 pub fn random_entry() -> RouterEntry {
     RouterEntry {
         name: "random",
@@ -360,6 +364,7 @@ pub fn random_entry() -> RouterEntry {
     }
 }
 
+/// The registry entry of `best-fixed`.
 pub fn best_fixed_entry() -> RouterEntry {
     RouterEntry {
         name: "best-fixed",
@@ -373,6 +378,7 @@ pub fn best_fixed_entry() -> RouterEntry {
     }
 }
 
+/// The registry entry of `oracle` (the only one that `sees_outcomes`).
 pub fn oracle_entry() -> RouterEntry {
     RouterEntry {
         name: "oracle",

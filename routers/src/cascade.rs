@@ -30,12 +30,15 @@ pub const AGREE: &str = "cascade-agree";
 /// What the cascades need besides the rows.
 #[derive(Debug, Clone, Copy)]
 pub struct CascadeInput<'a> {
+    /// The rows, with probe features.
     pub set: &'a RoutingSet,
+    /// The evaluation's folds.
     pub folds: &'a [Fold],
     /// Signal name → the paradigms whose answers it needs.
     pub signal_paradigms: &'a BTreeMap<String, Vec<ParadigmId>>,
     /// Per row, the signals' own cost (beyond the paradigms they need).
     pub own_cost: &'a [f64],
+    /// Seeds the learned cascade's fits.
     pub seed: u64,
 }
 

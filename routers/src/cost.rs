@@ -19,6 +19,7 @@ pub struct CostModel {
 }
 
 impl CostModel {
+    /// The model of `train`'s tuples.
     pub fn fit(train: &RoutingSet) -> CostModel {
         let k = train.schema.n_classes().saturating_sub(1);
         let mut sums = vec![(0.0, 0usize); k];

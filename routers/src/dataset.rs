@@ -23,7 +23,7 @@ use crate::probe::{self, ProbeBill};
 
 /// The flat keys (`ragrouter metrics`' stored JSON) of the six indicators, in
 /// [`INDICATOR_NAMES`] order (`bench_core::CORPUS_INDICATORS`).
-pub const INDICATOR_KEYS: [&str; 6] = {
+pub(crate) const INDICATOR_KEYS: [&str; 6] = {
     let mut keys = [""; 6];
     let mut i = 0;
     while i < 6 {
@@ -37,24 +37,30 @@ pub use store::{RunRef, RunSelection, SplitUse};
 
 /// One stored tuple, as the data set reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tuple {
+pub(crate) struct Tuple {
+    /// The question's id within its corpus.
     pub query_id: String,
+    /// The paradigm that answered.
     pub paradigm: ParadigmId,
+    /// The judge's label; `None` for a failed tuple.
     pub judge: Option<JudgeLabel>,
     /// The imported score where one exists, else the semantic F1: what the paper's label
     /// policy ranks correct paradigms by.
     pub semantic_f1: Option<f64>,
     /// `cost_tokens` of a benched tuple, the imported cost of an imported one.
     pub tokens: f64,
+    /// Why the tuple failed, when it did (it then counts as not correct).
     pub error: Option<String>,
 }
 
 /// What the store holds for one run: its questions, tuples and corpus indicators.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawCorpus {
+pub(crate) struct RawCorpus {
+    /// The run read.
     pub run: RunRef,
     /// (query id, text, type), in stored order, only queries with at least one tuple.
     pub queries: Vec<(String, String, QueryType)>,
+    /// Its tuples.
     pub tuples: Vec<Tuple>,
     /// In [`INDICATOR_NAMES`] order, or why there are none (only needed for corpus features).
     pub indicators: std::result::Result<[f64; 6], String>,
@@ -67,6 +73,7 @@ pub struct RawCorpus {
 /// The built data set and where it came from.
 #[derive(Debug, Clone)]
 pub struct RoutingData {
+    /// The rows with their features, outcomes and labels.
     pub set: RoutingSet,
     /// Corpus name → run id, in corpus order.
     pub runs: Vec<(String, i64)>,
@@ -107,7 +114,7 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
 
 /// [`select_runs`], where `pool_sources` lets runs imported from different sources (modes
 /// `imported:A`, `imported:B`) share one data set; benched and imported runs never mix.
-pub async fn select_runs_pooled(
+pub(crate) async fn select_runs_pooled(
     store: &Store,
     sel: &RunSelection,
     pool_sources: bool,
@@ -140,7 +147,7 @@ pub async fn select_runs_pooled(
 }
 
 /// Reads the questions, tuples and indicators of each run.
-pub async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> {
+pub(crate) async fn load_raw(store: &Store, runs: &[RunRef]) -> Result<Vec<RawCorpus>> {
     let mut out = Vec::with_capacity(runs.len());
     for run in runs {
         let rows = store.routing_tuples(run.id).await?;
@@ -234,7 +241,7 @@ async fn indicators(store: &Store, run: &RunRef) -> Result<std::result::Result<[
 
 /// The feature blocks of every routing set, named column by column: query type (one-hot), the
 /// question's vector (`embedding_dim` wide), its syntax features, the corpus indicators.
-pub fn feature_blocks(embedding_dim: usize) -> Vec<(FeatureKind, Vec<String>)> {
+pub(crate) fn feature_blocks(embedding_dim: usize) -> Vec<(FeatureKind, Vec<String>)> {
     vec![
         (
             FeatureKind::QueryType,
@@ -265,7 +272,7 @@ pub fn feature_blocks(embedding_dim: usize) -> Vec<(FeatureKind, Vec<String>)> {
 /// Builds the data set: classes are the paradigms present in the tuples (or `opts.classes`),
 /// rows follow the runs' order and each corpus's stored query order. Questions are embedded in
 /// batches (through `cache` when given, keyed by corpus, split and encoder).
-pub fn build_set(
+pub(crate) fn build_set(
     raw: &[RawCorpus],
     policy: LabelPolicy,
     embedder: &dyn Embedder,

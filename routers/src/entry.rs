@@ -42,7 +42,9 @@ impl fmt::Debug for RouterContext {
 /// An LLM and the runtime to block on: routers run on a blocking thread (see `Router`).
 #[derive(Clone)]
 pub struct LlmAccess {
+    /// The router LLM.
     pub llm: Arc<dyn Llm>,
+    /// The runtime its async calls are blocked on from the router's thread.
     pub handle: tokio::runtime::Handle,
 }
 
@@ -65,6 +67,7 @@ pub struct RouterEntry {
     pub name: &'static str,
     /// One line for `route list`.
     pub about: &'static str,
+    /// Its group in Table 3 and `route list`.
     pub family: Family,
     /// Needs an LLM (`RouterContext::llm`); skipped with a note offline.
     pub needs_llm: bool,
@@ -115,7 +118,7 @@ impl FitCache {
     pub const KEPT: usize = 40;
 
     /// The fit under `key`, made by `fit` the first time (an error is kept too, as its text).
-    pub fn get_or_fit<T: Any + Send + Sync>(
+    pub(crate) fn get_or_fit<T: Any + Send + Sync>(
         &self,
         key: u64,
         fit: impl FnOnce() -> Result<T>,
@@ -155,14 +158,20 @@ pub type MakeCandidate =
 /// fixed paradigm).
 #[derive(Clone)]
 pub struct Candidate {
+    /// The name in tables and the store.
     pub name: String,
+    /// Its group in Table 3.
     pub family: Family,
+    /// Needs an LLM; skipped with a note offline.
     pub needs_llm: bool,
+    /// Scored on unscrubbed test rows (Oracle only; see [`RouterEntry::sees_outcomes`]).
     pub sees_outcomes: bool,
+    /// The parameter values to evaluate (λ); empty when it has no parameter.
     pub sweep: Vec<f64>,
     /// Lanes the router routes between, each a preference list of paradigms; the router is
     /// skipped on a data set that has no class for some lane.
     pub lanes: Vec<(String, Vec<ParadigmId>)>,
+    /// A fresh, unfitted router for one sweep value.
     pub make: MakeCandidate,
 }
 
@@ -197,7 +206,7 @@ impl From<RouterEntry> for Candidate {
 
 impl Candidate {
     /// Why the router cannot run on `schema` (a lane without a class), if it cannot.
-    pub fn missing_lane(&self, schema: &bench_core::RoutingSchema) -> Option<String> {
+    pub(crate) fn missing_lane(&self, schema: &bench_core::RoutingSchema) -> Option<String> {
         self.lanes.iter().find_map(|(lane, prefs)| {
             (!prefs.iter().any(|&p| schema.class_of(p).is_some())).then(|| {
                 format!(

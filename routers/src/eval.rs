@@ -26,7 +26,9 @@ use crate::rng::{mix64, SplitMix64};
 /// Row indices of one fold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fold {
+    /// Rows the router is fitted on.
     pub train: Vec<usize>,
+    /// Rows it is scored on.
     pub test: Vec<usize>,
 }
 
@@ -42,6 +44,7 @@ pub enum Split {
 }
 
 impl Split {
+    /// The name `parse` reads back (`kfold`, `loco`, `given`).
     pub fn name(self) -> &'static str {
         match self {
             Split::KFold(_) => "kfold",
@@ -79,7 +82,7 @@ impl Split {
 }
 
 /// One fold: train on the rows tagged `train`, test on those tagged `test`.
-pub fn given_fold(set: &RoutingSet, tags: &[Option<SplitTag>]) -> Result<Fold> {
+pub(crate) fn given_fold(set: &RoutingSet, tags: &[Option<SplitTag>]) -> Result<Fold> {
     if tags.len() != set.rows.len() {
         return Err(BenchError::Invalid(format!(
             "--split given: {} split tags for {} rows",
@@ -145,7 +148,7 @@ pub fn stratified_kfold(labels: &[usize], k: usize, seed: u64) -> Result<Vec<Fol
 }
 
 /// One fold per corpus (sorted by name): test on it, train on the others.
-pub fn leave_one_corpus_out(set: &RoutingSet) -> Result<Vec<Fold>> {
+pub(crate) fn leave_one_corpus_out(set: &RoutingSet) -> Result<Vec<Fold>> {
     let mut corpora: Vec<&str> = set.rows.iter().map(|r| r.corpus.as_str()).collect();
     corpora.sort_unstable();
     corpora.dedup();
@@ -185,6 +188,7 @@ pub enum Fallback {
 }
 
 impl Fallback {
+    /// The name `parse` reads back (`most-frequent`, `utility`).
     pub fn name(self) -> &'static str {
         match self {
             Fallback::MostFrequent => "most-frequent",
@@ -192,6 +196,7 @@ impl Fallback {
         }
     }
 
+    /// Parses `most-frequent` or `utility`.
     pub fn parse(s: &str) -> Result<Fallback> {
         match s.trim() {
             "most-frequent" => Ok(Fallback::MostFrequent),
@@ -205,7 +210,8 @@ impl Fallback {
 
 /// How `evaluate_with` measures.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct EvalOptions {
+pub(crate) struct EvalOptions {
+    /// What a `cannot-answer` prediction plays.
     pub fallback: Fallback,
     /// Per row of the set, the probe's bill: every router that reads features (all but the
     /// baselines and Oracle) pays it (`crate::probe`). Empty: no probe was read.
@@ -222,6 +228,7 @@ impl EvalOptions {
 /// What `evaluate` measured, and the routers it could not run.
 #[derive(Debug, Clone, Default)]
 pub struct Evaluation {
+    /// Per (router, sweep value, fold), one row per corpus and one pooled (`*`).
     pub rows: Vec<RouteEvalRow>,
     /// Every test question of every fold, per router and sweep value.
     pub predictions: Vec<RoutePrediction>,
@@ -281,7 +288,7 @@ fn fallbacks(
 }
 
 /// Evaluates every entry (each value of its sweep) on every fold.
-pub fn evaluate_with(
+pub(crate) fn evaluate_with(
     set: &RoutingSet,
     entries: &[Candidate],
     folds: &[Fold],
@@ -352,7 +359,7 @@ pub fn evaluate_with(
 
 /// Rank (1-based) of class `truth` when classes are ordered by score, higher first, ties by
 /// lower class index; NaN ranks last.
-pub fn rank_of(scores: &[f64], truth: usize) -> usize {
+pub(crate) fn rank_of(scores: &[f64], truth: usize) -> usize {
     let key = |v: f64| if v.is_nan() { f64::NEG_INFINITY } else { v };
     let t = key(scores[truth]);
     1 + scores
@@ -363,7 +370,7 @@ pub fn rank_of(scores: &[f64], truth: usize) -> usize {
 }
 
 /// Macro F1 over the classes present in the truth or the predictions.
-pub fn macro_f1(truth: &[usize], pred: &[usize], n_classes: usize) -> f64 {
+pub(crate) fn macro_f1(truth: &[usize], pred: &[usize], n_classes: usize) -> f64 {
     let mut tp = vec![0usize; n_classes];
     let mut n_true = vec![0usize; n_classes];
     let mut n_pred = vec![0usize; n_classes];
@@ -560,27 +567,42 @@ fn evaluate_fold(
 /// Mean and sample standard deviation over folds of one (router, param, corpus).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// The router's name.
     pub router: String,
+    /// Its sweep value (λ), when it has one.
     pub param: Option<f64>,
+    /// A corpus name, or `*` for all test rows together.
     pub corpus: String,
+    /// Folds averaged over.
     pub folds: usize,
     /// Test rows over all folds.
     pub n: u64,
+    /// Mean over folds.
     pub mean: Measures,
+    /// Sample standard deviation over folds (0 with one fold).
     pub std: Measures,
 }
 
 /// The averaged measurements.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Measures {
+    /// Share of test rows whose label the router ranked first.
     pub accuracy: f64,
+    /// Macro-averaged F1 over the classes.
     pub macro_f1: f64,
+    /// Mean reciprocal rank of the label in the router's scores.
     pub mrr: f64,
+    /// Share of questions the played paradigm answered correctly.
     pub correct_rate: f64,
+    /// Mean tokens per query: the chosen paradigm's plus the router's own cost.
     pub mean_tokens: f64,
+    /// Oracle's correct rate minus this router's.
     pub regret_correct: f64,
+    /// This router's mean tokens minus Oracle's.
     pub regret_tokens: f64,
+    /// Mean wall time to route one query, in milliseconds (fit excluded).
     pub latency_ms: f64,
+    /// Mean wall time of `fit` per fold, in milliseconds.
     pub fit_ms: f64,
 }
 

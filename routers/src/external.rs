@@ -40,6 +40,7 @@ pub struct ExternalSpec {
     pub name: String,
     /// Program and arguments (no shell: no globbing, no quoting, no pipes).
     pub argv: Vec<String>,
+    /// How long one request may take before the router is stopped.
     pub timeout: Duration,
 }
 
@@ -143,7 +144,7 @@ struct Child_ {
 }
 
 /// The router side of the protocol.
-pub struct ExternalRouter {
+pub(crate) struct ExternalRouter {
     spec: ExternalSpec,
     seed: u64,
     proc_: Mutex<Option<Child_>>,
@@ -161,7 +162,8 @@ impl fmt::Debug for ExternalRouter {
 }
 
 impl ExternalRouter {
-    pub fn new(spec: ExternalSpec, seed: u64) -> Self {
+    /// An unstarted router for `spec`; `seed` goes to the program in its `fit` request.
+    pub(crate) fn new(spec: ExternalSpec, seed: u64) -> Self {
         ExternalRouter {
             spec,
             seed,

@@ -29,12 +29,16 @@ pub enum FeatureSet {
     QC,
     /// Probe signals only.
     P,
+    /// Query features and probe signals.
     QP,
+    /// Corpus indicators and probe signals.
     CP,
+    /// All three.
     QCP,
 }
 
 impl FeatureSet {
+    /// Every configuration, in `--features` help order.
     pub const ALL: [FeatureSet; 7] = [
         FeatureSet::Q,
         FeatureSet::C,
@@ -45,6 +49,7 @@ impl FeatureSet {
         FeatureSet::QCP,
     ];
 
+    /// The command-line spelling (`q`, `q+c`, `q+c+p`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             FeatureSet::Q => "q",

@@ -13,10 +13,15 @@ use crate::eval::{macro_f1, rank_of, Evaluation, Fold};
 /// the total cost and the probe's share of it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decided {
+    /// Index of the row in the set.
     pub row: usize,
+    /// The class played.
     pub class: usize,
+    /// Whether the played paradigm was judged correct.
     pub correct: bool,
+    /// Total cost, the probe's share included.
     pub cost: f64,
+    /// The probe's share of `cost`.
     pub probe_cost: f64,
 }
 

@@ -6,6 +6,13 @@
 //! `route eval` as one call on a results store), [`RouterEntry`] and [`registry()`] (the
 //! built-in routers), [`eval::Candidate`] (a router to evaluate), [`RouterContext`] (seed,
 //! router LLM, shared fits), [`eval::Evaluation`] and [`table::render`] (Table 3).
+//! The data set comes from [`dataset`] (question vectors through [`dataset::QuestionVectors`]),
+//! its feature blocks from [`FeatureSet`]; a router in another language is an
+//! [`external::ExternalSpec`]. The router implementations (baselines, the ML and neural
+//! routers, the seed papers', published, cost-aware and utility routers, cascades) are private
+//! and reached by name through [`registry()`] and [`registry::lookup`]; [`models`] shows only
+//! [`models::Model`] with its [`models::ModelRouter`], [`models::lr`] and the dense-network
+//! toolkit [`models::nn`].
 //!
 //! Cross-validating two registered routers on a synthetic set with a known rule:
 //!
@@ -28,30 +35,33 @@
 //! assert_eq!(acc("oracle"), 1.0);
 //! assert!(acc("knn") <= 1.0);
 //! ```
-pub mod baselines;
-pub mod cascade;
-pub mod cost;
+#![warn(missing_docs)]
+
+mod baselines;
+mod cascade;
+mod cost;
 pub mod dataset;
 pub mod entry;
 pub mod eval;
 pub mod external;
-pub mod features;
-pub mod imported;
+mod features;
+mod imported;
 pub mod models;
-pub mod probe;
+mod probe;
 pub mod protocol;
-pub mod published;
-pub mod reading;
+mod published;
+mod reading;
 pub mod registry;
 pub use bench_core::rng;
-pub mod seed_papers;
-pub mod significance;
+mod seed_papers;
+mod significance;
 pub mod synthetic;
 pub mod table;
-pub mod utility;
+mod utility;
 
 pub use entry::{Family, FitCache, LlmAccess, RouterContext, RouterEntry};
 pub use features::{FeatureSet, INDICATOR_NAMES};
+pub use probe::ProbeBill;
 pub use registry::registry;
 pub use rng::SplitMix64;
 pub use synthetic::{synthetic_rule, synthetic_set, synthetic_set_with};

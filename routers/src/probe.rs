@@ -54,7 +54,7 @@ pub struct ProbeBill {
 impl ProbeBill {
     /// The bill of one question's `signals`; `paradigm_cost` gives the cost of a paradigm's
     /// tuple on the question (the probe pays it once however many signals used it).
-    pub fn of(
+    pub(crate) fn of(
         signals: &[&Signal],
         schema: &RoutingSchema,
         paradigm_cost: &dyn Fn(ParadigmId) -> f64,
@@ -74,7 +74,7 @@ impl ProbeBill {
 
     /// (probe share, total cost) of playing class `played` on `row` after the probe: a class
     /// the probe ran adds nothing.
-    pub fn charge(&self, row: &RoutingRow, played: Option<usize>) -> (f64, f64) {
+    pub(crate) fn charge(&self, row: &RoutingRow, played: Option<usize>) -> (f64, f64) {
         let play = played
             .filter(|c| !self.ran.contains(c))
             .and_then(|c| row.outcomes.get(c).copied().flatten())

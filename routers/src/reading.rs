@@ -74,6 +74,7 @@ pub fn cost_save(points: &[(f64, f64)], best_single: (f64, f64)) -> Option<f64> 
 /// present and the paradigm has an outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SignalAuroc {
+    /// The signal's name.
     pub signal: String,
     /// Rows where the signal is present.
     pub present: usize,

@@ -49,7 +49,7 @@ pub fn registry() -> Vec<RouterEntry> {
 pub const OPT_IN: &[&str] = &[crate::utility::tfidf::NAME];
 
 /// The routers `--routers all` names: the registry without [`OPT_IN`], in table order.
-pub fn default_routers() -> Vec<RouterEntry> {
+pub(crate) fn default_routers() -> Vec<RouterEntry> {
     registry()
         .into_iter()
         .filter(|e| !OPT_IN.contains(&e.name))

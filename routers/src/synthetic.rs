@@ -38,10 +38,11 @@ use crate::dataset::feature_blocks;
 use crate::rng::SplitMix64;
 
 /// Dimensions of the synthetic "embedding" block.
-pub const SYNTHETIC_EMBEDDING_DIM: usize = 16;
+pub(crate) const SYNTHETIC_EMBEDDING_DIM: usize = 16;
 
 /// Mean total tokens per paradigm, in `ParadigmId::ALL` order.
-pub const SYNTHETIC_TOKENS: [f64; 7] = [200.0, 1200.0, 2000.0, 2600.0, 6000.0, 5000.0, 3000.0];
+pub(crate) const SYNTHETIC_TOKENS: [f64; 7] =
+    [200.0, 1200.0, 2000.0, 2600.0, 6000.0, 5000.0, 3000.0];
 
 /// The class index (in a schema with all seven paradigms, `ParadigmId::ALL` order, then
 /// `cannot-answer` = 7) the rule assigns to a query type and a corpus LCC ratio.
@@ -150,7 +151,7 @@ pub fn synthetic_set_with(n_rows: usize, n_corpora: usize, seed: u64) -> Routing
 }
 
 /// The schema of every synthetic set: all seven paradigms and the four feature blocks.
-pub fn synthetic_schema() -> RoutingSchema {
+pub(crate) fn synthetic_schema() -> RoutingSchema {
     RoutingSchema::new(&ParadigmId::ALL, feature_blocks(SYNTHETIC_EMBEDDING_DIM))
 }
 

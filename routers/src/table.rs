@@ -15,7 +15,7 @@ use crate::eval::Summary;
 pub use bench_core::table3::{format_param, router_label};
 
 /// The width the default table keeps within.
-pub const NARROW: usize = 100;
+pub(crate) const NARROW: usize = 100;
 
 /// Renders `table` for a terminal: a legend, then the table, `NARROW` columns wide unless `wide`.
 pub fn render(table: &Table3, wide: bool) -> String {
@@ -194,7 +194,7 @@ pub fn render(table: &Table3, wide: bool) -> String {
 /// The paired comparison against the baseline (best-single): per (router, param), the pooled
 /// correct rate, the difference in percentage points with its 95 % bootstrap interval, the
 /// discordant counts and McNemar's p; then the best non-baseline router's share of the gap to Oracle.
-pub fn render_tests(
+pub(crate) fn render_tests(
     summaries: &[Summary],
     tests: &[RouteEvalTest],
     cost_unit: &str,
@@ -280,7 +280,7 @@ fn format_p(p: f64) -> String {
 
 /// The whole evaluation as one JSON document (`route eval --json`).
 #[allow(clippy::too_many_arguments)]
-pub fn to_json(
+pub(crate) fn to_json(
     eval_id: i64,
     spec: &RouteEvalSpec,
     cost_unit: &str,

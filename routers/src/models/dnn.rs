@@ -15,8 +15,10 @@ use super::{boxed, fitted, model_entry, rows_f64, seed_for, Model, PresentClasse
 use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
+/// Hidden widths of the head after the D.2 encoder.
 pub const HIDDEN: [usize; 2] = [256, 128];
 
+/// The registry entry of `dnn`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "dnn",
@@ -31,12 +33,15 @@ pub fn entry() -> RouterEntry {
 /// A network reading the D.2 encoding: the encoder, then `head`, trained together.
 #[derive(Debug, Clone)]
 pub struct D2Net<H> {
+    /// The trainable D.2 front end.
     pub encoder: D2Encoder,
+    /// The network on the encoder's output.
     pub head: H,
 }
 
 /// A head whose input gradient can be switched on (the encoder below it needs it).
 pub trait Head: Module {
+    /// Makes `backward` return dL/d(input).
     fn propagate_input_grad(&mut self);
 }
 
@@ -47,6 +52,7 @@ impl Head for Mlp {
 }
 
 impl<H: Head> D2Net<H> {
+    /// Joins `encoder` and `head`, switching on the head's input gradient.
     pub fn new(encoder: D2Encoder, mut head: H) -> Self {
         head.propagate_input_grad();
         D2Net { encoder, head }
@@ -111,11 +117,13 @@ impl<H: Head> Module for D2Net<H> {
 #[derive(Debug, Clone)]
 pub struct Dnn {
     seed: u64,
+    /// Training settings (6 epochs, at least 300 steps, batches of 128).
     pub train: TrainConfig,
     fitted: Option<(D2Prep, D2Net<Mlp>)>,
 }
 
 impl Dnn {
+    /// An unfitted model seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         Dnn {
             seed,

@@ -19,6 +19,7 @@ use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
 use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
+/// The registry entry of `gbt`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "gbt",
@@ -32,11 +33,17 @@ pub fn entry() -> RouterEntry {
 #[derive(Debug, Clone)]
 pub struct Boosted {
     seed: u64,
+    /// Boosting rounds (one tree per present class each).
     pub rounds: usize,
+    /// Depth of each tree.
     pub max_depth: usize,
+    /// Learning rate: the shrinkage of each leaf value.
     pub eta: f64,
+    /// L2 penalty on leaf values (`-eta G/(H+lambda)`).
     pub lambda: f64,
+    /// Share of rows each round samples.
     pub subsample: f64,
+    /// Share of columns each tree samples.
     pub colsample: f64,
     fitted: Option<Fitted>,
 }
@@ -53,6 +60,7 @@ struct Fitted {
 }
 
 impl Boosted {
+    /// The default settings, seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         Boosted {
             seed,

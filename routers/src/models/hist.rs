@@ -53,15 +53,18 @@ impl Binner {
         Binner { cuts }
     }
 
+    /// Number of columns binned.
     pub fn n_features(&self) -> usize {
         self.cuts.len()
     }
 
-    /// Bins of column `f` (cuts + 1).
+    /// Bins of column `f` (cuts + 1); only the tests call it.
+    #[allow(dead_code)]
     pub fn n_bins(&self, f: usize) -> usize {
         self.cuts[f].len() + 1
     }
 
+    /// The bin of value `v` in column `f`.
     pub fn bin(&self, f: usize, v: f32) -> u8 {
         self.cuts[f].partition_point(|&c| c <= v) as u8
     }
@@ -84,12 +87,16 @@ impl Binner {
 /// Bin ids of a matrix, row-major (`bins[row * n_features + feature]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BinnedMatrix {
+    /// Rows.
     pub n_rows: usize,
+    /// Columns per row.
     pub n_features: usize,
+    /// Bin ids, row-major.
     pub bins: Vec<u8>,
 }
 
 impl BinnedMatrix {
+    /// The bin ids of row `r`.
     pub fn row(&self, r: usize) -> &[u8] {
         &self.bins[r * self.n_features..(r + 1) * self.n_features]
     }
@@ -118,6 +125,7 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// An empty tree whose leaves hold `width` values.
     pub fn new(width: usize) -> Self {
         Tree {
             nodes: Vec::new(),
@@ -132,6 +140,7 @@ impl Tree {
         (self.nodes.len() - 1) as u32
     }
 
+    /// Makes `node` a split: rows with `bins[feature] <= bin` go to `left`, others to `right`.
     pub fn set_split(&mut self, node: u32, feature: usize, bin: u8, left: u32, right: u32) {
         self.nodes[node as usize] = Node::Split {
             feature: feature as u32,
@@ -141,14 +150,11 @@ impl Tree {
         };
     }
 
+    /// Makes `node` a leaf holding `values` (`width` of them).
     pub fn set_leaf(&mut self, node: u32, values: &[f32]) {
         debug_assert_eq!(values.len(), self.width);
         self.nodes[node as usize] = Node::Leaf(self.values.len() as u32);
         self.values.extend_from_slice(values);
-    }
-
-    pub fn n_nodes(&self) -> usize {
-        self.nodes.len()
     }
 
     /// The leaf values reached by a binned row.

@@ -12,10 +12,12 @@ use super::prep::Standardizer;
 use super::{boxed, fitted, model_entry, Model, PresentClasses};
 use crate::entry::{Family, RouterEntry};
 
+/// Neighbours that vote.
 pub const K: usize = 15;
 /// Rows scored per matrix product (bounds the distance block to 256 x n_train floats).
 const BLOCK: usize = 256;
 
+/// The registry entry of `knn`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "knn",

@@ -19,8 +19,10 @@ use crate::entry::{Family, RouterEntry};
 
 /// L2 weight of the penalty `alpha/2 ||W||^2`.
 pub const ALPHA: f32 = 10.0;
+/// Most L-BFGS iterations per fit.
 pub const MAX_ITERATIONS: u64 = 30;
 
+/// The registry entry of `lr`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "lr",
@@ -35,7 +37,9 @@ boxed("lr", Logistic::default())
 
 /// The regression's settings and, once fitted, the model and its scaler.
 pub struct Logistic {
+    /// L2 weight of the penalty (default [`ALPHA`]).
     pub alpha: f32,
+    /// Most L-BFGS iterations (default [`MAX_ITERATIONS`]).
     pub max_iterations: u64,
     fitted: Option<(Standardizer, MultiFittedLogisticRegression<f32, usize>)>,
 }

@@ -13,8 +13,10 @@ use super::{boxed, fitted, model_entry, rows_f64, seed_for, Model, PresentClasse
 use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
+/// Hidden widths.
 pub const HIDDEN: [usize; 2] = [64, 32];
 
+/// The registry entry of `mlp`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "mlp",
@@ -28,11 +30,13 @@ pub fn entry() -> RouterEntry {
 #[derive(Debug, Clone)]
 pub struct MlpModel {
     seed: u64,
+    /// Training settings (12 epochs, Adam 3e-3).
     pub train: TrainConfig,
     fitted: Option<(Standardizer, Mlp)>,
 }
 
 impl MlpModel {
+    /// An unfitted network seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         MlpModel {
             seed,

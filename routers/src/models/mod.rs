@@ -13,17 +13,17 @@ use bench_core::{BenchError, Result, Router, RoutingRow, RoutingSchema, RoutingS
 use crate::entry::{Family, MakeRouter, RouterEntry};
 use ndarray::ArrayView2;
 
-pub mod dnn;
-pub mod gbt;
-pub mod hist;
-pub mod knn;
+pub(crate) mod dnn;
+pub(crate) mod gbt;
+pub(crate) mod hist;
+pub(crate) mod knn;
 pub mod lr;
-pub mod mlp;
+pub(crate) mod mlp;
 pub mod nn;
-pub mod prep;
-pub mod rf;
-pub mod svm;
-pub mod two_tower;
+pub(crate) mod prep;
+pub(crate) mod rf;
+pub(crate) mod svm;
+pub(crate) mod two_tower;
 
 /// The score of a class no training row had: lower than any score of a class the model saw
 /// (every model here scores in [-1e6, 1e6]).
@@ -37,6 +37,7 @@ pub struct PresentClasses {
 }
 
 impl PresentClasses {
+    /// The classes that label at least one row of `train`.
     pub fn of(train: &RoutingSet) -> Self {
         let mut present = vec![false; train.schema.n_classes()];
         for r in &train.rows {
@@ -111,6 +112,7 @@ pub struct ModelRouter<M: Model> {
 }
 
 impl<M: Model> ModelRouter<M> {
+    /// An unfitted router named `name` around `model`.
     pub fn new(name: &'static str, model: M) -> Self {
         ModelRouter {
             name,

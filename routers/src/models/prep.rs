@@ -34,6 +34,7 @@ pub const D2_DIM: usize = 64;
 pub struct Standardizer {
     /// The feature columns it reads, in output order.
     pub cols: Vec<usize>,
+    /// The training mean of each column.
     pub mean: Vec<f64>,
     /// The standard deviation, or 1 for a constant column.
     pub scale: Vec<f64>,
@@ -72,6 +73,7 @@ impl Standardizer {
         Self::fit(rows, (0..schema.n_features()).collect())
     }
 
+    /// Number of output columns.
     pub fn n_out(&self) -> usize {
         self.cols.len()
     }
@@ -96,12 +98,16 @@ impl Standardizer {
 /// Equal-width bins between the training minimum and maximum of each indicator column.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndicatorBins {
+    /// The indicator columns, in output order.
     pub cols: Vec<usize>,
+    /// Training minimum per column.
     pub min: Vec<f64>,
+    /// Training maximum per column.
     pub max: Vec<f64>,
 }
 
 impl IndicatorBins {
+    /// Fits the bounds of columns `cols` on `rows`.
     pub fn fit(rows: &[RoutingRow], cols: Vec<usize>) -> Self {
         let min = cols
             .iter()
@@ -141,12 +147,16 @@ impl IndicatorBins {
 /// Column counts of a D.2 input matrix: `[text | indicator bin ids | other]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct D2Layout {
+    /// Standardised text (query embedding) columns.
     pub n_text: usize,
+    /// Corpus-indicator columns, as bin ids.
     pub n_ind: usize,
+    /// Other standardised columns.
     pub n_other: usize,
 }
 
 impl D2Layout {
+    /// Width of the input matrix.
     pub fn n_input(&self) -> usize {
         self.n_text + self.n_ind + self.n_other
     }
@@ -192,16 +202,13 @@ impl D2Prep {
         }
     }
 
+    /// The column counts of its input matrix.
     pub fn layout(&self) -> D2Layout {
         D2Layout {
             n_text: self.text.n_out(),
             n_ind: self.bins.cols.len(),
             n_other: self.other.n_out(),
         }
-    }
-
-    pub fn bins(&self) -> &IndicatorBins {
-        &self.bins
     }
 
     /// The input matrix of `rows` (bin ids stored as small exact f32 integers).
@@ -259,10 +266,6 @@ impl D2Encoder {
             proj_b: Param::new(vec![0.0; if layout.n_ind > 0 { D2_DIM } else { 0 }], false),
             bins_cache: Vec::new(),
         }
-    }
-
-    pub fn layout(&self) -> D2Layout {
-        self.layout
     }
 
     fn bins_of(&self, x: ArrayView2<'_, f32>) -> Vec<usize> {

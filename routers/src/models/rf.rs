@@ -19,9 +19,12 @@ use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
 use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
+/// Trees in the forest.
 pub const N_TREES: usize = 60;
+/// Depth limit of each tree.
 pub const MAX_DEPTH: usize = 16;
 
+/// The registry entry of `rf`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "rf",
@@ -37,12 +40,15 @@ pub fn entry() -> RouterEntry {
 #[derive(Debug, Clone)]
 pub struct Forest {
     seed: u64,
+    /// Trees grown (default [`N_TREES`]).
     pub n_trees: usize,
+    /// Depth limit (default [`MAX_DEPTH`]).
     pub max_depth: usize,
     fitted: Option<(Standardizer, Binner, Vec<Tree>)>,
 }
 
 impl Forest {
+    /// The default settings, seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         Forest {
             seed,

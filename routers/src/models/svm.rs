@@ -23,11 +23,14 @@ use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
 use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
+/// Penalty on the hinge loss (LIBLINEAR's C).
 pub const C: f32 = 1.0;
+/// Most passes of dual coordinate descent per machine.
 pub const MAX_EPOCHS: usize = 30;
 /// Stop when max - min projected gradient is below this (LIBLINEAR's default for the dual).
 pub const TOLERANCE: f32 = 0.1;
 
+/// The registry entry of `svm`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "svm",
@@ -50,6 +53,7 @@ pub struct LinearSvm {
 }
 
 impl LinearSvm {
+    /// Unfitted machines; `seed` orders the coordinate passes.
     pub fn new(seed: u64) -> Self {
         LinearSvm { seed, fitted: None }
     }

@@ -17,8 +17,10 @@ use super::{boxed, fitted, model_entry, seed_for, Model, PresentClasses};
 use crate::entry::{Family, RouterEntry};
 use crate::rng::SplitMix64;
 
+/// Hidden width of the query tower.
 pub const TOWER_HIDDEN: usize = 128;
 
+/// The registry entry of `two-tower`.
 pub fn entry() -> RouterEntry {
     model_entry(
         "two-tower",
@@ -31,7 +33,9 @@ pub fn entry() -> RouterEntry {
 /// The query tower and the class embeddings (a bias-free `64 x K` layer: column c is `e_c`).
 #[derive(Debug, Clone)]
 pub struct Towers {
+    /// The query tower: D.2 encoding to a 64-dim embedding.
     pub query: Mlp,
+    /// The class embeddings, one column per class.
     pub classes: Linear,
 }
 
@@ -67,11 +71,13 @@ impl Head for Towers {
 #[derive(Debug, Clone)]
 pub struct TwoTower {
     seed: u64,
+    /// Training settings (6 epochs, at least 300 steps).
     pub train: TrainConfig,
     fitted: Option<(D2Prep, D2Net<Towers>)>,
 }
 
 impl TwoTower {
+    /// An unfitted model seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         TwoTower {
             seed,

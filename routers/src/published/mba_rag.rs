@@ -56,6 +56,7 @@ pub struct MbaRag {
 }
 
 impl MbaRag {
+    /// An unfitted bandit seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         MbaRag { seed, fitted: None }
     }

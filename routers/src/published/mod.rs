@@ -3,9 +3,9 @@
 //! this crate's features (the originals fine-tune T5 / DistilBERT / mDeBERTa encoders; here the
 //! question's sentence embedding and syntax features stand in for the encoder).
 
-pub mod adaptive_rag;
-pub mod mba_rag;
-pub mod router_dc;
+pub(crate) mod adaptive_rag;
+pub(crate) mod mba_rag;
+pub(crate) mod router_dc;
 
 use bench_core::RoutingRow;
 

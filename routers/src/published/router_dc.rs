@@ -24,7 +24,9 @@ use crate::seed_papers::outcome_of_class;
 pub const DIM: usize = 32;
 /// Temperature of the cosine similarities.
 pub const TAU: f64 = 0.2;
+/// Full-batch training epochs.
 pub const EPOCHS: usize = 150;
+/// Adam's learning rate.
 pub const LR: f64 = 0.01;
 /// L2 weight decay of the encoder.
 pub const DECAY: f64 = 1e-3;
@@ -61,6 +63,7 @@ struct Fitted {
 }
 
 impl RouterDc {
+    /// An unfitted router seeded by `seed`.
     pub fn new(seed: u64) -> Self {
         RouterDc { seed, fitted: None }
     }

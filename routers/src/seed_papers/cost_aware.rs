@@ -265,6 +265,7 @@ pub(crate) fn fingerprint(train: &RoutingSet) -> u64 {
 /// The cost-aware router at one λ.
 #[derive(Debug)]
 pub struct CostAware {
+    /// λ: the weight of E[tokens] / T against P(correct).
     pub lambda: f64,
     core: Option<Arc<Core>>,
     /// Where the routers of a sweep share the λ-independent fit.
@@ -272,6 +273,7 @@ pub struct CostAware {
 }
 
 impl CostAware {
+    /// An unfitted router at `lambda`, with a fit cache of its own.
     pub fn new(lambda: f64) -> Self {
         CostAware {
             lambda,
@@ -286,7 +288,8 @@ impl CostAware {
         self
     }
 
-    /// The fitted, λ-independent part (`None` before `fit`).
+    /// The fitted, λ-independent part (`None` before `fit`); only the tests call it.
+    #[allow(dead_code)]
     pub fn core(&self) -> Option<&Core> {
         self.core.as_deref()
     }

@@ -28,11 +28,13 @@ use super::{outcome_of, quality_cmp, ranked, resolve, GRAPH, PASSAGE};
 use crate::entry::{Family, RouterContext, RouterEntry};
 use crate::models::prep::Standardizer;
 
-/// The seed's thresholds.
+/// The seed's lower threshold: s(q) at or below it is dense.
 pub const TAU_L: f64 = 0.3;
+/// The seed's upper threshold: s(q) at or above it is graph.
 pub const TAU_H: f64 = 0.7;
 /// L2 weight of the logistic regression (as the `lr` router).
 pub const ALPHA: f64 = 1.0;
+/// Most L-BFGS iterations of the scorer's fit.
 pub const MAX_ITERATIONS: u64 = 100;
 
 /// The fusion lane and its fallback.
@@ -64,8 +66,11 @@ pub enum Scorer {
 /// The three lanes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
+    /// s(q) <= tau_L: dense passage RAG.
     Dense,
+    /// In between: fusion.
     Fusion,
+    /// s(q) >= tau_H: graph RAG.
     Graph,
 }
 

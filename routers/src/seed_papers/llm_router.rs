@@ -53,10 +53,13 @@ pub fn entry() -> RouterEntry {
 /// What the LLM said about one question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
+    /// A fact question: the passage lane.
     Fact,
+    /// A reasoning question: the graph lane.
     Reasoning,
     /// The reply named neither label or both; the row went to the passage lane.
     Fallback {
+        /// The LLM's reply as given.
         reply: String,
     },
 }
@@ -88,6 +91,7 @@ pub struct LlmRouter {
 }
 
 impl LlmRouter {
+    /// A router asking `access`'s LLM, with no decision yet.
     pub fn new(access: LlmAccess) -> Self {
         LlmRouter {
             access,
@@ -95,7 +99,9 @@ impl LlmRouter {
         }
     }
 
-    /// `llm-router[<prompt version>]:<model@endpoint>`, for stored evaluations.
+    /// `llm-router[<prompt version>]:<model@endpoint>`, for stored evaluations (only the tests
+    /// call it so far).
+    #[allow(dead_code)]
     pub fn identity(&self) -> String {
         format!(
             "llm-router[{PROMPT_VERSION}]:{}",
@@ -128,7 +134,9 @@ impl LlmRouter {
         Ok(d)
     }
 
-    /// Rows decided so far whose reply was unparseable, as (row key, reply).
+    /// Rows decided so far whose reply was unparseable, as (row key, reply); only the tests
+    /// call it so far.
+    #[allow(dead_code)]
     pub fn fallbacks(&self) -> Vec<(String, String)> {
         self.decided
             .lock()

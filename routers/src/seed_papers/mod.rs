@@ -6,12 +6,12 @@
 //! through a preference list ([`PASSAGE`], [`GRAPH`], ...) and fails with a clear error only when
 //! no class of a list is present.
 
-pub mod cost_aware;
-pub mod ea_graphrag;
-pub mod llm_router;
-pub mod ner;
-pub mod r2adapter;
-pub mod rap_rag;
+pub(crate) mod cost_aware;
+pub(crate) mod ea_graphrag;
+pub(crate) mod llm_router;
+pub(crate) mod ner;
+pub(crate) mod r2adapter;
+pub(crate) mod rap_rag;
 
 use std::cmp::Ordering;
 

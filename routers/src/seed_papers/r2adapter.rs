@@ -49,23 +49,26 @@ use crate::rng::{hash_str, SplitMix64};
 
 /// Focal loss settings (seed Table 12).
 pub const ALPHA: f32 = 0.25;
+/// Focal loss focusing exponent (seed Table 12).
 pub const GAMMA: f32 = 2.0;
 /// Threshold grid: 0, 0.02, ..., 0.5.
 pub const TAU_STEP: f64 = 0.02;
+/// Largest threshold of the grid.
 pub const TAU_MAX: f64 = 0.5;
 /// The rewriter's confidence threshold epsilon (seed section 4.1).
 pub const EPSILON: f64 = 0.6;
 /// Width of the shared encoder.
 pub const HIDDEN: usize = 64;
+/// Training epochs.
 pub const EPOCHS: usize = 20;
+/// Rows per Adam step.
 pub const BATCH: usize = 64;
+/// Adam's learning rate.
 pub const LR: f32 = 1e-3;
+/// AdamW's decoupled weight decay.
 pub const WEIGHT_DECAY: f32 = 1e-2;
 /// Share of usable training rows held out to choose tau.
 pub const VAL_SHARE: f64 = 1.0 / 9.0;
-
-/// Version of the rewriter prompt.
-pub const REWRITE_PROMPT_VERSION: &str = "rewrite-triplets-v1";
 
 const REWRITE_SYSTEM: &str = "You expose the hidden multi-hop structure of a question for a \
 knowledge-graph retriever. Rewrite the question as a list of relational triplets, one per line, \
@@ -145,11 +148,10 @@ pub fn suitability(row: &RoutingRow, passage: usize, graph: usize) -> Option<[bo
 /// Where the decision rule sends a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
+    /// Dense passage RAG.
     Passage,
     /// Graph RAG; `rewrite` when the router is unsure (p_g < epsilon, seed eq. 7).
-    Graph {
-        rewrite: bool,
-    },
+    Graph { rewrite: bool },
 }
 
 /// The seed's rule: graph when p_g - p_p > tau (eq. 4), rewritten when p_g < epsilon (eq. 7).
@@ -184,6 +186,7 @@ struct Fitted {
 }
 
 impl R2Adapter {
+    /// An unfitted router seeded from `ctx`, rewriting through its LLM when it has one.
     pub fn new(ctx: &RouterContext) -> Self {
         R2Adapter {
             seed: hash_str(ctx.seed, "r2adapter"),
@@ -194,7 +197,9 @@ impl R2Adapter {
         }
     }
 
-    /// The chosen threshold and its validation score (`None` before `fit`).
+    /// The chosen threshold and its validation score (`None` before `fit`); only the tests
+    /// call it so far.
+    #[allow(dead_code)]
     pub fn tau(&self) -> Option<(f64, f64)> {
         self.fitted.as_ref().map(|f| (f.tau, f.val_score))
     }
@@ -216,12 +221,15 @@ impl R2Adapter {
         Ok([f64::from(p[[0, 0]]), f64::from(p[[0, 1]])])
     }
 
-    /// Questions rewritten so far: row key → (rewritten question, its cost).
+    /// Questions rewritten so far: row key → (rewritten question, its cost); only the tests
+    /// call it so far.
+    #[allow(dead_code)]
     pub fn rewrites(&self) -> BTreeMap<String, (String, RoutingCost)> {
         self.rewritten.lock().unwrap().clone()
     }
 
-    /// Rewrites that failed: (row key, error).
+    /// Rewrites that failed: (row key, error); only the tests call it so far.
+    #[allow(dead_code)]
     pub fn rewrite_failures(&self) -> Vec<(String, String)> {
         self.failures.lock().unwrap().clone()
     }

@@ -61,14 +61,20 @@ pub fn entry() -> RouterEntry {
 /// RAP-RAG's retrieval levels, in increasing complexity (its labels A to E).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
+    /// A: direct generation, no retrieval.
     Direct,
+    /// B: vector retrieval.
     Vector,
+    /// C: local graph retrieval.
     Local,
+    /// D: dual-level retrieval.
     Dual,
+    /// E: topology-enhanced retrieval.
     Topology,
 }
 
 impl Level {
+    /// Every level, A to E.
     pub const ALL: [Level; 5] = [
         Level::Direct,
         Level::Vector,
@@ -96,13 +102,18 @@ impl Level {
 /// What each rule dimension asks for, and the plan (their maximum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
+    /// The level the entity count asks for.
     pub entities: Level,
+    /// The level the question's scope asks for.
     pub scope: Level,
+    /// The level the reasoning depth asks for.
     pub depth: Level,
+    /// The level the relational complexity asks for.
     pub relations: Level,
 }
 
 impl Plan {
+    /// The plan's level: the highest any dimension asks for.
     pub fn level(&self) -> Level {
         self.entities
             .max(self.scope)

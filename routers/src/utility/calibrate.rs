@@ -19,7 +19,9 @@ fn sigmoid(z: f64) -> f64 {
 /// smoothed targets `(n+ + 1) / (n+ + 2)` and `1 / (n- + 2)` (Platt 1999).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Platt {
+    /// Slope on the logit of the raw estimate.
     pub a: f64,
+    /// Intercept.
     pub b: f64,
 }
 
@@ -73,6 +75,7 @@ impl Platt {
         }
     }
 
+    /// The calibrated probability of raw estimate `p`.
     pub fn apply(&self, p: f64) -> f64 {
         sigmoid(self.a * logit(p) + self.b)
     }

@@ -14,9 +14,9 @@
 //! gets all zeros). `cannot-answer` is never chosen. The λ-independent fit is shared by the
 //! routers of one sweep fitted on the same rows, as in the cost-aware router.
 
-pub mod calibrate;
-pub mod safe;
-pub mod tfidf;
+pub(crate) mod calibrate;
+pub(crate) mod safe;
+pub(crate) mod tfidf;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -52,6 +52,7 @@ pub type MakeLearner = fn(u64, usize) -> Box<dyn Router + Sync>;
 /// A learner family: its factory and how many grid points it offers.
 #[derive(Debug, Clone, Copy)]
 pub struct Learner {
+    /// Builds one learner.
     pub make: MakeLearner,
     /// Grid points `0..grid`; the fit keeps the one of lowest held-out log loss per paradigm.
     pub grid: usize,
@@ -525,6 +526,7 @@ pub struct UtilityRouter {
     name: &'static str,
     learner: Learner,
     seed: u64,
+    /// λ: the weight of expected cost / T against P(correct).
     pub lambda: f64,
     fitted: Option<Arc<Fitted>>,
     /// Where the routers of a sweep (and the fallback of the same fold) share their fit.
@@ -542,6 +544,8 @@ impl fmt::Debug for UtilityRouter {
 }
 
 impl UtilityRouter {
+    /// A router `name` of `learner` at λ = `param` (0 when `None`); a negative or non-finite
+    /// λ is refused.
     pub fn new(
         name: &'static str,
         learner: Learner,

@@ -62,7 +62,8 @@ impl SafeRouter {
         }
     }
 
-    /// The baseline and margin chosen by `fit` (`None` before it).
+    /// The baseline and margin chosen by `fit` (`None` before it); only the tests call it.
+    #[allow(dead_code)]
     pub fn policy(&self) -> Option<Policy> {
         self.policy
     }

@@ -5,6 +5,7 @@ use super::*;
 /// A learnable tensor, stored flat (row-major), with its gradient and Adam's two moments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {
+    /// The current values.
     pub value: Vec<f32>,
     /// Accumulated by `backward`; cleared by [`Param::zero_grad`] (the trainer does it per step).
     pub grad: Vec<f32>,
@@ -15,6 +16,7 @@ pub struct Param {
 }
 
 impl Param {
+    /// A parameter holding `value`, with zero gradient and moments.
     pub fn new(value: Vec<f32>, decay: bool) -> Self {
         let n = value.len();
         Param {
@@ -26,14 +28,17 @@ impl Param {
         }
     }
 
+    /// Number of scalars.
     pub fn len(&self) -> usize {
         self.value.len()
     }
 
+    /// Whether it holds no scalar.
     pub fn is_empty(&self) -> bool {
         self.value.is_empty()
     }
 
+    /// Sets the gradient to zero.
     pub fn zero_grad(&mut self) {
         self.grad.iter_mut().for_each(|g| *g = 0.0);
     }
@@ -56,9 +61,13 @@ pub(super) fn normal(rng: &mut SplitMix64, std: f64) -> f32 {
 /// `y = x W + b` with `W` stored `n_in x n_out`.
 #[derive(Debug, Clone)]
 pub struct Linear {
+    /// Input width.
     pub n_in: usize,
+    /// Output width.
     pub n_out: usize,
+    /// `W`, `n_in x n_out` row-major.
     pub weight: Param,
+    /// `b` (`n_out` values), when the layer has one.
     pub bias: Option<Param>,
     pub(super) input: Option<Array2<f32>>,
 }
@@ -80,6 +89,7 @@ impl Linear {
         }
     }
 
+    /// `W` as an `n_in x n_out` matrix.
     pub fn weight_view(&self) -> ArrayView2<'_, f32> {
         ArrayView2::from_shape((self.n_in, self.n_out), &self.weight.value).expect("shape")
     }
@@ -119,6 +129,7 @@ impl Linear {
         need_dx.then(|| dy.dot(&self.weight_view().t()))
     }
 
+    /// The weight, then the bias if any (what the optimiser updates).
     pub fn params_mut(&mut self) -> Vec<&mut Param> {
         let mut v = vec![&mut self.weight];
         if let Some(b) = &mut self.bias {
@@ -135,16 +146,19 @@ pub struct Relu {
 }
 
 impl Relu {
+    /// The output without caching anything (inference).
     pub fn apply(x: Array2<f32>) -> Array2<f32> {
         x.mapv_into(|v| v.max(0.0))
     }
 
+    /// The output, keeping it for [`Relu::backward`].
     pub fn forward(&mut self, x: Array2<f32>) -> Array2<f32> {
         let y = Self::apply(x);
         self.output = Some(y.clone());
         y
     }
 
+    /// dL/dx: `dy` where the output was positive, 0 elsewhere.
     pub fn backward(&self, dy: ArrayView2<'_, f32>) -> Array2<f32> {
         let y = self.output.as_ref().expect("Relu::backward before forward");
         let mut dx = dy.to_owned();
@@ -161,17 +175,25 @@ impl Relu {
 /// variance to normalise, unbiased variance in the running estimate, momentum 0.1, eps 1e-5).
 #[derive(Debug, Clone)]
 pub struct BatchNorm1d {
+    /// Number of features normalised.
     pub n: usize,
+    /// Per-feature scale (starts at 1).
     pub gamma: Param,
+    /// Per-feature shift (starts at 0).
     pub beta: Param,
+    /// Running mean used in eval mode.
     pub running_mean: Vec<f32>,
+    /// Running (unbiased) variance used in eval mode.
     pub running_var: Vec<f32>,
+    /// Weight of a batch's statistics in the running ones (0.1).
     pub momentum: f32,
+    /// Added to the variance before the square root (1e-5).
     pub eps: f32,
     pub(super) cache: Option<(Array2<f32>, Vec<f32>)>,
 }
 
 impl BatchNorm1d {
+    /// A layer over `n` features: identity affine, running statistics mean 0 and variance 1.
     pub fn new(n: usize) -> Self {
         BatchNorm1d {
             n,
@@ -268,6 +290,7 @@ impl BatchNorm1d {
         dx
     }
 
+    /// Gamma and beta (what the optimiser updates).
     pub fn params_mut(&mut self) -> Vec<&mut Param> {
         vec![&mut self.gamma, &mut self.beta]
     }

@@ -27,6 +27,7 @@ pub fn softmax(z: &[f32]) -> Vec<f32> {
     e.into_iter().map(|v| (v / s) as f32).collect()
 }
 
+/// The logistic function `1 / (1 + e^-z)` (computed in f64).
 pub fn sigmoid(z: f32) -> f32 {
     (1.0 / (1.0 + f64::from(-z).exp())) as f32
 }
@@ -50,6 +51,7 @@ pub enum Targets {
 }
 
 impl Targets {
+    /// Number of rows.
     pub fn len(&self) -> usize {
         match self {
             Targets::Classes(c) => c.len(),
@@ -57,6 +59,7 @@ impl Targets {
         }
     }
 
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -76,7 +79,9 @@ impl Targets {
 /// `gamma = 0` without alpha is plain binary cross-entropy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Focal {
+    /// Weight of a positive (`1 - alpha` for a negative); `None`: both weigh 1.
     pub alpha: Option<f32>,
+    /// Focusing exponent on `(1 - p_t)`; 0 turns the focus off.
     pub gamma: f32,
 }
 
@@ -116,7 +121,10 @@ impl Focal {
 pub enum Loss {
     /// Softmax over each row, then cross-entropy with [`Targets::Classes`]; with class weights
     /// the mean is weighted (sum of w_y * CE / sum of w_y, as PyTorch).
-    SoftmaxCrossEntropy { class_weights: Option<Vec<f32>> },
+    SoftmaxCrossEntropy {
+        /// One weight per class; `None`: every class weighs 1.
+        class_weights: Option<Vec<f32>>,
+    },
     /// A sigmoid per output column with its own focal loss (one entry per column, or a single
     /// entry for every column), summed over columns; needs [`Targets::Binary`].
     Sigmoid(Vec<Focal>),

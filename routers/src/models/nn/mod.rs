@@ -55,6 +55,7 @@ pub trait Module {
     /// Accumulates parameter gradients from dL/d(output); returns dL/d(input) when the module
     /// was asked to propagate it.
     fn backward(&mut self, dy: ArrayView2<'_, f32>) -> Option<Array2<f32>>;
+    /// Its learnable parameters, for the optimiser.
     fn params_mut(&mut self) -> Vec<&mut Param>;
 }
 
@@ -62,6 +63,7 @@ pub trait Module {
 /// on the raw outputs (logits): the [`Loss`] includes its activation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
+    /// The raw outputs (logits).
     Identity,
     /// Softmax over each row (pair with [`Loss::SoftmaxCrossEntropy`]).
     Softmax,
@@ -76,6 +78,7 @@ pub struct MlpSpec {
     pub sizes: Vec<usize>,
     /// Batch norm between every hidden Linear and its ReLU (Linear - BN - ReLU).
     pub batch_norm: bool,
+    /// The activation of the last layer at prediction.
     pub output: Output,
 }
 
@@ -91,6 +94,7 @@ enum Layer {
 #[derive(Debug, Clone)]
 pub struct Mlp {
     layers: Vec<Layer>,
+    /// The activation [`Mlp::predict`] applies.
     pub output: Output,
     /// Whether `backward` returns dL/dx (needed when a trainable module feeds this one; off by
     /// default because the first layer's input gradient costs as much as its weight gradient).

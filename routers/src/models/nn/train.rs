@@ -5,15 +5,21 @@ use super::*;
 /// Adam (Kingma and Ba 2015) with decoupled weight decay on parameters marked `decay`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Adam {
+    /// Learning rate.
     pub lr: f32,
+    /// Decay of the first moment (0.9).
     pub beta1: f32,
+    /// Decay of the second moment (0.999).
     pub beta2: f32,
+    /// Added to the root of the second moment (1e-8).
     pub eps: f32,
+    /// Decoupled weight decay, applied to parameters marked `decay`.
     pub weight_decay: f32,
     pub(super) t: i32,
 }
 
 impl Adam {
+    /// Adam with PyTorch's default betas and eps.
     pub fn new(lr: f32, weight_decay: f32) -> Self {
         Adam {
             lr,
@@ -47,10 +53,12 @@ impl Adam {
 /// Settings of [`train`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainConfig {
+    /// Passes over the training rows (at least; see `min_steps`).
     pub epochs: usize,
     /// At least this many Adam steps: small training sets get more epochs than `epochs`
     /// (`max(epochs, ceil(min_steps / batches per epoch))`), large ones exactly `epochs`.
     pub min_steps: usize,
+    /// Rows per Adam step.
     pub batch_size: usize,
     /// Adam's learning rate.
     pub lr: f32,

@@ -41,7 +41,7 @@
 
 pub mod adarague;
 pub mod embed;
-pub mod error;
+mod error;
 pub mod generate;
 pub mod graph;
 pub mod index;

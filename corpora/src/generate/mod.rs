@@ -151,7 +151,7 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// Draws per distinct source at most: drawing with replacement, 4 draws per source reach about
 /// 98 % of them (1 - e^-4); more draws mostly repeat sources the duplicate filter removes.
-pub const DRAWS_PER_SOURCE: usize = 4;
+pub(crate) const DRAWS_PER_SOURCE: usize = 4;
 
 /// What generation does for one type, said before it starts: the questions wanted, capped at
 /// what the corpus can give, and the candidates drawn at most.
@@ -379,7 +379,7 @@ impl Pipeline<'_> {
 }
 
 /// Cosine at or above which a question is a duplicate of one kept before.
-pub const DUPLICATE_COSINE: f32 = 0.95;
+pub(crate) const DUPLICATE_COSINE: f32 = 0.95;
 
 impl LlmChecks {
     /// Whether the reader, given `chunks` (none: closed book), answers the candidate correctly

@@ -83,7 +83,7 @@ pub struct GraphBuild {
 }
 
 /// sha256 of a chunk's text: extractions are keyed by content, not by position.
-pub fn chunk_hash(text: &str) -> String {
+pub(crate) fn chunk_hash(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
@@ -287,7 +287,9 @@ pub async fn build_graph(
 /// The graph of per-chunk triplets `(chunk index, triplets)`: entities and relations normalised,
 /// node and relation ids in sorted name order, triplets sorted by (chunk, u, v, relation) without
 /// repeats, self-loops and empty names dropped. The same input always gives the same graph.
-pub fn assemble<'a>(per_chunk: impl IntoIterator<Item = (u32, &'a [Triplet])>) -> KnowledgeGraph {
+pub(crate) fn assemble<'a>(
+    per_chunk: impl IntoIterator<Item = (u32, &'a [Triplet])>,
+) -> KnowledgeGraph {
     let mut raw: Vec<(u32, String, String, String)> = Vec::new();
     for (chunk, triplets) in per_chunk {
         for t in triplets {

@@ -13,7 +13,7 @@ use crate::error::Result;
 
 pub use super::normalize::RELATED_TO;
 /// At most this many content words make a relation.
-pub const MAX_RELATION_WORDS: usize = 5;
+pub(crate) const MAX_RELATION_WORDS: usize = 5;
 /// Bump when the rules change: it is part of the extractor's identity, so cached triplets of
 /// older rules are not reused.
 const RULES_VERSION: &str = "offline-rules/3";

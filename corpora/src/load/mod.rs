@@ -20,10 +20,9 @@ mod twowiki;
 pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
-pub use evidence::normalize;
-pub use names::{check_corpus_name, known_names, registry, CorpusInfo};
+pub use names::{check_corpus_name, registry, CorpusInfo};
 
-use names::REGISTRY;
+use names::{known_names, REGISTRY};
 use parsed::Parsed;
 
 use bench_core::config::{hash_parts, ChunkingConfig, DataConfig};
@@ -41,10 +40,10 @@ use records::malformed;
 pub const DATA_DIR_ENV: &str = "RAGROUTER_DATA_DIR";
 
 /// Where the data sets are looked for when neither `--data-dir` nor the environment says.
-pub const DEFAULT_DATA_DIR: &str = "../shared/datasets";
+pub(crate) const DEFAULT_DATA_DIR: &str = "../shared/datasets";
 
 /// Prefix of the generic-format corpus name: `jsonl:<dir>`.
-pub const JSONL_PREFIX: &str = "jsonl:";
+pub(crate) const JSONL_PREFIX: &str = "jsonl:";
 
 /// How the data directory was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -75,7 +75,7 @@ pub fn check_corpus_name(name: &str) -> std::result::Result<(), &'static str> {
 }
 
 /// The known names, for error messages and help texts.
-pub fn known_names() -> String {
+pub(crate) fn known_names() -> String {
     let mut names: Vec<&str> = REGISTRY.iter().map(|c| c.name).collect();
     names.push("jsonl:<dir>");
     names.join(", ")

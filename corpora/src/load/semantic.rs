@@ -381,7 +381,7 @@ impl SentenceSearch {
 /// Matches `statements` (none of which matched verbatim) to the corpus's sentences by meaning:
 /// one [`StatementMatch`] each, with the chunks of the accepted sentence (empty: none passed; its
 /// best candidate is kept for the record).
-pub fn match_by_meaning(
+pub(crate) fn match_by_meaning(
     key: &str,
     chunks: &[Chunk],
     documents: &[Document],
@@ -436,7 +436,7 @@ pub fn unmatched_path(cache_dir: &Path, corpus: &str, hash: &str) -> PathBuf {
 
 /// Writes one JSON line per statement that matched nothing (question id, statement, the best
 /// sentence seen and its cosine), atomically; returns the count.
-pub fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
+pub(crate) fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
     let mut out = String::new();
     let mut n = 0;
     for q in queries {

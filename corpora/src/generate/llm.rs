@@ -26,6 +26,7 @@ pub struct LlmGenerator {
 }
 
 impl LlmGenerator {
+    /// A generator sampling `llm` at `temperature`.
     pub fn new(llm: Arc<dyn Llm>, temperature: f32) -> Self {
         LlmGenerator {
             llm,

@@ -192,6 +192,7 @@ impl Default for OfflineExtractor {
 }
 
 impl OfflineExtractor {
+    /// The extractor, extracting as many chunks at once as the machine has cores.
     pub fn new() -> Self {
         Self::default()
     }

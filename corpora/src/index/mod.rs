@@ -77,6 +77,7 @@ impl FlatIndex {
         }
     }
 
+    /// Length of each vector.
     pub fn dim(&self) -> usize {
         self.rows.dim
     }
@@ -86,6 +87,7 @@ impl FlatIndex {
         self.rows.len
     }
 
+    /// Whether no vector is indexed.
     pub fn is_empty(&self) -> bool {
         self.rows.len == 0
     }

@@ -72,13 +72,16 @@ impl fmt::Display for DataDirSource {
 /// One data file of a corpus: where it is looked for and whether it is there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileStatus {
+    /// Where the file is looked for.
     pub path: PathBuf,
+    /// Whether it is there.
     pub exists: bool,
 }
 
 /// Where a registry corpus's files are looked for.
 #[derive(Debug, Clone)]
 pub struct CorpusLocation {
+    /// The corpus.
     pub info: &'static CorpusInfo,
     /// Empty for an embedded corpus or when there is no data directory.
     pub files: Vec<FileStatus>,
@@ -89,8 +92,11 @@ pub struct CorpusLocation {
 /// The resolved data directory and, per registry corpus, where its files are looked for.
 #[derive(Debug, Clone)]
 pub struct DataDir {
+    /// The directory; `None` when none is given, set, or found at the default.
     pub path: Option<PathBuf>,
+    /// How it was chosen.
     pub source: DataDirSource,
+    /// Every registry corpus, in registry order.
     pub corpora: Vec<CorpusLocation>,
 }
 
@@ -110,6 +116,7 @@ impl DataDir {
         )
     }
 
+    /// The location of the registry corpus `name`.
     pub fn location(&self, name: &str) -> Option<&CorpusLocation> {
         self.corpora.iter().find(|c| c.info.name == name)
     }
@@ -171,7 +178,9 @@ fn resolve_data_dir(explicit: Option<&Path>, env: Option<OsString>, cwd: &Path) 
 pub struct LoadOptions {
     /// `--data-dir`; None falls back to `RAGROUTER_DATA_DIR`, then `../shared/datasets`.
     pub data_dir: Option<PathBuf>,
+    /// Chunk size and overlap, in cl100k tokens.
     pub chunking: ChunkingConfig,
+    /// The configuration's `[data]`: which questions to keep and how evidence is matched.
     pub data: DataConfig,
     /// Generic format: load a set whose evidence names something the corpus does not have
     /// (else the first such question is an error). Native loaders never fail on evidence.

@@ -4,7 +4,9 @@
 /// A corpus the registry knows by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CorpusInfo {
+    /// The registry name, as commands take it.
     pub name: &'static str,
+    /// One line for `ragrouter corpora`.
     pub description: &'static str,
     /// Folder under the data directory; empty for the embedded demo.
     pub folder: &'static str,

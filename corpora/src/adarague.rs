@@ -21,7 +21,7 @@ use crate::error::{CorpusError, Result};
 use crate::outcomes::{malformed, read, usage};
 
 /// The six data sets, in upstream's order.
-pub const DATASETS: [&str; 6] = [
+pub(crate) const DATASETS: [&str; 6] = [
     "squad",
     "nq",
     "trivia",
@@ -32,7 +32,7 @@ pub const DATASETS: [&str; 6] = [
 
 /// Upstream's arms: no retrieval, single-step, multi-step (IRCoT), as the adaptive-rag import
 /// maps them.
-pub const ARMS: [(&str, ParadigmId); 3] = [
+pub(crate) const ARMS: [(&str, ParadigmId); 3] = [
     ("nor", ParadigmId::LlmOnly),
     ("oner", ParadigmId::Naive),
     ("ircot", ParadigmId::Iterative),
@@ -40,13 +40,13 @@ pub const ARMS: [(&str, ParadigmId); 3] = [
 
 /// The multi-step cost of a training question, which upstream ships without step counts: the
 /// mean step count of the multi-step run on the 3,000 test questions (SOURCE.txt: 3.35).
-pub const TRAIN_MULTI_STEP_COST: f64 = 3.35;
+pub(crate) const TRAIN_MULTI_STEP_COST: f64 = 3.35;
 
 /// The corpus-name prefix.
-pub const PREFIX: &str = "adarague-";
+pub(crate) const PREFIX: &str = "adarague-";
 
 /// The published classifier's row name.
-pub const CLASSIFIER: &str = "adaptive-rag (published)";
+pub(crate) const CLASSIFIER: &str = "adaptive-rag (published)";
 
 /// SeaKR's outputs: folder tag → data set; the uncertainty fields read from each row.
 const SEAKR: [(&str, &str); 3] = [("sq", "squad"), ("nq", "nq"), ("tq", "trivia")];

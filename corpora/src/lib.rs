@@ -1,12 +1,15 @@
 //! Corpus loaders, chunking, the local sentence encoder, the vector cache and the dense index;
-//! also the knowledge-graph builders, offline question generation and the readers of imported
+//! also the knowledge-graph builders, question generation and the readers of imported
 //! outcome files.
 //!
 //! The principal types: [`load::load_corpus`] with [`load::LoadOptions`] (a named or generic
 //! corpus, chunked, its evidence mapped to chunks), [`load::chunk_documents`] (cl100k windows),
 //! [`embed::MiniLm`] (the local encoder) and [`embed::VectorCache`], [`index::FlatIndex`] (exact
-//! inner-product search, optionally through an HNSW graph), [`graph::KnowledgeGraph`] with its
-//! builders, and [`CorpusError`].
+//! inner-product search, optionally through an [`index::HnswIndex`]), [`graph::KnowledgeGraph`]
+//! built by [`graph::build_graph`] with a [`graph::TripletExtractor`] ([`graph::OfflineExtractor`]
+//! or [`graph::LlmExtractor`]), [`generate::Pipeline`] (question generation),
+//! [`outcomes::load_outcomes_jsonl`] and [`adarague::load_adarague`] (imported outcome files),
+//! and [`CorpusError`].
 //!
 //! Chunking two documents and searching them with the deterministic test encoder (the local
 //! MiniLM needs its weights; [`embed::HashEmbedder`] needs none):
@@ -39,9 +42,11 @@
 //! assert_eq!(chunks[hits[0].row as usize].document, "curie");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod adarague;
 pub mod embed;
-pub mod error;
+mod error;
 pub mod generate;
 pub mod graph;
 pub mod index;

@@ -24,10 +24,12 @@ pub struct VectorCache {
 }
 
 impl VectorCache {
+    /// A cache in `dir` (created when first written to).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         VectorCache { dir: dir.into() }
     }
 
+    /// The directory the vector files are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -33,6 +33,7 @@ fn enc(e: impl std::fmt::Display) -> CorpusError {
 }
 
 impl CandleMiniLm {
+    /// Loads the verified weights in `files`; `batch` texts go through each padded forward.
     pub fn load(files: &ModelFiles, batch: usize) -> Result<Self> {
         let text = std::fs::read_to_string(&files.config)
             .map_err(|e| CorpusError::io(format!("reading {}", files.config.display()), e))?;

@@ -39,9 +39,13 @@ const MARKER: &str = ".verified-sha256";
 /// Paths of a verified model directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelFiles {
+    /// The model directory.
     pub dir: PathBuf,
+    /// `model.safetensors`.
     pub weights: PathBuf,
+    /// `tokenizer.json`.
     pub tokenizer: PathBuf,
+    /// `config.json`, the BERT configuration.
     pub config: PathBuf,
     /// Verified sha256 of the weights (hex).
     pub sha256: String,

@@ -11,6 +11,7 @@ pub struct HashEmbedder {
 }
 
 impl HashEmbedder {
+    /// An encoder of `dim` buckets (panics on 0).
     pub fn new(dim: usize) -> Self {
         assert!(dim > 0, "dim must be positive");
         HashEmbedder {

@@ -50,6 +50,7 @@ impl MiniLm {
         Self::load(&ensure_model(dir)?)
     }
 
+    /// Loads the verified weights, configuration and tokenizer in `files`.
     pub fn load(files: &ModelFiles) -> Result<Self> {
         let config: BertConfig = read_json(&files.config)?;
         let tensors = candle_core::safetensors::load(&files.weights, &candle_core::Device::Cpu)
@@ -82,6 +83,8 @@ impl MiniLm {
         self
     }
 
+    /// Wordpieces per text including `[CLS]`/`[SEP]`: `sentence_bert_config.json`'s
+    /// `max_seq_length` (else [`MAX_SEQ_LEN`]), capped by the position embeddings.
     pub fn max_seq_len(&self) -> usize {
         self.max_seq_len
     }

@@ -6,11 +6,11 @@
 //! - [`VectorCache`] stores vectors per (key, encoder, texts); [`HashEmbedder`] is for tests.
 
 mod bert;
-pub mod cache;
-pub mod candle_ref;
-pub mod files;
-pub mod hash;
-pub mod minilm;
+mod cache;
+mod candle_ref;
+pub(crate) mod files;
+mod hash;
+mod minilm;
 
 pub use cache::VectorCache;
 pub use candle_ref::CandleMiniLm;
@@ -21,5 +21,5 @@ pub use hash::HashEmbedder;
 pub use minilm::{MiniLm, DIM, MAX_SEQ_LEN};
 
 // Contextual token embeddings (semantic F1); appended here to keep the list above untouched.
-pub mod tokens;
+mod tokens;
 pub use tokens::TokenEmbeddings;

@@ -22,10 +22,12 @@ pub struct TokenEmbeddings {
 }
 
 impl TokenEmbeddings {
+    /// Wordpieces (and rows).
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
 
+    /// Whether the text gave no wordpieces.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }

@@ -20,12 +20,13 @@ and nothing else.";
 
 /// Generates candidates with an LLM (temperature 0.7 in the paper).
 pub struct LlmGenerator {
-    pub llm: Arc<dyn Llm>,
-    pub temperature: f32,
+    llm: Arc<dyn Llm>,
+    temperature: f32,
     spent: AtomicU64,
 }
 
 impl LlmGenerator {
+    /// A generator sampling `llm` at `temperature`.
     pub fn new(llm: Arc<dyn Llm>, temperature: f32) -> Self {
         LlmGenerator {
             llm,
@@ -54,7 +55,7 @@ fn passages(source: &Source<'_>) -> String {
 }
 
 /// The user prompt of each type.
-pub fn prompt(qtype: QueryType, source: &Source<'_>) -> Option<String> {
+fn prompt(qtype: QueryType, source: &Source<'_>) -> Option<String> {
     let p = passages(source);
     Some(match qtype {
         QueryType::Factual | QueryType::Other => format!(
@@ -88,7 +89,7 @@ pub fn prompt(qtype: QueryType, source: &Source<'_>) -> Option<String> {
 
 /// The (question, answer) of a reply; `Some(None)` for a deliberate `"question": null`; `None`
 /// for an unreadable reply.
-pub fn parse(reply: &str) -> Option<Option<(String, String)>> {
+fn parse(reply: &str) -> Option<Option<(String, String)>> {
     let start = reply.find('{')?;
     let end = reply.rfind('}')?;
     let v: serde_json::Value = serde_json::from_str(reply.get(start..=end)?).ok()?;

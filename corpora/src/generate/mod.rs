@@ -30,8 +30,11 @@ use crate::load::evidence::normalize;
 /// A generated question with what it was made from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// The type it was generated as.
     pub qtype: QueryType,
+    /// The question text.
     pub question: String,
+    /// The gold answer.
     pub answer: String,
     /// Rows (`Chunk::index`) of the chunks it was made from: its gold evidence.
     pub sources: Vec<u32>,
@@ -45,6 +48,7 @@ pub struct Candidate {
 pub trait Generator: Send + Sync {
     /// Recorded with every question (`offline-templates/1`, `llm:<model>@<url>`).
     fn identity(&self) -> String;
+    /// A candidate of type `qtype` from `source`, or `None` when it gives none.
     async fn generate(&self, qtype: QueryType, source: &Source<'_>) -> Result<Option<Candidate>>;
     /// LLM tokens spent so far.
     fn spent(&self) -> u64 {
@@ -55,6 +59,7 @@ pub trait Generator: Send + Sync {
 /// Where a candidate comes from: its chunks and, from the graph, the facts that link them.
 #[derive(Debug, Clone)]
 pub struct Source<'a> {
+    /// The source chunks: one for factual, two for reasoning, the entity's for summary.
     pub chunks: Vec<&'a Chunk>,
     /// (subject, relation, object, chunk row) facts along the source: one for factual, the two
     /// hops for reasoning (bridge entity in the middle), the entity's facts for summary.
@@ -80,6 +85,7 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// Every filter, in the order they run.
     pub const ALL: [Filter; 5] = [
         Filter::LexicalLeakage,
         Filter::Duplicate,
@@ -88,6 +94,7 @@ impl Filter {
         Filter::ClosedBookLeakage,
     ];
 
+    /// The kebab-case name, as written in the set's provenance.
     pub fn as_str(self) -> &'static str {
         match self {
             Filter::LexicalLeakage => "lexical-leakage",
@@ -103,6 +110,7 @@ impl Filter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// The question passed the filter.
     Passed,
     /// The filter does not apply to the type (shortcut for non-reasoning questions).
     NotApplicable,
@@ -113,7 +121,9 @@ pub enum Outcome {
 /// The LLM side of the filters: a reader answers from given chunks (or none) and a judge
 /// compares its answer with the candidate's.
 pub struct LlmChecks {
+    /// Answers from given chunks, or from none (closed book).
     pub reader: Arc<dyn Reader>,
+    /// Says whether the reader's answer matches the candidate's.
     pub judge: Arc<dyn Judge>,
 }
 
@@ -128,13 +138,17 @@ impl std::fmt::Debug for LlmChecks {
 
 /// What generation needs besides the corpus.
 pub struct Pipeline<'a> {
+    /// The corpus whose chunks are the sources.
     pub corpus: &'a Corpus,
+    /// The corpus's knowledge graph: bridges, entities and the facts of templates.
     pub graph: &'a KnowledgeGraph,
+    /// Turns sources into candidates.
     pub generator: Arc<dyn Generator>,
     /// Question embeddings for the duplicate filter.
     pub embedder: Arc<dyn Embedder>,
     /// `None` offline: grounding by containment; shortcut and closed-book not applied.
     pub checks: Option<LlmChecks>,
+    /// Seed of the draws; each type draws from its own stream derived from it.
     pub seed: u64,
     /// Kept questions wanted per type.
     pub per_type: usize,
@@ -151,12 +165,13 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// Draws per distinct source at most: drawing with replacement, 4 draws per source reach about
 /// 98 % of them (1 - e^-4); more draws mostly repeat sources the duplicate filter removes.
-pub const DRAWS_PER_SOURCE: usize = 4;
+pub(crate) const DRAWS_PER_SOURCE: usize = 4;
 
 /// What generation does for one type, said before it starts: the questions wanted, capped at
 /// what the corpus can give, and the candidates drawn at most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TypePlan {
+    /// The type.
     pub qtype: QueryType,
     /// Questions asked for (`--per-type`).
     pub asked: usize,
@@ -185,7 +200,9 @@ impl std::fmt::Debug for Pipeline<'_> {
 /// A kept question, ready to be written.
 #[derive(Debug, Clone)]
 pub struct Kept {
+    /// The question, its answer and sources.
     pub candidate: Candidate,
+    /// How it fared under each filter.
     pub filters: BTreeMap<Filter, Outcome>,
 }
 
@@ -200,16 +217,20 @@ pub struct TypeStats {
     pub no_candidate: usize,
     /// Candidates each filter removed (the first that failed).
     pub removed: BTreeMap<Filter, usize>,
+    /// Candidates kept.
     pub kept: usize,
 }
 
 /// The whole run's statistics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Statistics {
+    /// The generator's identity.
     pub generator: String,
+    /// Statistics per type.
     pub per_type: BTreeMap<QueryType, TypeStats>,
     /// Filters recorded as not applied (no LLM).
     pub not_applied: Vec<Filter>,
+    /// LLM tokens spent, generation and filters together.
     pub llm_tokens: u64,
     /// Generation stopped at `--max-tokens` before every type was done.
     pub stopped_at_budget: bool,
@@ -379,7 +400,7 @@ impl Pipeline<'_> {
 }
 
 /// Cosine at or above which a question is a duplicate of one kept before.
-pub const DUPLICATE_COSINE: f32 = 0.95;
+pub(crate) const DUPLICATE_COSINE: f32 = 0.95;
 
 impl LlmChecks {
     /// Whether the reader, given `chunks` (none: closed book), answers the candidate correctly

@@ -30,16 +30,22 @@ pub struct BuildOptions {
 /// Size and connectivity of a graph.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GraphStats {
+    /// Entities.
     pub nodes: usize,
+    /// Undirected edges of the simple graph.
     pub edges: usize,
+    /// Distinct relation labels.
     pub relation_types: usize,
+    /// Triplets attached to the graph (several may share an edge).
     pub triplets: usize,
+    /// Connected components, isolated nodes included.
     pub components: usize,
     /// Nodes of the largest connected component.
     pub largest_component: usize,
 }
 
 impl GraphStats {
+    /// The statistics of `graph`.
     pub fn of(graph: &KnowledgeGraph) -> GraphStats {
         let (components, largest_component) = components(&graph.adjacency);
         GraphStats {
@@ -56,6 +62,7 @@ impl GraphStats {
 /// What a build did and cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildStats {
+    /// The extractor the graph was built with.
     pub extractor: ExtractorId,
     /// Chunks the graph covers.
     pub chunks: usize,
@@ -64,10 +71,13 @@ pub struct BuildStats {
     pub failures: Vec<(String, String)>,
     /// Construction tokens of the whole graph (every chunk's extraction, cached or not).
     pub tokens_in: u64,
+    /// Completion tokens of the whole graph, counted as `tokens_in` is.
     pub tokens_out: u64,
-    /// Distinct chunk texts read from the store / extracted by this build.
+    /// Distinct chunk texts whose extraction was read from the store.
     pub cached_chunks: usize,
+    /// Distinct chunk texts extracted by this build.
     pub extracted_chunks: usize,
+    /// Size and connectivity of the built graph.
     pub graph: GraphStats,
     /// What the graph was built from: the extractor and, per chunk in corpus order, its text
     /// hash and whether its extraction succeeded. Two builds with the same signature are the
@@ -78,12 +88,14 @@ pub struct BuildStats {
 /// A built graph and its statistics.
 #[derive(Debug, Clone)]
 pub struct GraphBuild {
+    /// The graph.
     pub graph: KnowledgeGraph,
+    /// What the build did and cost.
     pub stats: BuildStats,
 }
 
 /// sha256 of a chunk's text: extractions are keyed by content, not by position.
-pub fn chunk_hash(text: &str) -> String {
+pub(crate) fn chunk_hash(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
@@ -287,7 +299,9 @@ pub async fn build_graph(
 /// The graph of per-chunk triplets `(chunk index, triplets)`: entities and relations normalised,
 /// node and relation ids in sorted name order, triplets sorted by (chunk, u, v, relation) without
 /// repeats, self-loops and empty names dropped. The same input always gives the same graph.
-pub fn assemble<'a>(per_chunk: impl IntoIterator<Item = (u32, &'a [Triplet])>) -> KnowledgeGraph {
+pub(crate) fn assemble<'a>(
+    per_chunk: impl IntoIterator<Item = (u32, &'a [Triplet])>,
+) -> KnowledgeGraph {
     let mut raw: Vec<(u32, String, String, String)> = Vec::new();
     for (chunk, triplets) in per_chunk {
         for t in triplets {

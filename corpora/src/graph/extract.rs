@@ -14,7 +14,9 @@ pub use bench_core::ExtractorKey as ExtractorId;
 pub struct Extraction {
     /// Raw triplets as extracted; the graph build normalises them.
     pub triplets: Vec<Triplet>,
+    /// Prompt tokens spent.
     pub tokens_in: u64,
+    /// Completion tokens spent.
     pub tokens_out: u64,
 }
 
@@ -25,8 +27,10 @@ pub struct Extraction {
 /// it as failed and retries it next time, never treating it as "no triplets".
 #[async_trait]
 pub trait TripletExtractor: Send + Sync {
+    /// Who extracts: it keys the stored extractions.
     fn identity(&self) -> ExtractorId;
     /// Chunks extracted at once by the graph build.
     fn concurrency(&self) -> usize;
+    /// The triplets of one chunk's text.
     async fn extract(&self, chunk_text: &str) -> Result<Extraction>;
 }

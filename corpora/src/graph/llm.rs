@@ -43,6 +43,7 @@ pub struct LlmExtractorOptions {
     pub max_attempts: u32,
     /// Wait before the second attempt; doubled for each further one.
     pub backoff: Duration,
+    /// Completion tokens allowed per reply.
     pub max_tokens: u32,
 }
 
@@ -82,14 +83,17 @@ struct Called {
 }
 
 impl LlmExtractor {
+    /// An extractor with the paper's settings (the [`LlmExtractorOptions`] defaults).
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         Self::with_options(llm, LlmExtractorOptions::default())
     }
 
+    /// An extractor with other settings.
     pub fn with_options(llm: Arc<dyn Llm>, options: LlmExtractorOptions) -> Self {
         LlmExtractor { llm, options }
     }
 
+    /// The settings it runs with.
     pub fn options(&self) -> &LlmExtractorOptions {
         &self.options
     }

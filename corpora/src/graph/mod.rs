@@ -6,14 +6,13 @@ mod types;
 pub use types::{Csr, GraphTriplet, KnowledgeGraph, Triplet};
 
 pub mod build;
-pub mod extract;
-pub mod llm;
+mod extract;
+mod llm;
 pub mod normalize;
 pub mod offline;
 
 pub use build::{
-    assemble, build_graph, chunk_hash, embed_entities, load_or_build, BuildOptions, BuildStats,
-    GraphBuild, GraphStats,
+    build_graph, embed_entities, load_or_build, BuildOptions, BuildStats, GraphBuild, GraphStats,
 };
 pub use extract::{Extraction, ExtractorId, TripletExtractor};
 pub use llm::{LlmExtractor, LlmExtractorOptions};

@@ -13,7 +13,7 @@ use crate::error::Result;
 
 pub use super::normalize::RELATED_TO;
 /// At most this many content words make a relation.
-pub const MAX_RELATION_WORDS: usize = 5;
+pub(crate) const MAX_RELATION_WORDS: usize = 5;
 /// Bump when the rules change: it is part of the extractor's identity, so cached triplets of
 /// older rules are not reused.
 const RULES_VERSION: &str = "offline-rules/3";
@@ -192,6 +192,7 @@ impl Default for OfflineExtractor {
 }
 
 impl OfflineExtractor {
+    /// The extractor, extracting as many chunks at once as the machine has cores.
     pub fn new() -> Self {
         Self::default()
     }

@@ -5,19 +5,25 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-/// One (subject, relation, object) fact and the chunk it came from.
+/// One (subject, relation, object) fact as extracted from a chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Triplet {
+    /// The entity the fact is about.
     pub subject: String,
+    /// What links subject and object, e.g. `born in`.
     pub relation: String,
+    /// The other entity.
     pub object: String,
 }
 
 /// A triplet attached to the graph: node ids of its ends, its relation id and source chunk row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphTriplet {
+    /// Node id of the subject.
     pub u: u32,
+    /// Node id of the object.
     pub v: u32,
+    /// Index into [`KnowledgeGraph::relations`].
     pub relation: u32,
     /// Row of the source chunk in the corpus's chunk list (`Chunk::index`).
     pub chunk: u32,
@@ -28,7 +34,9 @@ pub struct GraphTriplet {
 /// both directions, no self-loops, no parallel edges.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Csr {
+    /// `node_count() + 1` row starts into `neighbors`.
     pub offsets: Vec<u32>,
+    /// Every node's neighbours, one run per node.
     pub neighbors: Vec<u32>,
 }
 
@@ -58,6 +66,7 @@ impl Csr {
         }
     }
 
+    /// Nodes, isolated ones included.
     pub fn node_count(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
@@ -67,6 +76,7 @@ impl Csr {
         self.neighbors.len() / 2
     }
 
+    /// The neighbours of `node`, ascending.
     pub fn neighbors(&self, node: u32) -> &[u32] {
         let (a, b) = (
             self.offsets[node as usize] as usize,
@@ -75,6 +85,7 @@ impl Csr {
         &self.neighbors[a..b]
     }
 
+    /// Neighbours of `node`.
     pub fn degree(&self, node: u32) -> usize {
         self.neighbors(node).len()
     }
@@ -85,15 +96,18 @@ impl Csr {
 pub struct KnowledgeGraph {
     /// Normalised entity names; the index is the node id.
     pub nodes: Vec<String>,
+    /// Node id of each name in `nodes`.
     pub node_ids: HashMap<String, u32>,
     /// Distinct relation strings; `GraphTriplet::relation` indexes this.
     pub relations: Vec<String>,
     /// Every triplet with its source chunk (several may share an edge).
     pub triplets: Vec<GraphTriplet>,
+    /// The simple undirected graph of the triplets' ends.
     pub adjacency: Csr,
 }
 
 impl KnowledgeGraph {
+    /// The node id of a normalised entity name.
     pub fn node(&self, name: &str) -> Option<u32> {
         self.node_ids.get(name).copied()
     }

@@ -39,14 +39,17 @@ impl FaissFlatIndex {
         })
     }
 
+    /// Length of each vector.
     pub fn dim(&self) -> usize {
         self.dim
     }
 
+    /// Number of indexed vectors.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether no vector is indexed.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -120,7 +120,9 @@ impl std::fmt::Debug for HnswIndex {
 /// Whether an index came from the cache or was built in this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
+    /// Built in this call (and stored in the cache).
     Built,
+    /// Read from the cache.
     Cached,
 }
 
@@ -151,6 +153,7 @@ impl HnswIndex {
         Ok(index)
     }
 
+    /// The settings it was built with (and searches with).
     pub fn params(&self) -> HnswParams {
         self.params
     }
@@ -160,6 +163,7 @@ impl HnswIndex {
         self.rows
     }
 
+    /// Whether no row is indexed.
     pub fn is_empty(&self) -> bool {
         self.rows == 0
     }

@@ -23,8 +23,8 @@ use crate::error::{CorpusError, Result};
 
 #[cfg(feature = "faiss")]
 pub use faiss_flat::FaissFlatIndex;
-pub use hnsw::{DotDistance, HnswIndex, HnswParams, Origin};
-pub use kernel::{cpu_name, gemm_kernel, load_average, machine_line};
+pub use hnsw::{HnswIndex, HnswParams, Origin};
+pub use kernel::{gemm_kernel, load_average, machine_line};
 pub use rows::Rows;
 pub use select::Hit;
 
@@ -84,6 +84,7 @@ impl FlatIndex {
         }
     }
 
+    /// Length of each vector.
     pub fn dim(&self) -> usize {
         self.rows.dim
     }
@@ -93,6 +94,7 @@ impl FlatIndex {
         self.rows.len
     }
 
+    /// Whether no vector is indexed.
     pub fn is_empty(&self) -> bool {
         self.rows.len == 0
     }

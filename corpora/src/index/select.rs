@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 /// One search result: a row of the index and its inner product with the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
+    /// Row of the index (the position in the vectors it was built from).
     pub row: u32,
+    /// Inner product with the query (the cosine for unit vectors).
     pub score: f32,
 }
 

@@ -20,10 +20,9 @@ mod twowiki;
 pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
-pub use evidence::normalize;
-pub use names::{check_corpus_name, known_names, registry, CorpusInfo};
+pub use names::{check_corpus_name, registry, CorpusInfo};
 
-use names::REGISTRY;
+use names::{known_names, REGISTRY};
 use parsed::Parsed;
 
 use bench_core::config::{hash_parts, ChunkingConfig, DataConfig};
@@ -41,10 +40,10 @@ use records::malformed;
 pub const DATA_DIR_ENV: &str = "RAGROUTER_DATA_DIR";
 
 /// Where the data sets are looked for when neither `--data-dir` nor the environment says.
-pub const DEFAULT_DATA_DIR: &str = "../shared/datasets";
+pub(crate) const DEFAULT_DATA_DIR: &str = "../shared/datasets";
 
 /// Prefix of the generic-format corpus name: `jsonl:<dir>`.
-pub const JSONL_PREFIX: &str = "jsonl:";
+pub(crate) const JSONL_PREFIX: &str = "jsonl:";
 
 /// How the data directory was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,13 +72,16 @@ impl fmt::Display for DataDirSource {
 /// One data file of a corpus: where it is looked for and whether it is there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileStatus {
+    /// Where the file is looked for.
     pub path: PathBuf,
+    /// Whether it is there.
     pub exists: bool,
 }
 
 /// Where a registry corpus's files are looked for.
 #[derive(Debug, Clone)]
 pub struct CorpusLocation {
+    /// The corpus.
     pub info: &'static CorpusInfo,
     /// Empty for an embedded corpus or when there is no data directory.
     pub files: Vec<FileStatus>,
@@ -90,8 +92,11 @@ pub struct CorpusLocation {
 /// The resolved data directory and, per registry corpus, where its files are looked for.
 #[derive(Debug, Clone)]
 pub struct DataDir {
+    /// The directory; `None` when none is given, set, or found at the default.
     pub path: Option<PathBuf>,
+    /// How it was chosen.
     pub source: DataDirSource,
+    /// Every registry corpus, in registry order.
     pub corpora: Vec<CorpusLocation>,
 }
 
@@ -111,6 +116,7 @@ impl DataDir {
         )
     }
 
+    /// The location of the registry corpus `name`.
     pub fn location(&self, name: &str) -> Option<&CorpusLocation> {
         self.corpora.iter().find(|c| c.info.name == name)
     }
@@ -172,7 +178,9 @@ fn resolve_data_dir(explicit: Option<&Path>, env: Option<OsString>, cwd: &Path) 
 pub struct LoadOptions {
     /// `--data-dir`; None falls back to `RAGROUTER_DATA_DIR`, then `../shared/datasets`.
     pub data_dir: Option<PathBuf>,
+    /// Chunk size and overlap, in cl100k tokens.
     pub chunking: ChunkingConfig,
+    /// The configuration's `[data]`: which questions to keep and how evidence is matched.
     pub data: DataConfig,
     /// Generic format: load a set whose evidence names something the corpus does not have
     /// (else the first such question is an error). Native loaders never fail on evidence.

@@ -4,7 +4,9 @@
 /// A corpus the registry knows by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CorpusInfo {
+    /// The registry name, as commands take it.
     pub name: &'static str,
+    /// One line for `ragrouter corpora`.
     pub description: &'static str,
     /// Folder under the data directory; empty for the embedded demo.
     pub folder: &'static str,
@@ -75,7 +77,7 @@ pub fn check_corpus_name(name: &str) -> std::result::Result<(), &'static str> {
 }
 
 /// The known names, for error messages and help texts.
-pub fn known_names() -> String {
+pub(crate) fn known_names() -> String {
     let mut names: Vec<&str> = REGISTRY.iter().map(|c| c.name).collect();
     names.push("jsonl:<dir>");
     names.join(", ")

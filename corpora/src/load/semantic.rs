@@ -26,7 +26,9 @@ use crate::index::FlatIndex;
 /// What matching by meaning needs: the local encoder and the vector cache.
 #[derive(Clone)]
 pub struct SemanticMatching {
+    /// The sentence encoder.
     pub encoder: Arc<dyn Embedder>,
+    /// Where sentence and statement vectors are kept.
     pub cache: VectorCache,
 }
 
@@ -168,12 +170,14 @@ pub fn content_overlap(statement: &BTreeSet<String>, sentence: &BTreeSet<String>
 /// sentence), each with the chunks that hold it, in first-seen order.
 #[derive(Debug, Clone, Default)]
 pub struct SentenceIndex {
+    /// The sentences.
     pub texts: Vec<String>,
     /// Chunk indices per sentence, ascending.
     pub chunks: Vec<Vec<u32>>,
 }
 
 impl SentenceIndex {
+    /// The sentences of `chunks`, without each document's title line (from `documents`).
     pub fn new(chunks: &[Chunk], documents: &[Document]) -> Self {
         let titles: HashMap<&str, &str> = documents
             .iter()
@@ -200,10 +204,12 @@ impl SentenceIndex {
         index
     }
 
+    /// Distinct sentences.
     pub fn len(&self) -> usize {
         self.texts.len()
     }
 
+    /// Whether the corpus has no sentence.
     pub fn is_empty(&self) -> bool {
         self.texts.is_empty()
     }
@@ -212,8 +218,11 @@ impl SentenceIndex {
 /// One sentence near a statement: its index, cosine and content-word overlap.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
+    /// Index into [`SentenceIndex::texts`].
     pub sentence: u32,
+    /// Cosine with the statement.
     pub score: f32,
+    /// Share of the statement's content words the sentence holds ([`content_overlap`]).
     pub overlap: f64,
 }
 
@@ -234,10 +243,15 @@ pub fn accept(
 /// `total` statements, `accepted` found a sentence, `correct` of them one inside their gold set.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibration {
+    /// The cosine threshold.
     pub min_similarity: f32,
+    /// The content-word overlap threshold.
     pub min_overlap: f64,
+    /// Statements scored.
     pub total: usize,
+    /// Statements that found a sentence passing both thresholds.
     pub accepted: usize,
+    /// Accepted statements whose sentence lies in their gold passage.
     pub correct: usize,
 }
 
@@ -315,6 +329,7 @@ pub fn twowiki_statements(
 /// The corpus's sentences with their vectors, searched exactly.
 #[derive(Debug)]
 pub struct SentenceSearch {
+    /// The sentences searched (a [`Candidate`]'s `sentence` indexes them).
     pub sentences: SentenceIndex,
     words: Vec<BTreeSet<String>>,
     index: FlatIndex,
@@ -381,7 +396,7 @@ impl SentenceSearch {
 /// Matches `statements` (none of which matched verbatim) to the corpus's sentences by meaning:
 /// one [`StatementMatch`] each, with the chunks of the accepted sentence (empty: none passed; its
 /// best candidate is kept for the record).
-pub fn match_by_meaning(
+pub(crate) fn match_by_meaning(
     key: &str,
     chunks: &[Chunk],
     documents: &[Document],
@@ -436,7 +451,7 @@ pub fn unmatched_path(cache_dir: &Path, corpus: &str, hash: &str) -> PathBuf {
 
 /// Writes one JSON line per statement that matched nothing (question id, statement, the best
 /// sentence seen and its cosine), atomically; returns the count.
-pub fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
+pub(crate) fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
     let mut out = String::new();
     let mut n = 0;
     for q in queries {

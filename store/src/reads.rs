@@ -229,89 +229,80 @@ pub struct EmbeddingUsage {
 impl Store {
     /// The tuples of a run, in (query, paradigm) order.
     pub async fn routing_tuples(&self, run_id: i64) -> Result<Vec<RoutingTupleRow>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, paradigm, judge_label, coalesce(score, semantic_f1),
                     tokens_construction_in + tokens_construction_out + tokens_retrieval_in
                     + tokens_retrieval_out + tokens_generation_in + tokens_generation_out,
                     error, context_tokens, cost
              FROM results WHERE run_id = $1 ORDER BY query_id, paradigm",
         )
-        .bind(run_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(RoutingTupleRow {
-                    query_id: r.get(0),
-                    paradigm: self.paradigm_of(run_id, &r.get::<String, _>(1))?,
-                    judge_label: self.judge_of(run_id, r.get(2))?,
-                    score: r.get(3),
-                    llm_tokens: count(r, 4),
-                    error: r.get(5),
-                    context_tokens: count(r, 6),
-                    cost: r.get(7),
-                })
+        .bind(run_id);
+        self.rows(sql, |r| {
+            Ok(RoutingTupleRow {
+                query_id: r.get(0),
+                paradigm: self.paradigm_of(run_id, &r.get::<String, _>(1))?,
+                judge_label: self.judge_of(run_id, r.get(2))?,
+                score: r.get(3),
+                llm_tokens: count(r, 4),
+                error: r.get(5),
+                context_tokens: count(r, 6),
+                cost: r.get(7),
             })
-            .collect()
+        })
+        .await
     }
 
     /// The stored questions of a corpus, in stored (file) order.
     pub async fn stored_questions(&self, corpus: &str, hash: &str) -> Result<Vec<StoredQuestion>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, text, qtype FROM queries WHERE corpus = $1 AND corpus_hash = $2 ORDER BY rowid",
         )
         .bind(corpus)
-        .bind(hash)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                let id: String = r.get(0);
-                let qtype = r.get::<String, _>(2).parse().map_err(|e| {
-                    StoreError::Invalid(format!(
-                        "results store {}: corpus {corpus} query {id}: qtype: {e}",
-                        self.path()
-                    ))
-                })?;
-                Ok(StoredQuestion {
-                    id,
-                    text: r.get(1),
-                    qtype,
-                })
+        .bind(hash);
+        self.rows(sql, |r| {
+            let id: String = r.get(0);
+            let qtype = r.get::<String, _>(2).parse().map_err(|e| {
+                StoreError::Invalid(format!(
+                    "results store {}: corpus {corpus} query {id}: qtype: {e}",
+                    self.path()
+                ))
+            })?;
+            Ok(StoredQuestion {
+                id,
+                text: r.get(1),
+                qtype,
             })
-            .collect()
+        })
+        .await
     }
 
     /// A run's row, or `None` when there is no run `id`.
     pub async fn run_row(&self, id: i64) -> Result<Option<RunRow>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT id, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader,
                     judge, embedder, extractor, started_at, finished_at
              FROM runs WHERE id = $1",
         )
-        .bind(id)
-        .fetch_optional(self.pool())
+        .bind(id);
+        self.row(sql, |row| {
+            Ok(RunRow {
+                mode: self.mode_of(id, &row.get::<String, _>(7))?,
+                id: row.get(0),
+                corpus: row.get(1),
+                corpus_hash: row.get(2),
+                config_json: row.get(3),
+                config_hash: row.get(4),
+                seed: row.get(5),
+                crate_version: row.get(6),
+                reader: row.get(8),
+                judge: row.get(9),
+                embedder: row.get(10),
+                extractor: row.get(11),
+                started_at: row.get(12),
+                finished_at: row.get(13),
+            })
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(Some(RunRow {
-            mode: self.mode_of(id, &row.get::<String, _>(7))?,
-            id: row.get(0),
-            corpus: row.get(1),
-            corpus_hash: row.get(2),
-            config_json: row.get(3),
-            config_hash: row.get(4),
-            seed: row.get(5),
-            crate_version: row.get(6),
-            reader: row.get(8),
-            judge: row.get(9),
-            embedder: row.get(10),
-            extractor: row.get(11),
-            started_at: row.get(12),
-            finished_at: row.get(13),
-        }))
     }
 
     /// The construction tokens (in, out) of the latest graph build of a corpus by the extractor
@@ -323,7 +314,7 @@ impl Store {
         hash: &str,
         extractor: &str,
     ) -> Result<Option<(i64, i64)>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT tokens_in, tokens_out FROM graph_builds
              WHERE corpus = $1 AND corpus_hash = $2
                AND extractor || ':' || model || ':' || prompt_hash = $3
@@ -331,32 +322,29 @@ impl Store {
         )
         .bind(corpus)
         .bind(hash)
-        .bind(extractor)
-        .fetch_optional(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(row.map(|r| (r.get(0), r.get(1))))
+        .bind(extractor);
+        self.row(sql, |r| Ok((r.get(0), r.get(1)))).await
     }
 
     /// A stored corpus's row.
     pub async fn corpus_row(&self, name: &str, hash: &str) -> Result<Option<CorpusRow>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT name, content_hash, source, documents, chunks, queries FROM corpora
              WHERE name = $1 AND content_hash = $2",
         )
         .bind(name)
-        .bind(hash)
-        .fetch_optional(self.pool())
+        .bind(hash);
+        self.row(sql, |r| {
+            Ok(CorpusRow {
+                name: r.get(0),
+                content_hash: r.get(1),
+                source: r.get(2),
+                documents: r.get(3),
+                chunks: r.get(4),
+                queries: r.get(5),
+            })
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        Ok(row.map(|r| CorpusRow {
-            name: r.get(0),
-            content_hash: r.get(1),
-            source: r.get(2),
-            documents: r.get(3),
-            chunks: r.get(4),
-            queries: r.get(5),
-        }))
     }
 
     /// Every answered tuple (no error) of `paradigm` in a run: query id, answer and trace
@@ -366,26 +354,21 @@ impl Store {
         run_id: i64,
         paradigm: &str,
     ) -> Result<Vec<(String, String, serde_json::Value)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, answer, trace_json FROM results
              WHERE run_id = $1 AND paradigm = $2 AND error IS NULL ORDER BY query_id",
         )
         .bind(run_id)
-        .bind(paradigm)
-        .fetch_all(self.pool())
+        .bind(paradigm);
+        self.rows(sql, |r| {
+            let trace: String = r.get(2);
+            Ok((
+                r.get(0),
+                r.get(1),
+                serde_json::from_str(&trace).unwrap_or_default(),
+            ))
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let trace: String = r.get(2);
-                (
-                    r.get(0),
-                    r.get(1),
-                    serde_json::from_str(&trace).unwrap_or_default(),
-                )
-            })
-            .collect())
     }
 
     /// A run's tuples joined with their questions, in question (file) order then paradigm.
@@ -395,7 +378,7 @@ impl Store {
         corpus: &str,
         hash: &str,
     ) -> Result<Vec<ReportTupleRow>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT r.query_id, coalesce(q.text, ''), coalesce(q.qtype, 'other'), r.paradigm, r.answer,
                     r.judge_label, r.em, r.f1, r.semantic_f1, r.evidence_recall,
                     r.tokens_construction_in, r.tokens_construction_out, r.tokens_retrieval_in,
@@ -409,41 +392,37 @@ impl Store {
         )
         .bind(corpus)
         .bind(hash)
-        .bind(run_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(ReportTupleRow {
-                    query_id: r.get(0),
-                    question: r.get(1),
-                    qtype: self.qtype_of(run_id, &r.get::<String, _>(2))?,
-                    paradigm: self.paradigm_of(run_id, &r.get::<String, _>(3))?,
-                    answer: r.get(4),
-                    judge_label: self.judge_of(run_id, r.get(5))?,
-                    em: r.get(6),
-                    f1: r.get(7),
-                    semantic_f1: r.get(8),
-                    evidence_recall: r.get(9),
-                    tokens: TupleTokens {
-                        construction_in: count(r, 10),
-                        construction_out: count(r, 11),
-                        retrieval_in: count(r, 12),
-                        retrieval_out: count(r, 13),
-                        generation_in: count(r, 14),
-                        generation_out: count(r, 15),
-                        judge_in: count(r, 16),
-                        judge_out: count(r, 17),
-                    },
-                    context_tokens: count(r, 18),
-                    latency_ms: r.get(19),
-                    mode: self.mode_of(run_id, &r.get::<String, _>(20))?,
-                    error: r.get(21),
-                    cost: r.get(22),
-                })
+        .bind(run_id);
+        self.rows(sql, |r| {
+            Ok(ReportTupleRow {
+                query_id: r.get(0),
+                question: r.get(1),
+                qtype: self.qtype_of(run_id, &r.get::<String, _>(2))?,
+                paradigm: self.paradigm_of(run_id, &r.get::<String, _>(3))?,
+                answer: r.get(4),
+                judge_label: self.judge_of(run_id, r.get(5))?,
+                em: r.get(6),
+                f1: r.get(7),
+                semantic_f1: r.get(8),
+                evidence_recall: r.get(9),
+                tokens: TupleTokens {
+                    construction_in: count(r, 10),
+                    construction_out: count(r, 11),
+                    retrieval_in: count(r, 12),
+                    retrieval_out: count(r, 13),
+                    generation_in: count(r, 14),
+                    generation_out: count(r, 15),
+                    judge_in: count(r, 16),
+                    judge_out: count(r, 17),
+                },
+                context_tokens: count(r, 18),
+                latency_ms: r.get(19),
+                mode: self.mode_of(run_id, &r.get::<String, _>(20))?,
+                error: r.get(21),
+                cost: r.get(22),
             })
-            .collect()
+        })
+        .await
     }
 
     /// How many tuples a run has, how many without an error, and the first error.

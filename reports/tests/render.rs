@@ -412,7 +412,7 @@ async fn llm_runs_are_costed_by_llm_tokens() {
     let store = fixture_store(&dir.path().join("r.sqlite"), true).await;
     let mut data = load(&store, &Selection::default()).await.unwrap();
     for t in &mut data.tuples {
-        t.mode = bench_core::Mode::parse("llm:test@http://localhost").unwrap();
+        t.row.mode = bench_core::Mode::parse("llm:test@http://localhost").unwrap();
     }
     let out = dir.path().join("report");
     write_report(&data, &out).unwrap();

@@ -1,28 +1,20 @@
 //! Typed reads (and the run-record updates) that routers, reports and the CLI need: their SQL lives here, not with them.
 
-use bench_core::{JudgeLabel, Mode, ParadigmId, QueryType};
+use bench_core::{JudgeLabel, Mode, ParadigmId, PhaseTokens, QueryType};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use crate::error::{Result, StoreError};
 use crate::Store;
 
-/// Tokens of one stored tuple by phase: what the paradigm was billed, and what the judge spent
-/// on it (an evaluation cost, never the paradigm's).
+/// Tokens of one stored tuple: what the paradigm was billed by phase (the record's own
+/// [`PhaseTokens`], read back), and what the judge spent on it (an evaluation cost, never the
+/// paradigm's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TupleTokens {
-    /// Graph construction, input.
-    pub construction_in: u64,
-    /// Graph construction, output.
-    pub construction_out: u64,
-    /// Retrieval-time LLM calls, input.
-    pub retrieval_in: u64,
-    /// Retrieval-time LLM calls, output.
-    pub retrieval_out: u64,
-    /// Answer generation, input.
-    pub generation_in: u64,
-    /// Answer generation, output.
-    pub generation_out: u64,
+    /// Construction, retrieval and generation, in and out.
+    #[serde(flatten)]
+    pub phases: PhaseTokens,
     /// The judge, input.
     pub judge_in: u64,
     /// The judge, output.
@@ -32,12 +24,7 @@ pub struct TupleTokens {
 impl TupleTokens {
     /// The LLM tokens the paradigm was billed: construction, retrieval and generation.
     pub fn paradigm(&self) -> u64 {
-        self.construction_in
-            + self.construction_out
-            + self.retrieval_in
-            + self.retrieval_out
-            + self.generation_in
-            + self.generation_out
+        self.phases.total()
     }
 }
 
@@ -147,7 +134,7 @@ pub struct RunRow {
 }
 
 /// A stored corpus's sizes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CorpusRow {
     /// The corpus's name.
     pub name: String,
@@ -164,7 +151,7 @@ pub struct CorpusRow {
 }
 
 /// One tuple joined with its question, as a report shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ReportTupleRow {
     /// The question's id.
     pub query_id: String,
@@ -406,12 +393,14 @@ impl Store {
                 semantic_f1: r.get(8),
                 evidence_recall: r.get(9),
                 tokens: TupleTokens {
-                    construction_in: count(r, 10),
-                    construction_out: count(r, 11),
-                    retrieval_in: count(r, 12),
-                    retrieval_out: count(r, 13),
-                    generation_in: count(r, 14),
-                    generation_out: count(r, 15),
+                    phases: PhaseTokens {
+                        construction_in: count(r, 10),
+                        construction_out: count(r, 11),
+                        retrieval_in: count(r, 12),
+                        retrieval_out: count(r, 13),
+                        generation_in: count(r, 14),
+                        generation_out: count(r, 15),
+                    },
                     judge_in: count(r, 16),
                     judge_out: count(r, 17),
                 },

@@ -209,20 +209,10 @@ fn row(
     tok: f64,
 ) -> RouteEvalRow {
     RouteEvalRow {
-        router: router.into(),
-        param,
-        corpus: corpus.into(),
-        fold,
         n,
-        accuracy: 0.5,
-        macro_f1: 0.4,
-        mrr: 0.6,
         correct_rate: cr,
         mean_tokens: tok,
-        regret_correct: 0.0,
-        regret_tokens: 0.0,
-        latency_ms: 0.0,
-        fit_ms: 0.0,
+        ..fixtures::route_eval_row(router, param, corpus, fold)
     }
 }
 

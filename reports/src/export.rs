@@ -47,17 +47,22 @@ const TUPLE_COLUMNS: [&str; 25] = [
     "error",
 ];
 
+/// The judge label as exported: its stored text, `None` when the tuple failed.
+fn judge(t: &Tuple) -> Option<&'static str> {
+    t.judge_label.map(|j| j.as_str())
+}
+
 fn tuple_fields(t: &Tuple) -> [String; 25] {
-    let k = &t.tokens;
+    let k = &t.tokens.phases;
     [
         t.run_id.to_string(),
         t.corpus.clone(),
         t.query_id.clone(),
         t.qtype.as_str().to_owned(),
         t.paradigm.as_str().to_owned(),
-        t.query.clone(),
+        t.question.clone(),
         t.answer.clone(),
-        t.judge.clone().unwrap_or_default(),
+        judge(t).unwrap_or_default().to_owned(),
         t.correct().to_string(),
         t.em.to_string(),
         t.f1.to_string(),
@@ -69,8 +74,8 @@ fn tuple_fields(t: &Tuple) -> [String; 25] {
         k.retrieval_out.to_string(),
         k.generation_in.to_string(),
         k.generation_out.to_string(),
-        k.judge_in.to_string(),
-        k.judge_out.to_string(),
+        t.tokens.judge_in.to_string(),
+        t.tokens.judge_out.to_string(),
         t.context_tokens.to_string(),
         t.latency_ms.to_string(),
         t.mode.label(),
@@ -92,31 +97,33 @@ pub fn tuples_csv(tuples: &[Tuple]) -> String {
 /// The tuples as JSON lines (same fields as the CSV; absent values are `null`).
 pub fn tuples_jsonl(tuples: &[Tuple]) -> String {
     let mut out = String::new();
+    // Counts stay JSON floats (`12.0`), as earlier exports wrote them.
+    let n = |v: u64| v as f64;
     for t in tuples {
-        let k = &t.tokens;
+        let k = &t.tokens.phases;
         let v = json!({
             "run_id": t.run_id,
             "corpus": t.corpus,
             "query_id": t.query_id,
             "qtype": t.qtype.as_str(),
             "paradigm": t.paradigm.as_str(),
-            "query": t.query,
+            "query": t.question,
             "answer": t.answer,
-            "judge_label": t.judge,
+            "judge_label": judge(t),
             "correct": t.correct(),
             "em": t.em,
             "f1": t.f1,
             "semantic_f1": t.semantic_f1,
             "evidence_recall": t.evidence_recall,
-            "tokens_construction_in": k.construction_in,
-            "tokens_construction_out": k.construction_out,
-            "tokens_retrieval_in": k.retrieval_in,
-            "tokens_retrieval_out": k.retrieval_out,
-            "tokens_generation_in": k.generation_in,
-            "tokens_generation_out": k.generation_out,
-            "tokens_judge_in": k.judge_in,
-            "tokens_judge_out": k.judge_out,
-            "context_tokens": t.context_tokens,
+            "tokens_construction_in": n(k.construction_in),
+            "tokens_construction_out": n(k.construction_out),
+            "tokens_retrieval_in": n(k.retrieval_in),
+            "tokens_retrieval_out": n(k.retrieval_out),
+            "tokens_generation_in": n(k.generation_in),
+            "tokens_generation_out": n(k.generation_out),
+            "tokens_judge_in": n(t.tokens.judge_in),
+            "tokens_judge_out": n(t.tokens.judge_out),
+            "context_tokens": n(t.context_tokens),
             "latency_ms": t.latency_ms,
             "mode": t.mode,
             "error": t.error,

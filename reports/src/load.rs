@@ -4,11 +4,9 @@ use std::collections::BTreeMap;
 
 use bench_core::{BenchError, Result};
 use store::Store;
-use store::{select_runs, RunSelection, SplitUse};
+use store::{select_runs, CorpusRow, RunSelection, SplitUse};
 
-use crate::model::{
-    CorpusInfo, CorpusMetrics, ReportData, RouteEval, RunInfo, SignalRow, Tokens, Tuple,
-};
+use crate::model::{CorpusMetrics, ReportData, RouteEval, RunInfo, SignalRow, Tuple};
 
 /// Which runs and evaluations a report covers.
 #[derive(Debug, Clone, Default)]
@@ -102,18 +100,11 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
     let mut corpora = Vec::new();
     let mut metrics = Vec::new();
     for run in &runs {
-        if corpora.iter().any(|c: &CorpusInfo| c.name == run.corpus) {
+        if corpora.iter().any(|c: &CorpusRow| c.name == run.corpus) {
             continue;
         }
         if let Some(r) = store.corpus_row(&run.corpus, &run.corpus_hash).await? {
-            corpora.push(CorpusInfo {
-                name: r.name,
-                content_hash: r.content_hash,
-                source: r.source,
-                documents: r.documents,
-                chunks: r.chunks,
-                queries: r.queries,
-            });
+            corpora.push(r);
         }
         if let Some((configuration, v)) =
             store.corpus_metrics(&run.corpus, &run.corpus_hash).await?
@@ -205,9 +196,8 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
     };
     let (con_in, con_out) = run.construction.unwrap_or((0.0, 0.0));
     let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let paradigm = r.paradigm;
-        let share = if paradigm.uses_graph() {
+    for row in rows {
+        let share = if row.paradigm.uses_graph() {
             1.0 / questions
         } else {
             0.0
@@ -215,22 +205,9 @@ async fn run_tuples(store: &Store, run: &RunInfo) -> Result<Vec<Tuple>> {
         out.push(Tuple {
             run_id: run.id,
             corpus: run.corpus.clone(),
-            query_id: r.query_id,
-            query: r.question,
-            qtype: r.qtype,
-            paradigm,
-            answer: r.answer,
-            judge: r.judge_label.map(|j| j.as_str().to_owned()),
-            em: r.em,
-            f1: r.f1,
-            semantic_f1: r.semantic_f1,
-            evidence_recall: r.evidence_recall,
-            tokens: Tokens::from_stored(&r.tokens, con_in * share, con_out * share),
-            context_tokens: r.context_tokens as f64,
-            latency_ms: r.latency_ms,
-            mode: r.mode,
-            error: r.error,
-            imported_cost: r.cost,
+            row,
+            amortised_in: con_in * share,
+            amortised_out: con_out * share,
         });
     }
     Ok(out)

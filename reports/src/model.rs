@@ -4,110 +4,42 @@
 
 use std::collections::BTreeMap;
 
-use bench_core::{Mode, ParadigmId, QueryType, RouteEvalRow, RouteEvalSpec};
+use bench_core::{JudgeLabel, Mode, ParadigmId, QueryType, RouteEvalRow, RouteEvalSpec};
 use serde::Serialize;
-use store::{RunRow, TupleTokens};
+use store::{CorpusRow, ReportTupleRow, RunRow};
 
-/// Tokens of one tuple by phase, as stored; `amortised_*` is the tuple's share of the corpus's
-/// graph build (graph-using paradigms only, fractional), shown in Table 16 but not in `cost`
-/// (the routers' cost measure leaves it out too, and both share Figure 7's axis).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Tokens {
-    /// Construction-phase prompt tokens the tuple spent (its graph-build share: `amortised_in`).
-    pub construction_in: f64,
-    /// Construction-phase reply tokens the tuple itself spent.
-    pub construction_out: f64,
-    /// The tuple's share of the corpus's graph build, prompt tokens.
-    pub amortised_in: f64,
-    /// The tuple's share of the corpus's graph build, reply tokens.
-    pub amortised_out: f64,
-    /// Retrieval prompt tokens (LLM calls made while retrieving).
-    pub retrieval_in: f64,
-    /// Retrieval reply tokens.
-    pub retrieval_out: f64,
-    /// Generation prompt tokens.
-    pub generation_in: f64,
-    /// Generation reply tokens.
-    pub generation_out: f64,
-    /// The judge's tokens: a cost of the benchmark, not of the paradigm (never in `cost`).
-    pub judge_in: f64,
-    /// The judge's reply tokens (never in `cost`).
-    pub judge_out: f64,
-}
-
-impl Tokens {
-    /// A stored tuple's tokens, with its share (`amortised_*`) of the corpus's graph build.
-    pub fn from_stored(t: &TupleTokens, amortised_in: f64, amortised_out: f64) -> Tokens {
-        Tokens {
-            construction_in: t.construction_in as f64,
-            construction_out: t.construction_out as f64,
-            amortised_in,
-            amortised_out,
-            retrieval_in: t.retrieval_in as f64,
-            retrieval_out: t.retrieval_out as f64,
-            generation_in: t.generation_in as f64,
-            generation_out: t.generation_out as f64,
-            judge_in: t.judge_in as f64,
-            judge_out: t.judge_out as f64,
-        }
-    }
-
-    /// The LLM tokens stored for the query: construction, retrieval and generation.
-    pub fn cost(&self) -> f64 {
-        self.construction_in
-            + self.construction_out
-            + self.retrieval_in
-            + self.retrieval_out
-            + self.generation_in
-            + self.generation_out
-    }
-}
-
-/// One stored (query, corpus, paradigm) tuple with its question.
+/// One stored (query, corpus, paradigm) tuple with its question: the store's row (question
+/// text from the data: escape before showing), the run it belongs to, and its share of the
+/// corpus's graph build.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tuple {
     /// The run the tuple belongs to.
     pub run_id: i64,
     /// The run's corpus.
     pub corpus: String,
-    /// The question's id.
-    pub query_id: String,
-    /// The question text (from the data: escape before showing).
-    pub query: String,
-    /// The question's type.
-    pub qtype: QueryType,
-    /// The paradigm that answered.
-    pub paradigm: ParadigmId,
-    /// Its answer.
-    pub answer: String,
-    /// The judge label (`correct`, `incomplete`, ...), `None` when the tuple failed.
-    pub judge: Option<String>,
-    /// Exact match with the gold answer (0 or 1).
-    pub em: f64,
-    /// Token F1 against the gold answer.
-    pub f1: f64,
-    /// Semantic F1, when measured.
-    pub semantic_f1: Option<f64>,
-    /// Share of the gold evidence the context held, when measured.
-    pub evidence_recall: Option<f64>,
-    /// Tokens by phase.
-    pub tokens: Tokens,
-    /// Context tokens given to the reader (the offline cost).
-    pub context_tokens: f64,
-    /// Retrieval plus generation time, in milliseconds.
-    pub latency_ms: f64,
-    /// How the run's tuples came to be.
-    pub mode: Mode,
-    /// Why the tuple failed, if it did.
-    pub error: Option<String>,
-    /// An imported tuple's cost in the import's unit (`None` for a benched tuple).
-    pub imported_cost: Option<f64>,
+    /// The stored tuple.
+    #[serde(flatten)]
+    pub row: ReportTupleRow,
+    /// The tuple's share of the corpus's graph build, prompt tokens (graph-using paradigms
+    /// only, fractional): shown in Table 16 but not in the cost (the routers' cost measure
+    /// leaves it out too, and both share Figure 7's axis).
+    pub amortised_in: f64,
+    /// The tuple's share of the corpus's graph build, reply tokens.
+    pub amortised_out: f64,
+}
+
+/// A tuple reads as its stored row: `t.paradigm`, `t.judge_label`, `t.tokens`, ...
+impl std::ops::Deref for Tuple {
+    type Target = ReportTupleRow;
+    fn deref(&self) -> &ReportTupleRow {
+        &self.row
+    }
 }
 
 impl Tuple {
     /// Judged correct. A failed tuple counts as not correct: the question was not answered.
     pub fn correct(&self) -> bool {
-        self.judge.as_deref() == Some(bench_core::JudgeLabel::Correct.as_str())
+        self.judge_label == Some(JudgeLabel::Correct)
     }
 }
 
@@ -129,23 +61,6 @@ impl std::ops::Deref for RunInfo {
     fn deref(&self) -> &RunRow {
         &self.row
     }
-}
-
-/// A corpus as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CorpusInfo {
-    /// The corpus's name.
-    pub name: String,
-    /// The hash of its chunks and questions.
-    pub content_hash: String,
-    /// Where it was loaded from.
-    pub source: String,
-    /// Documents in the corpus.
-    pub documents: i64,
-    /// Chunks in the corpus.
-    pub chunks: i64,
-    /// Questions in the corpus.
-    pub queries: i64,
 }
 
 /// The stored corpus metrics of one corpus (flat keys such as `graph.lcc_ratio`).
@@ -209,7 +124,7 @@ pub struct ReportData {
     /// The runs, in corpus order (one per corpus by default).
     pub runs: Vec<RunInfo>,
     /// The corpora of the runs.
-    pub corpora: Vec<CorpusInfo>,
+    pub corpora: Vec<CorpusRow>,
     /// The runs' tuples, in run then question order.
     pub tuples: Vec<Tuple>,
     /// Router evaluations, oldest first; empty when none were stored or selected.
@@ -316,9 +231,9 @@ impl CostBasis {
     pub fn of(&self, t: &Tuple) -> f64 {
         bench_core::cost_tokens(
             &t.mode,
-            t.tokens.cost().round() as u64,
-            t.context_tokens as u64,
-            t.imported_cost.unwrap_or(0.0),
+            t.tokens.paradigm(),
+            t.context_tokens,
+            t.cost.unwrap_or(0.0),
         )
     }
 

@@ -321,7 +321,7 @@ fn examples(data: &ReportData, n: usize) -> Table {
                 if ids.len() == n {
                     break;
                 }
-                ids.push((&t.query_id, &t.query, t.qtype));
+                ids.push((&t.query_id, &t.question, t.qtype));
             }
         }
         for (id, q, ty) in ids {
@@ -332,7 +332,7 @@ fn examples(data: &ReportData, n: usize) -> Table {
                     .iter()
                     .find(|t| t.corpus == c && t.query_id == id && t.paradigm == *p)
                     .map_or("–".to_owned(), |t| {
-                        t.judge.clone().unwrap_or_else(|| "error".into())
+                        t.judge_label.map_or("error", |j| j.as_str()).to_owned()
                     });
                 row.push(l);
             }

@@ -373,18 +373,22 @@ pub fn table16(data: &ReportData) -> Table {
                 c.clone(),
                 p.as_str().to_owned(),
                 ts.len().to_string(),
-                tokens(sum(|t| t.context_tokens) / ts.len() as f64),
-                tokens(sum(|t| t.tokens.construction_in + t.tokens.amortised_in)),
-                tokens(sum(|t| t.tokens.construction_out + t.tokens.amortised_out)),
-                tokens(sum(|t| t.tokens.retrieval_in)),
-                tokens(sum(|t| t.tokens.retrieval_out)),
-                tokens(sum(|t| t.tokens.generation_in)),
-                tokens(sum(|t| t.tokens.generation_out)),
+                tokens(sum(|t| t.context_tokens as f64) / ts.len() as f64),
                 tokens(sum(|t| {
-                    t.tokens.cost() + t.tokens.amortised_in + t.tokens.amortised_out
+                    t.tokens.phases.construction_in as f64 + t.amortised_in
                 })),
-                tokens(sum(|t| t.tokens.judge_in)),
-                tokens(sum(|t| t.tokens.judge_out)),
+                tokens(sum(|t| {
+                    t.tokens.phases.construction_out as f64 + t.amortised_out
+                })),
+                tokens(sum(|t| t.tokens.phases.retrieval_in as f64)),
+                tokens(sum(|t| t.tokens.phases.retrieval_out as f64)),
+                tokens(sum(|t| t.tokens.phases.generation_in as f64)),
+                tokens(sum(|t| t.tokens.phases.generation_out as f64)),
+                tokens(sum(|t| {
+                    t.tokens.paradigm() as f64 + t.amortised_in + t.amortised_out
+                })),
+                tokens(sum(|t| t.tokens.judge_in as f64)),
+                tokens(sum(|t| t.tokens.judge_out as f64)),
             ]);
         }
     }

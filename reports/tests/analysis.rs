@@ -1,11 +1,12 @@
 //! The frontier, the non-decreasing hull and AIQ on hand-made point sets; points from tuples
 //! and router rows; table rendering.
 
-use bench_core::{ParadigmId, QueryType, RouteEvalRow};
+use bench_core::{JudgeLabel, ParadigmId, PhaseTokens, QueryType, RouteEvalRow};
 use reports::aiq::{aiq, cost_range, hull_at, nondecreasing_hull};
-use reports::model::{CostBasis, ReportData, Tokens, Tuple};
+use reports::model::{CostBasis, ReportData, Tuple};
 use reports::pareto::{frontier, paradigm_points, router_points, sweep_curves, Kind};
 use reports::tables::{mean_std, Table};
+use store::{ReportTupleRow, TupleTokens};
 
 fn close(a: f64, b: f64) {
     assert!((a - b).abs() < 1e-12, "{a} != {b}");
@@ -106,44 +107,55 @@ fn aiq_on_a_wider_range_counts_nothing_left_of_the_cheapest_point() {
     );
 }
 
-fn tuple(corpus: &str, q: &str, p: ParadigmId, correct: bool, tokens: f64) -> Tuple {
+fn tuple(corpus: &str, q: &str, p: ParadigmId, correct: bool, tokens: u64) -> Tuple {
     Tuple {
         run_id: 1,
         corpus: corpus.into(),
-        query_id: q.into(),
-        query: format!("question {q}"),
-        qtype: QueryType::Factual,
-        paradigm: p,
-        answer: String::new(),
-        judge: Some(if correct { "correct" } else { "incorrect" }.into()),
-        em: 0.0,
-        f1: 0.0,
-        semantic_f1: None,
-        evidence_recall: None,
-        tokens: Tokens {
-            generation_in: tokens,
-            judge_in: 1000.0,
-            ..Tokens::default()
+        row: ReportTupleRow {
+            query_id: q.into(),
+            question: format!("question {q}"),
+            qtype: QueryType::Factual,
+            paradigm: p,
+            answer: String::new(),
+            judge_label: Some(if correct {
+                JudgeLabel::Correct
+            } else {
+                JudgeLabel::Incorrect
+            }),
+            em: 0.0,
+            f1: 0.0,
+            semantic_f1: None,
+            evidence_recall: None,
+            tokens: TupleTokens {
+                phases: PhaseTokens {
+                    generation_in: tokens,
+                    ..PhaseTokens::default()
+                },
+                judge_in: 1000,
+                judge_out: 0,
+            },
+            context_tokens: 2 * tokens,
+            latency_ms: 0.0,
+            mode: bench_core::Mode::parse("llm:m@http://localhost").unwrap(),
+            error: None,
+            cost: None,
         },
-        context_tokens: 2.0 * tokens,
-        latency_ms: 0.0,
-        mode: bench_core::Mode::parse("llm:m@http://localhost").unwrap(),
-        error: None,
-        imported_cost: None,
+        amortised_in: 0.0,
+        amortised_out: 0.0,
     }
 }
 
 #[test]
 fn paradigm_points_average_tokens_and_count_failures_as_wrong() {
-    let mut failed = tuple("a", "q3", ParadigmId::Naive, false, 300.0);
-    failed.judge = None;
-    failed.error = Some("timeout".into());
+    let mut failed = tuple("a", "q3", ParadigmId::Naive, false, 300);
+    failed.row.judge_label = None;
+    failed.row.error = Some("timeout".into());
     let ts = vec![
-        tuple("a", "q1", ParadigmId::Naive, true, 100.0),
-        tuple("a", "q2", ParadigmId::Naive, false, 200.0),
+        tuple("a", "q1", ParadigmId::Naive, true, 100),
+        tuple("a", "q2", ParadigmId::Naive, false, 200),
         failed,
-        tuple("b", "q1", ParadigmId::Naive, true, 1000.0),
-        tuple("a", "q1", ParadigmId::LlmOnly, false, 10.0),
+        tuple("b", "q1", ParadigmId::Naive, true, 1000),
+        tuple("a", "q1", ParadigmId::LlmOnly, false, 10),
     ];
     let a = paradigm_points(&ts, Some("a"), &CostBasis::LlmTokens);
     assert_eq!(a.len(), 2);
@@ -164,20 +176,20 @@ fn paradigm_points_average_tokens_and_count_failures_as_wrong() {
         ..ReportData::default()
     };
     assert_eq!(data.cost_basis(), CostBasis::LlmTokens);
-    data.tuples[0].mode = bench_core::Mode::Offline;
+    data.tuples[0].row.mode = bench_core::Mode::Offline;
     assert_eq!(data.cost_basis(), CostBasis::Mixed);
     for t in &mut data.tuples {
-        t.mode = bench_core::Mode::Offline;
+        t.row.mode = bench_core::Mode::Offline;
     }
     assert_eq!(data.cost_basis(), CostBasis::ContextTokens);
     let ctx = paradigm_points(&data.tuples, Some("a"), &CostBasis::ContextTokens);
     close(ctx[1].cost, 400.0);
     // Imported tuples sit at the import's own cost (retrieval steps here), never at 0 tokens.
     for (t, steps) in data.tuples.iter_mut().zip([1.0, 2.0, 3.0, 5.0, 0.0]) {
-        t.mode = bench_core::Mode::Imported {
+        t.row.mode = bench_core::Mode::Imported {
             source: "adaptive-rag".into(),
         };
-        t.imported_cost = Some(steps);
+        t.row.cost = Some(steps);
     }
     let basis = data.cost_basis();
     assert_eq!(basis, CostBasis::Imported("cost".into()));
@@ -197,20 +209,10 @@ fn row(
     tok: f64,
 ) -> RouteEvalRow {
     RouteEvalRow {
-        router: router.into(),
-        param,
-        corpus: corpus.into(),
-        fold,
         n,
-        accuracy: 0.5,
-        macro_f1: 0.4,
-        mrr: 0.6,
         correct_rate: cr,
         mean_tokens: tok,
-        regret_correct: 0.0,
-        regret_tokens: 0.0,
-        latency_ms: 0.0,
-        fit_ms: 0.0,
+        ..fixtures::route_eval_row(router, param, corpus, fold)
     }
 }
 

@@ -84,20 +84,15 @@ fn eval_row(
     tok: f64,
 ) -> RouteEvalRow {
     RouteEvalRow {
-        router: router.into(),
-        param,
-        corpus: corpus.into(),
-        fold,
         n: 2,
         accuracy: acc,
         macro_f1: acc / 2.0,
         mrr: acc,
         correct_rate: cr,
         mean_tokens: tok,
-        regret_correct: 0.0,
-        regret_tokens: 0.0,
         latency_ms: 0.1,
         fit_ms: 1.0,
+        ..fixtures::route_eval_row(router, param, corpus, fold)
     }
 }
 
@@ -412,7 +407,7 @@ async fn llm_runs_are_costed_by_llm_tokens() {
     let store = fixture_store(&dir.path().join("r.sqlite"), true).await;
     let mut data = load(&store, &Selection::default()).await.unwrap();
     for t in &mut data.tuples {
-        t.mode = bench_core::Mode::parse("llm:test@http://localhost").unwrap();
+        t.row.mode = bench_core::Mode::parse("llm:test@http://localhost").unwrap();
     }
     let out = dir.path().join("report");
     write_report(&data, &out).unwrap();

@@ -318,19 +318,17 @@ impl Store {
 
     /// (query, paradigm) pairs of the run that finished without error: a resume skips them.
     pub async fn finished_pairs(&self, run_id: i64) -> Result<HashSet<(String, ParadigmId)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, paradigm FROM results WHERE run_id = $1 AND error IS NULL",
         )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|r| {
+        .bind(run_id);
+        let pairs = self
+            .rows(sql, |r| {
                 let p: String = r.get(1);
-                Ok((r.get::<String, _>(0), p.parse()?))
+                Ok((r.get::<String, _>(0), p.parse::<ParadigmId>()?))
             })
-            .collect()
+            .await?;
+        Ok(pairs.into_iter().collect())
     }
 
     /// Deletes the run's tuples of `paradigms` that were answered on a graph build other than
@@ -376,7 +374,7 @@ impl Store {
                 upsert("run_id, query_id, paradigm", RESULT_COLUMNS, "created_at")
             )
         });
-        sqlx::query(SQL.as_str())
+        let statement = sqlx::query(SQL.as_str())
             .bind(run_id)
             .bind(&r.query_id)
             .bind(r.paradigm.as_str())
@@ -410,11 +408,8 @@ impl Store {
             .bind(r.quality.faithfulness_soft)
             .bind(r.quality.reader_correct.map(i64::from))
             .bind(&r.graph_build)
-            .bind(r.quality.document_recall)
-            .execute(&self.pool)
-            .await
-            .map_err(|e| self.err(e))?;
-        Ok(())
+            .bind(r.quality.document_recall);
+        self.exec(statement).await
     }
 
     /// Stores one router evaluation and all its rows in a single transaction (all or nothing);
@@ -425,53 +420,45 @@ impl Store {
 
     /// The stored evaluations, newest first: (id, spec).
     pub async fn route_evals(&self) -> Result<Vec<(i64, RouteEvalSpec)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT id, split, folds, seed, features, policy, mode, runs_json, config_json
              FROM route_evals ORDER BY id DESC",
-        )
-        .fetch_all(&self.pool)
+        );
+        self.rows(sql, |r| {
+            let bad = |what: &str, e: serde_json::Error| {
+                StoreError::Invalid(format!(
+                    "results store {}: route_evals row {}: {what}: {e}",
+                    self.path,
+                    r.get::<i64, _>(0)
+                ))
+            };
+            let spec = RouteEvalSpec {
+                split: r.get(1),
+                folds: r.get::<i64, _>(2) as u32,
+                seed: r.get::<i64, _>(3) as u64,
+                features: r.get(4),
+                policy: r.get(5),
+                mode: r.get(6),
+                runs: serde_json::from_str(&r.get::<String, _>(7))
+                    .map_err(|e| bad("runs_json", e))?,
+                config: serde_json::from_str(&r.get::<String, _>(8))
+                    .map_err(|e| bad("config_json", e))?,
+            };
+            Ok((r.get(0), spec))
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|r| {
-                let bad = |what: &str, e: serde_json::Error| {
-                    StoreError::Invalid(format!(
-                        "results store {}: route_evals row {}: {what}: {e}",
-                        self.path,
-                        r.get::<i64, _>(0)
-                    ))
-                };
-                let spec = RouteEvalSpec {
-                    split: r.get(1),
-                    folds: r.get::<i64, _>(2) as u32,
-                    seed: r.get::<i64, _>(3) as u64,
-                    features: r.get(4),
-                    policy: r.get(5),
-                    mode: r.get(6),
-                    runs: serde_json::from_str(&r.get::<String, _>(7))
-                        .map_err(|e| bad("runs_json", e))?,
-                    config: serde_json::from_str(&r.get::<String, _>(8))
-                        .map_err(|e| bad("config_json", e))?,
-                };
-                Ok((r.get(0), spec))
-            })
-            .collect()
     }
 
     /// The rows of one evaluation, in (router, param, corpus, fold) order.
     pub async fn route_eval_rows(&self, eval_id: i64) -> Result<Vec<RouteEvalRow>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT router, param, corpus, fold, n, accuracy, macro_f1, mrr, correct_rate, mean_tokens,
                     regret_correct, regret_tokens, latency_ms, fit_ms
              FROM route_eval_results WHERE eval_id = $1 ORDER BY router, param, corpus, fold",
         )
-        .bind(eval_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| RouteEvalRow {
+        .bind(eval_id);
+        self.rows(sql, |r| {
+            Ok(RouteEvalRow {
                 router: r.get(0),
                 param: r.get::<String, _>(1).parse().ok(),
                 corpus: r.get(2),
@@ -487,21 +474,18 @@ impl Store {
                 latency_ms: r.get(12),
                 fit_ms: r.get(13),
             })
-            .collect())
+        })
+        .await
     }
 
     /// Marks the run finished; the first finish is kept (a resume that retries failed tuples
     /// does not move it; the rows' `created_at` say when each tuple was written).
     pub async fn finish_run(&self, run_id: i64) -> Result<()> {
-        sqlx::query(&format!(
+        let sql = format!(
             "UPDATE runs SET finished_at = coalesce(finished_at, {}) WHERE id = $1",
             self.backend.now_text()
-        ))
-        .bind(run_id)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(())
+        );
+        self.exec(sqlx::query(&sql).bind(run_id)).await
     }
 
     /// Stores corpus metrics (a JSON object) for a corpus under a configuration, replacing
@@ -513,7 +497,7 @@ impl Store {
         configuration: &str,
         metrics: &serde_json::Value,
     ) -> Result<()> {
-        sqlx::query(
+        let statement = sqlx::query(
             "INSERT INTO corpus_metrics (corpus, corpus_hash, configuration, metrics_json) VALUES ($1, $2, $3, $4)
              ON CONFLICT (corpus, corpus_hash, configuration)
              DO UPDATE SET metrics_json = excluded.metrics_json, computed_at = excluded.computed_at",
@@ -521,11 +505,8 @@ impl Store {
         .bind(corpus)
         .bind(corpus_hash)
         .bind(configuration)
-        .bind(metrics.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(())
+        .bind(metrics.to_string());
+        self.exec(statement).await
     }
 
     /// The latest corpus metrics stored for a corpus's content, with their configuration.
@@ -534,22 +515,19 @@ impl Store {
         corpus: &str,
         corpus_hash: &str,
     ) -> Result<Option<(String, serde_json::Value)>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT configuration, metrics_json FROM corpus_metrics WHERE corpus = $1 AND corpus_hash = $2
              ORDER BY computed_at DESC LIMIT 1",
         )
         .bind(corpus)
-        .bind(corpus_hash)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        row.map(|r| {
+        .bind(corpus_hash);
+        self.row(sql, |r| {
             let json: String = r.get(1);
             serde_json::from_str(&json)
                 .map(|v| (r.get::<String, _>(0), v))
                 .map_err(|e| StoreError::Other(format!("stored corpus metrics: {e}")))
         })
-        .transpose()
+        .await
     }
 
     /// LLM tokens of a run's stored tuples: every phase plus the judge.

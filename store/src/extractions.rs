@@ -37,9 +37,7 @@ impl Store {
             for h in slice {
                 q = q.bind(h);
             }
-            let rows = q.fetch_all(self.pool()).await.map_err(|e| self.err(e))?;
-            for r in &rows {
-                let row = row_from(r)?;
+            for row in self.rows(q, row_from).await? {
                 out.insert(row.chunk_hash.clone(), row);
             }
         }
@@ -48,7 +46,7 @@ impl Store {
 
     /// Writes one chunk's extraction, replacing an earlier (failed) attempt of the same key.
     pub async fn put_extraction(&self, key: &ExtractorKey, row: &ExtractionRow) -> Result<()> {
-        sqlx::query(
+        let statement = sqlx::query(
             "INSERT INTO extractions
                 (chunk_hash, extractor, model, prompt_hash, status, triplets_json, tokens_in, tokens_out, error)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -65,35 +63,26 @@ impl Store {
         .bind(&row.triplets_json)
         .bind(row.tokens_in as i64)
         .bind(row.tokens_out as i64)
-        .bind(&row.error)
-        .execute(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(())
+        .bind(&row.error);
+        self.exec(statement).await
     }
 
     /// Failed extractions under `key`: (chunk hash, error), by hash.
     pub async fn extraction_failures(&self, key: &ExtractorKey) -> Result<Vec<(String, String)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT chunk_hash, coalesce(error, '') FROM extractions
              WHERE extractor = $1 AND model = $2 AND prompt_hash = $3 AND status = 'failed'
              ORDER BY chunk_hash",
         )
         .bind(&key.extractor)
         .bind(&key.model)
-        .bind(&key.prompt_hash)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
-            .collect())
+        .bind(&key.prompt_hash);
+        self.rows(sql, |r| Ok((r.get(0), r.get(1)))).await
     }
 
     /// Records a finished graph build (its counts and the corpus's construction tokens).
     pub async fn record_graph_build(&self, b: &GraphBuildRecord) -> Result<()> {
-        sqlx::query(
+        let mut statement = sqlx::query(
             "INSERT INTO graph_builds (corpus, corpus_hash, extractor, model, prompt_hash, chunks, nodes, edges,
                 relation_types, triplets, components, failures, tokens_in, tokens_out, signature)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
@@ -102,21 +91,22 @@ impl Store {
         .bind(&b.corpus_hash)
         .bind(&b.extractor.extractor)
         .bind(&b.extractor.model)
-        .bind(&b.extractor.prompt_hash)
-        .bind(b.chunks as i64)
-        .bind(b.nodes as i64)
-        .bind(b.edges as i64)
-        .bind(b.relation_types as i64)
-        .bind(b.triplets as i64)
-        .bind(b.components as i64)
-        .bind(b.failures as i64)
-        .bind(b.tokens_in as i64)
-        .bind(b.tokens_out as i64)
-        .bind(&b.signature)
-        .execute(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(())
+        .bind(&b.extractor.prompt_hash);
+        // The nine counts, in column order (`chunks` to `tokens_out`).
+        for count in [
+            b.chunks,
+            b.nodes,
+            b.edges,
+            b.relation_types,
+            b.triplets,
+            b.components,
+            b.failures,
+            b.tokens_in,
+            b.tokens_out,
+        ] {
+            statement = statement.bind(count as i64);
+        }
+        self.exec(statement.bind(&b.signature)).await
     }
 
     /// Construction tokens (in, out) of the latest graph build of this corpus content by this

@@ -1,28 +1,20 @@
 //! Typed reads (and the run-record updates) that routers, reports and the CLI need: their SQL lives here, not with them.
 
-use bench_core::{JudgeLabel, Mode, ParadigmId, QueryType};
+use bench_core::{JudgeLabel, Mode, ParadigmId, PhaseTokens, QueryType};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use crate::error::{Result, StoreError};
 use crate::Store;
 
-/// Tokens of one stored tuple by phase: what the paradigm was billed, and what the judge spent
-/// on it (an evaluation cost, never the paradigm's).
+/// Tokens of one stored tuple: what the paradigm was billed by phase (the record's own
+/// [`PhaseTokens`], read back), and what the judge spent on it (an evaluation cost, never the
+/// paradigm's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TupleTokens {
-    /// Graph construction, input.
-    pub construction_in: u64,
-    /// Graph construction, output.
-    pub construction_out: u64,
-    /// Retrieval-time LLM calls, input.
-    pub retrieval_in: u64,
-    /// Retrieval-time LLM calls, output.
-    pub retrieval_out: u64,
-    /// Answer generation, input.
-    pub generation_in: u64,
-    /// Answer generation, output.
-    pub generation_out: u64,
+    /// Construction, retrieval and generation, in and out.
+    #[serde(flatten)]
+    pub phases: PhaseTokens,
     /// The judge, input.
     pub judge_in: u64,
     /// The judge, output.
@@ -32,12 +24,7 @@ pub struct TupleTokens {
 impl TupleTokens {
     /// The LLM tokens the paradigm was billed: construction, retrieval and generation.
     pub fn paradigm(&self) -> u64 {
-        self.construction_in
-            + self.construction_out
-            + self.retrieval_in
-            + self.retrieval_out
-            + self.generation_in
-            + self.generation_out
+        self.phases.total()
     }
 }
 
@@ -147,7 +134,7 @@ pub struct RunRow {
 }
 
 /// A stored corpus's sizes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CorpusRow {
     /// The corpus's name.
     pub name: String,
@@ -164,7 +151,7 @@ pub struct CorpusRow {
 }
 
 /// One tuple joined with its question, as a report shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ReportTupleRow {
     /// The question's id.
     pub query_id: String,
@@ -229,89 +216,80 @@ pub struct EmbeddingUsage {
 impl Store {
     /// The tuples of a run, in (query, paradigm) order.
     pub async fn routing_tuples(&self, run_id: i64) -> Result<Vec<RoutingTupleRow>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, paradigm, judge_label, coalesce(score, semantic_f1),
                     tokens_construction_in + tokens_construction_out + tokens_retrieval_in
                     + tokens_retrieval_out + tokens_generation_in + tokens_generation_out,
                     error, context_tokens, cost
              FROM results WHERE run_id = $1 ORDER BY query_id, paradigm",
         )
-        .bind(run_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(RoutingTupleRow {
-                    query_id: r.get(0),
-                    paradigm: self.paradigm_of(run_id, &r.get::<String, _>(1))?,
-                    judge_label: self.judge_of(run_id, r.get(2))?,
-                    score: r.get(3),
-                    llm_tokens: count(r, 4),
-                    error: r.get(5),
-                    context_tokens: count(r, 6),
-                    cost: r.get(7),
-                })
+        .bind(run_id);
+        self.rows(sql, |r| {
+            Ok(RoutingTupleRow {
+                query_id: r.get(0),
+                paradigm: self.paradigm_of(run_id, &r.get::<String, _>(1))?,
+                judge_label: self.judge_of(run_id, r.get(2))?,
+                score: r.get(3),
+                llm_tokens: count(r, 4),
+                error: r.get(5),
+                context_tokens: count(r, 6),
+                cost: r.get(7),
             })
-            .collect()
+        })
+        .await
     }
 
     /// The stored questions of a corpus, in stored (file) order.
     pub async fn stored_questions(&self, corpus: &str, hash: &str) -> Result<Vec<StoredQuestion>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, text, qtype FROM queries WHERE corpus = $1 AND corpus_hash = $2 ORDER BY rowid",
         )
         .bind(corpus)
-        .bind(hash)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                let id: String = r.get(0);
-                let qtype = r.get::<String, _>(2).parse().map_err(|e| {
-                    StoreError::Invalid(format!(
-                        "results store {}: corpus {corpus} query {id}: qtype: {e}",
-                        self.path()
-                    ))
-                })?;
-                Ok(StoredQuestion {
-                    id,
-                    text: r.get(1),
-                    qtype,
-                })
+        .bind(hash);
+        self.rows(sql, |r| {
+            let id: String = r.get(0);
+            let qtype = r.get::<String, _>(2).parse().map_err(|e| {
+                StoreError::Invalid(format!(
+                    "results store {}: corpus {corpus} query {id}: qtype: {e}",
+                    self.path()
+                ))
+            })?;
+            Ok(StoredQuestion {
+                id,
+                text: r.get(1),
+                qtype,
             })
-            .collect()
+        })
+        .await
     }
 
     /// A run's row, or `None` when there is no run `id`.
     pub async fn run_row(&self, id: i64) -> Result<Option<RunRow>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT id, corpus, corpus_hash, config_json, config_hash, seed, crate_version, mode, reader,
                     judge, embedder, extractor, started_at, finished_at
              FROM runs WHERE id = $1",
         )
-        .bind(id)
-        .fetch_optional(self.pool())
+        .bind(id);
+        self.row(sql, |row| {
+            Ok(RunRow {
+                mode: self.mode_of(id, &row.get::<String, _>(7))?,
+                id: row.get(0),
+                corpus: row.get(1),
+                corpus_hash: row.get(2),
+                config_json: row.get(3),
+                config_hash: row.get(4),
+                seed: row.get(5),
+                crate_version: row.get(6),
+                reader: row.get(8),
+                judge: row.get(9),
+                embedder: row.get(10),
+                extractor: row.get(11),
+                started_at: row.get(12),
+                finished_at: row.get(13),
+            })
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(Some(RunRow {
-            mode: self.mode_of(id, &row.get::<String, _>(7))?,
-            id: row.get(0),
-            corpus: row.get(1),
-            corpus_hash: row.get(2),
-            config_json: row.get(3),
-            config_hash: row.get(4),
-            seed: row.get(5),
-            crate_version: row.get(6),
-            reader: row.get(8),
-            judge: row.get(9),
-            embedder: row.get(10),
-            extractor: row.get(11),
-            started_at: row.get(12),
-            finished_at: row.get(13),
-        }))
     }
 
     /// The construction tokens (in, out) of the latest graph build of a corpus by the extractor
@@ -323,7 +301,7 @@ impl Store {
         hash: &str,
         extractor: &str,
     ) -> Result<Option<(i64, i64)>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT tokens_in, tokens_out FROM graph_builds
              WHERE corpus = $1 AND corpus_hash = $2
                AND extractor || ':' || model || ':' || prompt_hash = $3
@@ -331,32 +309,29 @@ impl Store {
         )
         .bind(corpus)
         .bind(hash)
-        .bind(extractor)
-        .fetch_optional(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(row.map(|r| (r.get(0), r.get(1))))
+        .bind(extractor);
+        self.row(sql, |r| Ok((r.get(0), r.get(1)))).await
     }
 
     /// A stored corpus's row.
     pub async fn corpus_row(&self, name: &str, hash: &str) -> Result<Option<CorpusRow>> {
-        let row = sqlx::query(
+        let sql = sqlx::query(
             "SELECT name, content_hash, source, documents, chunks, queries FROM corpora
              WHERE name = $1 AND content_hash = $2",
         )
         .bind(name)
-        .bind(hash)
-        .fetch_optional(self.pool())
+        .bind(hash);
+        self.row(sql, |r| {
+            Ok(CorpusRow {
+                name: r.get(0),
+                content_hash: r.get(1),
+                source: r.get(2),
+                documents: r.get(3),
+                chunks: r.get(4),
+                queries: r.get(5),
+            })
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        Ok(row.map(|r| CorpusRow {
-            name: r.get(0),
-            content_hash: r.get(1),
-            source: r.get(2),
-            documents: r.get(3),
-            chunks: r.get(4),
-            queries: r.get(5),
-        }))
     }
 
     /// Every answered tuple (no error) of `paradigm` in a run: query id, answer and trace
@@ -366,26 +341,21 @@ impl Store {
         run_id: i64,
         paradigm: &str,
     ) -> Result<Vec<(String, String, serde_json::Value)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, answer, trace_json FROM results
              WHERE run_id = $1 AND paradigm = $2 AND error IS NULL ORDER BY query_id",
         )
         .bind(run_id)
-        .bind(paradigm)
-        .fetch_all(self.pool())
+        .bind(paradigm);
+        self.rows(sql, |r| {
+            let trace: String = r.get(2);
+            Ok((
+                r.get(0),
+                r.get(1),
+                serde_json::from_str(&trace).unwrap_or_default(),
+            ))
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let trace: String = r.get(2);
-                (
-                    r.get(0),
-                    r.get(1),
-                    serde_json::from_str(&trace).unwrap_or_default(),
-                )
-            })
-            .collect())
     }
 
     /// A run's tuples joined with their questions, in question (file) order then paradigm.
@@ -395,7 +365,7 @@ impl Store {
         corpus: &str,
         hash: &str,
     ) -> Result<Vec<ReportTupleRow>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT r.query_id, coalesce(q.text, ''), coalesce(q.qtype, 'other'), r.paradigm, r.answer,
                     r.judge_label, r.em, r.f1, r.semantic_f1, r.evidence_recall,
                     r.tokens_construction_in, r.tokens_construction_out, r.tokens_retrieval_in,
@@ -409,41 +379,39 @@ impl Store {
         )
         .bind(corpus)
         .bind(hash)
-        .bind(run_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(ReportTupleRow {
-                    query_id: r.get(0),
-                    question: r.get(1),
-                    qtype: self.qtype_of(run_id, &r.get::<String, _>(2))?,
-                    paradigm: self.paradigm_of(run_id, &r.get::<String, _>(3))?,
-                    answer: r.get(4),
-                    judge_label: self.judge_of(run_id, r.get(5))?,
-                    em: r.get(6),
-                    f1: r.get(7),
-                    semantic_f1: r.get(8),
-                    evidence_recall: r.get(9),
-                    tokens: TupleTokens {
+        .bind(run_id);
+        self.rows(sql, |r| {
+            Ok(ReportTupleRow {
+                query_id: r.get(0),
+                question: r.get(1),
+                qtype: self.qtype_of(run_id, &r.get::<String, _>(2))?,
+                paradigm: self.paradigm_of(run_id, &r.get::<String, _>(3))?,
+                answer: r.get(4),
+                judge_label: self.judge_of(run_id, r.get(5))?,
+                em: r.get(6),
+                f1: r.get(7),
+                semantic_f1: r.get(8),
+                evidence_recall: r.get(9),
+                tokens: TupleTokens {
+                    phases: PhaseTokens {
                         construction_in: count(r, 10),
                         construction_out: count(r, 11),
                         retrieval_in: count(r, 12),
                         retrieval_out: count(r, 13),
                         generation_in: count(r, 14),
                         generation_out: count(r, 15),
-                        judge_in: count(r, 16),
-                        judge_out: count(r, 17),
                     },
-                    context_tokens: count(r, 18),
-                    latency_ms: r.get(19),
-                    mode: self.mode_of(run_id, &r.get::<String, _>(20))?,
-                    error: r.get(21),
-                    cost: r.get(22),
-                })
+                    judge_in: count(r, 16),
+                    judge_out: count(r, 17),
+                },
+                context_tokens: count(r, 18),
+                latency_ms: r.get(19),
+                mode: self.mode_of(run_id, &r.get::<String, _>(20))?,
+                error: r.get(21),
+                cost: r.get(22),
             })
-            .collect()
+        })
+        .await
     }
 
     /// How many tuples a run has, how many without an error, and the first error.

@@ -111,17 +111,13 @@ impl Store {
 
     /// The paired tests of an evaluation, in (router, param) order.
     pub async fn route_eval_tests(&self, eval_id: i64) -> Result<Vec<RouteEvalTest>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples
              FROM route_eval_tests WHERE eval_id = $1 ORDER BY router, param",
         )
-        .bind(eval_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| RouteEvalTest {
+        .bind(eval_id);
+        self.rows(sql, |r| {
+            Ok(RouteEvalTest {
                 router: r.get(0),
                 param: r.get::<String, _>(1).parse().ok(),
                 baseline: r.get(2),
@@ -134,42 +130,39 @@ impl Store {
                 p_mcnemar: r.get(9),
                 resamples: r.get::<i64, _>(10) as u32,
             })
-            .collect())
+        })
+        .await
     }
 
     /// The per-question predictions of an evaluation, in (router, param, corpus, query) order.
     pub async fn route_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost
              FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
         )
-        .bind(eval_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|r| {
-                let played: String = r.get(6);
-                let scores: String = r.get(9);
-                Ok(RoutePrediction {
-                    router: r.get(0),
-                    param: r.get::<String, _>(1).parse().ok(),
-                    fold: r.get::<i64, _>(2) as u32,
-                    corpus: r.get(3),
-                    query_id: r.get(4),
-                    chosen: r.get(5),
-                    played: (!played.is_empty()).then_some(played),
-                    correct: r.get::<i64, _>(7) != 0,
-                    cost: r.get(8),
-                    probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
-                    scores: serde_json::from_str(&scores).map_err(|e| {
-                        StoreError::Invalid(format!(
-                            "results store {}: route_predictions scores_json: {e}",
-                            self.path()
-                        ))
-                    })?,
-                })
+        .bind(eval_id);
+        self.rows(sql, |r| {
+            let played: String = r.get(6);
+            let scores: String = r.get(9);
+            Ok(RoutePrediction {
+                router: r.get(0),
+                param: r.get::<String, _>(1).parse().ok(),
+                fold: r.get::<i64, _>(2) as u32,
+                corpus: r.get(3),
+                query_id: r.get(4),
+                chosen: r.get(5),
+                played: (!played.is_empty()).then_some(played),
+                correct: r.get::<i64, _>(7) != 0,
+                cost: r.get(8),
+                probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
+                scores: serde_json::from_str(&scores).map_err(|e| {
+                    StoreError::Invalid(format!(
+                        "results store {}: route_predictions scores_json: {e}",
+                        self.path()
+                    ))
+                })?,
             })
-            .collect()
+        })
+        .await
     }
 }

@@ -144,26 +144,22 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
 impl Store {
     /// Every run with at least one tuple, oldest first.
     pub async fn runs_with_results(&self) -> Result<Vec<RunRef>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT r.id, r.corpus, r.corpus_hash, r.mode, r.split, r.cost_unit FROM runs r
              WHERE EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id) ORDER BY r.id",
-        )
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        let mut all = Vec::with_capacity(rows.len());
-        for r in &rows {
+        );
+        self.rows(sql, |r| {
             let split: Option<String> = r.get(4);
             let id: i64 = r.get(0);
-            all.push(RunRef {
+            Ok(RunRef {
                 id,
                 corpus: r.get(1),
                 corpus_hash: r.get(2),
                 mode: self.mode_of(id, &r.get::<String, _>(3))?,
                 split: split.as_deref().map(str::parse).transpose()?,
                 cost_unit: r.get(5),
-            });
-        }
-        Ok(all)
+            })
+        })
+        .await
     }
 }

@@ -100,63 +100,51 @@ impl Store {
 
     /// Every signal of a run as `(query id, signal)`, in (query id, name) order.
     pub async fn signals(&self, run_id: i64) -> Result<Vec<(String, Signal)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, name, value, present, probe, paradigms, cost, cost_ms
              FROM signals WHERE run_id = $1 ORDER BY query_id, name",
         )
-        .bind(run_id)
-        .fetch_all(self.pool())
+        .bind(run_id);
+        self.rows(sql, |r| {
+            let signal = Signal {
+                name: r.get(1),
+                value: (r.get::<i64, _>(3) != 0).then(|| r.get(2)),
+                probe: r.get(4),
+                paradigms: parse_paradigms(self, run_id, &r.get::<String, _>(5))?,
+                cost: r.get(6),
+                cost_ms: r.get(7),
+            };
+            Ok((r.get(0), signal))
+        })
         .await
-        .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|r| {
-                let present: i64 = r.get(3);
-                let paradigms: String = r.get(5);
-                Ok((
-                    r.get(0),
-                    Signal {
-                        name: r.get(1),
-                        value: (present != 0).then(|| r.get(2)),
-                        probe: r.get(4),
-                        paradigms: parse_paradigms(self, run_id, &paradigms)?,
-                        cost: r.get(6),
-                        cost_ms: r.get(7),
-                    },
-                ))
-            })
-            .collect()
     }
 
     /// Every published choice of a run as `(query id, choice)`, in (query id, router) order.
     pub async fn published_choices(&self, run_id: i64) -> Result<Vec<(String, PublishedChoice)>> {
-        let rows = sqlx::query(
+        let sql = sqlx::query(
             "SELECT query_id, router, choice, answer, correct, source_correct, cost
              FROM published_choices WHERE run_id = $1 ORDER BY query_id, router",
         )
-        .bind(run_id)
-        .fetch_all(self.pool())
-        .await
-        .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|r| {
-                let choice: String = r.get(2);
-                Ok((
-                    r.get(0),
-                    PublishedChoice {
-                        router: r.get(1),
-                        choice: choice.parse().map_err(|e| {
-                            StoreError::Invalid(format!(
-                                "results store {}: run {run_id}: published_choices.choice: {e}",
-                                self.path()
-                            ))
-                        })?,
-                        answer: r.get(3),
-                        correct: r.get::<i64, _>(4) != 0,
-                        source_correct: r.get::<Option<i64>, _>(5).map(|v| v != 0),
-                        cost: r.get(6),
-                    },
+        .bind(run_id);
+        self.rows(sql, |r| {
+            let choice: ParadigmId = r.get::<String, _>(2).parse().map_err(|e| {
+                StoreError::Invalid(format!(
+                    "results store {}: run {run_id}: published_choices.choice: {e}",
+                    self.path()
                 ))
-            })
-            .collect()
+            })?;
+            Ok((
+                r.get(0),
+                PublishedChoice {
+                    router: r.get(1),
+                    choice,
+                    answer: r.get(3),
+                    correct: r.get::<i64, _>(4) != 0,
+                    source_correct: r.get::<Option<i64>, _>(5).map(|v| v != 0),
+                    cost: r.get(6),
+                },
+            ))
+        })
+        .await
     }
 }

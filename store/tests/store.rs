@@ -196,20 +196,14 @@ async fn route_evaluations_round_trip_and_keep_lambda_in_the_key() {
         config: serde_json::json!({"encoder": "all-MiniLM-L6-v2"}),
     };
     let row = |router: &str, param: Option<f64>, fold: u32, acc: f64| RouteEvalRow {
-        router: router.into(),
-        param,
-        corpus: "*".into(),
-        fold,
         n: 20,
         accuracy: acc,
-        macro_f1: 0.4,
-        mrr: 0.6,
-        correct_rate: 0.5,
         mean_tokens: 1234.5,
         regret_correct: 0.1,
         regret_tokens: 10.0,
         latency_ms: 0.01,
         fit_ms: 3.0,
+        ..fixtures::route_eval_row(router, param, "*", fold)
     };
     let rows = vec![
         row("cost-aware", Some(0.0001), 0, 0.3),

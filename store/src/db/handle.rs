@@ -1,9 +1,11 @@
 //! The store's handle and its engine: the leaf the other `db` files build on (each adds an
 //! `impl Store` block), so that none of them names its parent.
 
-use sqlx::AnyPool;
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, AnyPool};
 
-use crate::error::StoreError;
+use crate::error::{Result, StoreError};
 
 /// The results database.
 #[derive(Debug, Clone)]
@@ -12,6 +14,49 @@ pub struct Store {
     /// The file path, or the PostgreSQL URL without its password: what messages show.
     pub(super) path: String,
     pub(super) backend: Backend,
+}
+
+/// A statement with its values bound, as the store's reads and writes hand it to
+/// [`Store::rows`], [`Store::row`] and [`Store::exec`].
+pub(crate) type Statement<'q> = Query<'q, Any, AnyArguments<'q>>;
+
+// The fetch, its error and the row mapping, written once: each read states its SQL and how a
+// row becomes its type, nothing else.
+impl Store {
+    /// Every row `statement` returns, each made into a `T` by `map`.
+    pub(crate) async fn rows<T>(
+        &self,
+        statement: Statement<'_>,
+        map: impl FnMut(&AnyRow) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let fetched = statement.fetch_all(&self.pool).await;
+        fetched
+            .map_err(|e| store_err(&self.path, e))?
+            .iter()
+            .map(map)
+            .collect()
+    }
+
+    /// The row `statement` returns, if any, made into a `T` by `map`.
+    pub(crate) async fn row<T>(
+        &self,
+        statement: Statement<'_>,
+        map: impl FnOnce(&AnyRow) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match statement.fetch_optional(&self.pool).await {
+            Ok(found) => found.as_ref().map(map).transpose(),
+            Err(e) => Err(store_err(&self.path, e)),
+        }
+    }
+
+    /// Runs a write whose count of changed rows nobody reads.
+    pub(crate) async fn exec(&self, statement: Statement<'_>) -> Result<()> {
+        statement
+            .execute(&self.pool)
+            .await
+            .map(drop)
+            .map_err(|e| store_err(&self.path, e))
+    }
 }
 
 /// The database engine behind a store.

@@ -77,14 +77,27 @@ def embedding_metrics(path, dim):
     out = {}
 
     def twonn():
-        # Column 0 is the row itself (or an exact duplicate at distance 0).
+        # sklearn's brute Euclidean distances come from |a|^2 + |b|^2 - 2ab, which leaves about
+        # 1e-8 instead of 0 between exact duplicates; they would count as neighbours with a huge
+        # mu. The candidates' distances are therefore taken again from row differences (exact 0
+        # for a duplicate), as the fixtures define r1 and r2.
         r = np.empty((n, 2))
         for i in range(n):
-            d = [dd for dd, j in zip(dist[i], idx[i]) if j != i][:2]
-            r[i] = d
+            others = [j for j in idx[i] if j != i]
+            d = np.sort(np.linalg.norm(unit[others] - unit[i], axis=1))
+            r[i] = d[:2]
         keep = r[:, 0] > 0
         mu = r[keep, 1] / r[keep, 0]
-        out["embeddings.twonn_mle"] = keep.sum() / np.log(mu).sum()
+        logmu = np.log(mu)
+        out["embeddings.twonn_mle"] = keep.sum() / logmu.sum()
+        # Facco et al.'s linear fit as the fixtures define it (smallest 90% of ln mu).
+        m = len(logmu)
+        n_keep = int(np.floor(0.9 * m))
+        x = np.sort(logmu)[:n_keep]
+        y = -np.log(1 - np.arange(1, n_keep + 1) / m)
+        out["embeddings.twonn_linear_p90"] = (x * y).sum() / (x * x).sum()
+        # scikit-dimension's own TwoNN on the same rows, as a library cross-check (its fit
+        # differs in detail from the fixtures' definition, so its value is printed apart).
         out["embeddings.twonn_skdim"] = skdim.id.TwoNN().fit(unit[keep]).dimension_
 
     timed("TwoNN (mle, skdim fit)", twonn)

@@ -213,4 +213,10 @@ fn route_eval_and_report_on_benched_musique_tuples() {
     let stored: Vec<String> = query_strings(&db, "SELECT config_json FROM route_evals");
     assert!(stored.iter().all(|c| !c.contains(KEY)));
     assert!(stored.last().unwrap().contains("mock-model"));
+    // The evaluation names the router's prompt as well as its model.
+    let config: serde_json::Value = serde_json::from_str(stored.last().unwrap()).unwrap();
+    assert_eq!(
+        config["llm_router_prompt"], "route-fact-reasoning-v1",
+        "{config}"
+    );
 }

@@ -34,7 +34,7 @@ pub enum BenchError {
     Store {
         /// The file path, or the PostgreSQL URL without its password.
         path: String,
-        /// What the engine (sqlx) reported.
+        /// What the database engine reported.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },

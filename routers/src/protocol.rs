@@ -519,6 +519,11 @@ pub async fn evaluate_protocol(
         "external_timeout_s": routers.external_timeout.as_secs_f64(),
         "encoder": data.encoder,
         "router_llm": llm_identity,
+        // The LLM router's answers depend on its prompt as much as on the model.
+        "llm_router_prompt": cands
+            .iter()
+            .any(|c| c.name == crate::seed_papers::llm_router::NAME)
+            .then_some(crate::seed_papers::llm_router::PROMPT_VERSION),
         "classes": set.schema.classes,
         "n_features": set.schema.n_features(),
         "rows": set.rows.len(),

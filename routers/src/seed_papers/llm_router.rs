@@ -20,7 +20,10 @@ use bench_core::{
 use super::{charged, chat_blocking, ranked, resolve, row_key, GRAPH, PASSAGE};
 use crate::entry::{Family, LlmAccess, RouterContext, RouterEntry};
 
-/// Version of the classification prompt below.
+/// The router's registry name.
+pub const NAME: &str = "llm-router";
+
+/// Version of the classification prompt below, stored with every evaluation that ran the router.
 pub const PROMPT_VERSION: &str = "route-fact-reasoning-v1";
 
 const SYSTEM: &str = "You sort questions for a retrieval system. A fact question asks for one \
@@ -32,7 +35,7 @@ or reasoning.";
 /// The registry entry.
 pub fn entry() -> RouterEntry {
     RouterEntry {
-        name: "llm-router",
+        name: NAME,
         about: "LLM labels fact vs reasoning: fact → naive, reasoning → graph (LLM mode only)",
         family: Family::Seed,
         needs_llm: true,
@@ -99,8 +102,8 @@ impl LlmRouter {
         }
     }
 
-    /// `llm-router[<prompt version>]:<model@endpoint>`, for stored evaluations (only the tests
-    /// call it so far).
+    /// `llm-router[<prompt version>]:<model@endpoint>`, the name a log or a test gives this
+    /// router; a stored evaluation records the prompt version and the model apart.
     #[allow(dead_code)]
     pub fn identity(&self) -> String {
         format!(

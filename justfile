@@ -55,6 +55,12 @@ test:
 test-times:
     bash scripts/test-times.sh
 
+# The encoder against plain candle BertModel (candle is left out of the default build: it was an
+# eighth of a clean build's compile time; the default tests check sentence-transformers' values).
+# The encoder's cross-check against candle's BertModel (compiles candle, a few minutes once)
+test-candle:
+    cargo test -p corpora --features candle-baseline --test encoder_reference
+
 # Regenerates README's Figures 5 and 7 from the commands README shows (offline 2Wiki, Medical, MuSiQue; figures.sqlite)
 readme-figures:
     cargo run --release -- bench 2wiki --db figures.sqlite
@@ -76,8 +82,8 @@ readme-walk:
 # Performance benchmarks: each prints its ratio against a baseline measured in the same run
 perf:
     -py=$(bash scripts/perf-venv.sh) && [ -n "$py" ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" scripts/openblas_peak.py
-    cargo run --release -p corpora --example perf_encoder
-    cargo run --release -p corpora --features x86-v4 --example perf_encoder
+    cargo run --release -p corpora --features candle-baseline --example perf_encoder
+    cargo run --release -p corpora --features x86-v4,candle-baseline --example perf_encoder
     cargo run --release -p corpora --example perf_search
     cargo run --release -p corpora --features x86-v4 --example perf_search
     cargo run --release -p corpora --example perf_ann -- 1000000 1000 --store target/perf/ann

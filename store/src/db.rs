@@ -424,27 +424,38 @@ impl Store {
             "SELECT id, split, folds, seed, features, policy, mode, runs_json, config_json
              FROM route_evals ORDER BY id DESC",
         );
+        // Every column is NOT NULL: one typed decode of the whole row.
+        type Columns = (
+            i64,
+            String,
+            i64,
+            i64,
+            String,
+            String,
+            String,
+            String,
+            String,
+        );
         self.rows(sql, |r| {
+            let (id, split, folds, seed, features, policy, mode, runs, config): Columns =
+                sqlx::FromRow::from_row(r).map_err(|e| store_err(&self.path, e))?;
             let bad = |what: &str, e: serde_json::Error| {
                 StoreError::Invalid(format!(
-                    "results store {}: route_evals row {}: {what}: {e}",
-                    self.path,
-                    r.get::<i64, _>(0)
+                    "results store {}: route_evals row {id}: {what}: {e}",
+                    self.path
                 ))
             };
             let spec = RouteEvalSpec {
-                split: r.get(1),
-                folds: r.get::<i64, _>(2) as u32,
-                seed: r.get::<i64, _>(3) as u64,
-                features: r.get(4),
-                policy: r.get(5),
-                mode: r.get(6),
-                runs: serde_json::from_str(&r.get::<String, _>(7))
-                    .map_err(|e| bad("runs_json", e))?,
-                config: serde_json::from_str(&r.get::<String, _>(8))
-                    .map_err(|e| bad("config_json", e))?,
+                split,
+                folds: folds as u32,
+                seed: seed as u64,
+                features,
+                policy,
+                mode,
+                runs: serde_json::from_str(&runs).map_err(|e| bad("runs_json", e))?,
+                config: serde_json::from_str(&config).map_err(|e| bad("config_json", e))?,
             };
-            Ok((r.get(0), spec))
+            Ok((id, spec))
         })
         .await
     }

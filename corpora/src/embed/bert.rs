@@ -5,11 +5,9 @@
 //! cores idle. Here the token rows of all texts in a chunk are stacked (no padding at all), the
 //! dense layers are one large gemm each, and attention runs per text and head.
 
-use std::collections::HashMap;
-
-use candle_core::Tensor;
 use gemm::Parallelism;
 use rayon::prelude::*;
+use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
 use crate::error::{CorpusError, Result};
@@ -64,23 +62,31 @@ pub(crate) struct Bert {
     layers: Vec<Layer>,
 }
 
-fn take(t: &HashMap<String, Tensor>, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+fn take(t: &SafeTensors<'_>, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
     // Some exports prefix every tensor with `bert.`.
     let tensor = t
-        .get(name)
-        .or_else(|| t.get(&format!("bert.{name}")))
-        .ok_or_else(|| CorpusError::Encoder(format!("weights lack tensor {name}")))?;
-    if tensor.dims() != shape {
+        .tensor(name)
+        .or_else(|_| t.tensor(&format!("bert.{name}")))
+        .map_err(|_| CorpusError::Encoder(format!("weights lack tensor {name}")))?;
+    if tensor.shape() != shape {
         return Err(CorpusError::Encoder(format!(
             "tensor {name} has shape {:?}, expected {shape:?}",
-            tensor.dims()
+            tensor.shape()
         )));
     }
-    tensor
-        .to_dtype(candle_core::DType::F32)
-        .and_then(|t| t.flatten_all())
-        .and_then(|t| t.to_vec1::<f32>())
-        .map_err(|e| CorpusError::Encoder(format!("reading tensor {name}: {e}")))
+    // all-MiniLM-L6-v2 ships float32; another dtype would need a conversion this loader lacks.
+    if tensor.dtype() != Dtype::F32 {
+        return Err(CorpusError::Encoder(format!(
+            "tensor {name} is {:?}, expected F32",
+            tensor.dtype()
+        )));
+    }
+    // Safetensors stores little-endian values, possibly unaligned within the file.
+    Ok(tensor
+        .data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }
 
 /// `[out, in]` row-major to `[in, out]` row-major.
@@ -95,7 +101,7 @@ fn transpose(w: &[f32], out: usize, inp: usize) -> Vec<f32> {
 }
 
 impl Bert {
-    pub fn from_tensors(cfg: BertConfig, t: &HashMap<String, Tensor>) -> Result<Self> {
+    pub fn from_tensors(cfg: BertConfig, t: &SafeTensors<'_>) -> Result<Self> {
         if cfg.hidden_act != "gelu" {
             return Err(CorpusError::Encoder(format!(
                 "unsupported hidden_act {:?} (only exact gelu)",

@@ -53,10 +53,11 @@ impl MiniLm {
     /// Loads the verified weights, configuration and tokenizer in `files`.
     pub fn load(files: &ModelFiles) -> Result<Self> {
         let config: BertConfig = read_json(&files.config)?;
-        let tensors = candle_core::safetensors::load(&files.weights, &candle_core::Device::Cpu)
-            .map_err(|e| {
-                CorpusError::Encoder(format!("loading {}: {e}", files.weights.display()))
-            })?;
+        let loading = |e: &dyn std::fmt::Display| {
+            CorpusError::Encoder(format!("loading {}: {e}", files.weights.display()))
+        };
+        let bytes = std::fs::read(&files.weights).map_err(|e| loading(&e))?;
+        let tensors = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| loading(&e))?;
         let bert = Bert::from_tensors(config, &tensors)?;
         if bert.cfg.hidden_size != DIM {
             return Err(CorpusError::Encoder(format!(

@@ -17,8 +17,7 @@ use crate::checks::BadInput;
 use corpora::index::FlatIndex;
 use llm::budget::{Budgeted, TokenBudget};
 use llm::{CachedLlm, LlmSettings, OpenAiLlm};
-use metrics::delivered::DeliveredJudge;
-use metrics::judge::LlmJudge;
+use metrics::{DeliveredJudge, LlmJudge};
 use paradigms::{
     ChunkTable, DenseRetriever, Evaluator, ExtractedEntities, FnEntities, GraphParams,
     GraphRetriever, LlmEvaluator, LlmReader, MemoRetriever, OfflineEvaluator, OfflineReader,
@@ -392,12 +391,12 @@ impl Engines {
         let answer = Arc::new(CachedLlm::new(
             Budgeted::new(clients.answer, budget.clone()),
             store.clone(),
-            paradigms::reader::PROMPT_VERSION,
+            paradigms::READER_PROMPT_VERSION,
         ));
         let judge = Arc::new(CachedLlm::new(
             Budgeted::new(clients.judge, budget.clone()),
             store.clone(),
-            metrics::judge::JUDGE_PROMPT_VERSION,
+            metrics::JUDGE_PROMPT_VERSION,
         ));
         let graph = Arc::new(CachedLlm::new(
             Budgeted::new(clients.graph, budget.clone()),

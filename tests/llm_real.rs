@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use bench_core::{GoldAnswer, JudgeLabel};
-use metrics::judge::{judge_request, parse_judge_reply};
+use metrics::{judge_request, parse_judge_reply};
 
 /// A dummy key: the local server ignores it; it must reach no file, log or output.
 const KEY: &str = "sk-local-DUMMY-7f3c91";

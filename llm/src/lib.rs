@@ -44,20 +44,23 @@
 #![warn(missing_docs)]
 
 pub mod budget;
-pub mod cache;
-pub mod check;
-pub mod client;
-pub mod config;
-pub mod embed;
-pub mod error;
-pub mod json;
-pub mod limiter;
+mod cache;
+mod check;
+mod client;
+mod config;
+mod embed;
+mod error;
+mod json;
+mod limiter;
 #[cfg(feature = "mock")]
 pub mod mock;
 
 pub use cache::CachedLlm;
-pub use client::{install_crypto_provider, OpenAiLlm};
-pub use config::{resolve, ApiKey, EndpointConfig, LlmFileConfig, LlmFlags, LlmSettings};
-pub use embed::{EmbedUsage, EndpointEmbedder, OpenAiEmbedder};
+pub use check::{probe_chat, probe_embedding, CheckItem, CheckReport};
+pub use client::{install_crypto_provider, ClientStats, OpenAiLlm};
+pub use config::{
+    resolve, ApiKey, EndpointConfig, LlmFileConfig, LlmFlags, LlmSettings, PartialEndpoint,
+};
+pub use embed::{EmbedUsage, EmbeddingReply, EndpointEmbedder, OpenAiEmbedder};
 pub use error::LlmError;
 pub use json::extract_json;

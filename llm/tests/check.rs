@@ -1,8 +1,7 @@
 //! The endpoint probe of `check-llm` against the mock server.
 
-use llm::check::{probe_chat, probe_embedding};
 use llm::mock::{MockOptions, MockReply, MockServer};
-use llm::{EndpointConfig, OpenAiEmbedder, OpenAiLlm};
+use llm::{probe_chat, probe_embedding, EndpointConfig, OpenAiEmbedder, OpenAiLlm};
 
 const KEY: &str = "sk-check-3c9d77e1-DO-NOT-LEAK";
 

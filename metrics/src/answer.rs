@@ -149,7 +149,7 @@ pub fn offline_label(pred: &str, gold: &GoldAnswer, correct_recall: f64) -> Judg
 }
 
 /// The sentence judge behind the `Judge` trait: deterministic, free, no LLM. Offline runs judge
-/// with [`crate::delivered::DeliveredJudge`] and store this verdict as `reader_correct`.
+/// with [`crate::DeliveredJudge`] and store this verdict as `reader_correct`.
 #[derive(Debug, Clone)]
 pub struct OfflineJudge {
     /// Share of the gold answer's tokens an answer must hold to count as correct.

@@ -12,7 +12,8 @@ use bench_core::{
     Verdict,
 };
 
-/// Version of [`JUDGE_SYSTEM_PROMPT`] and of the user message layout of [`judge_request`].
+/// Version of the judge's system prompt (`JUDGE_SYSTEM_PROMPT`) and of the user message layout
+/// of [`judge_request`].
 pub const JUDGE_PROMPT_VERSION: &str = "judge-v1";
 
 /// The judge's instructions: the paper's three mutually exclusive categories.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use bench_core::{GoldAnswer, JudgeLabel};
 use metrics::answer::tokens;
-use metrics::delivered::{delivered_label, informative_golds};
+use metrics::{delivered_label, informative_golds};
 
 #[derive(serde::Deserialize)]
 struct Paragraph {

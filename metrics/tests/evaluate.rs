@@ -8,9 +8,7 @@ use bench_core::{
     ContextChunk, Embedder, Embeddings, GoldAnswer, Judge, JudgeLabel, ParadigmId, ParadigmOutput,
     Query, QueryType, ResultRecord, RetrievedChunk, TokenEncoder, Verdict,
 };
-use metrics::evaluate::{
-    generation_quality, generation_quality_batch, FaithfulnessCache, TupleEvaluator,
-};
+use metrics::{generation_quality, generation_quality_batch, FaithfulnessCache, TupleEvaluator};
 
 const DIM: usize = 32;
 

@@ -10,7 +10,7 @@ use metrics::generation::{
     cosine, faithfulness, semantic_f1, soft_coverage, split_sentences, Faithfulness, SemanticF1,
     DEFAULT_TAU,
 };
-use metrics::judge::{judge_request, LlmJudge, JUDGE_PROMPT_VERSION};
+use metrics::{judge_request, LlmJudge, JUDGE_PROMPT_VERSION};
 use proptest::prelude::*;
 
 fn rows(dim: usize, r: &[&[f32]]) -> Embeddings {

@@ -155,7 +155,7 @@ impl FusedRetriever {
         }
     }
 
-    /// RRF's k instead of [`RRF_K`].
+    /// RRF's k instead of the default, 60 (`RRF_K`, Cormack et al. 2009).
     pub fn with_rrf_k(mut self, k: f64) -> Self {
         self.rrf_k = k;
         self

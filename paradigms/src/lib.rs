@@ -21,21 +21,21 @@
 
 #![warn(missing_docs)]
 
-pub mod chunks;
-pub mod dense;
-pub mod fusion;
-pub mod graph;
-pub mod iterative;
-pub mod llm_only;
-pub mod memo;
+mod chunks;
+mod dense;
+mod fusion;
+mod graph;
+mod iterative;
+mod llm_only;
+mod memo;
 pub mod ppr;
 pub mod probe;
-pub mod rag;
-pub mod reader;
+mod rag;
+mod reader;
 pub mod registry;
-pub mod toolkit;
+mod toolkit;
 
-pub use chunks::{fit_budget, ChunkTable};
+pub use chunks::{context_chunks, fit_budget, ChunkTable};
 pub use dense::DenseRetriever;
 pub use fusion::{FusedRetriever, FusionMethod, Weighting};
 pub use graph::{ExtractedEntities, FnEntities, GraphParams, GraphRetriever, QueryEntities};
@@ -44,6 +44,6 @@ pub use llm_only::LlmOnly;
 pub use memo::MemoRetriever;
 pub use ppr::{PprEngine, PushWorkspace};
 pub use rag::RetrieveThenRead;
-pub use reader::{LlmReader, OfflineReader};
+pub use reader::{LlmReader, OfflineReader, PROMPT_VERSION as READER_PROMPT_VERSION};
 pub use registry::REGISTRY;
 pub use toolkit::{Evaluation, Evaluator, Registered, Toolkit};

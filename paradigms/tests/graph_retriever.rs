@@ -8,8 +8,10 @@ use bench_core::{Embedder, Embeddings, RetrievalQuery, Retriever};
 use corpora::graph::{Csr, GraphTriplet, KnowledgeGraph};
 use corpora::index::FlatIndex;
 use fixtures::tiny_corpus;
-use paradigms::graph::{ExtractedEntities, FnEntities, GraphParams, GraphRetriever, QueryEntities};
-use paradigms::{ChunkTable, PprEngine};
+use paradigms::{
+    ChunkTable, ExtractedEntities, FnEntities, GraphParams, GraphRetriever, PprEngine,
+    QueryEntities,
+};
 
 /// A 4-d "encoder": one axis per keyword, so every similarity is known by hand.
 struct AxisEmbedder;

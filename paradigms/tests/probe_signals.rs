@@ -8,11 +8,10 @@ use bench_core::{Embedder, Embeddings};
 use corpora::graph::{Csr, GraphTriplet, KnowledgeGraph};
 use corpora::index::FlatIndex;
 use fixtures::tiny_corpus;
-use paradigms::graph::{FnEntities, GraphParams, GraphRetriever};
 use paradigms::probe::{
     dense_signals, graph_signals, ppr_shape, top_overlap, Bm25Index, Components,
 };
-use paradigms::{ChunkTable, PushWorkspace};
+use paradigms::{ChunkTable, FnEntities, GraphParams, GraphRetriever, PushWorkspace};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6

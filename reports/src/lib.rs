@@ -1,11 +1,13 @@
 //! Reports for ragrouter-bench: cost–accuracy Pareto frontiers and AIQ, the paper's tables and
 //! figures (SVG and PNG with an embedded font), raw exports and one self-contained HTML report.
-//! Analysis (`pareto`, `aiq`, `tables`) is pure functions on plain data (`model`); `load` reads
-//! the store, `figures` and `html` draw, `report` writes the directory.
+//! Analysis ([`pareto`], [`aiq`], [`tables`]) is pure functions on plain data ([`ReportData`] and
+//! its [`Tuple`]s, [`RunInfo`]s, [`RouteEval`]s, [`CorpusMetrics`] and [`SignalRow`]s); reading
+//! the store, drawing the figures and writing the directory are private to the crate.
 //!
 //! The principal types: [`Selection`] and [`load()`] (what a report reads from a results store),
-//! [`write_report`] (the whole report, written atomically), and the pure analysis: the
-//! cost–quality frontier of [`pareto`], AIQ of [`aiq`], the paper's tables of [`tables`].
+//! [`write_report`] (the whole report, written atomically, into a folder [`check_out_dir`]
+//! accepts), and the pure analysis: the cost–quality frontier of [`pareto`], AIQ of [`aiq`], the
+//! paper's tables of [`tables`].
 //!
 //! ```
 //! // (cost, correct rate) of four strategies: the third costs more for less.
@@ -17,16 +19,17 @@
 #![warn(missing_docs)]
 
 pub mod aiq;
-pub mod export;
-pub mod figures;
-pub mod html;
-pub mod load;
-pub mod model;
-pub mod outdir;
+mod export;
+mod figures;
+mod html;
+mod load;
+mod model;
+mod outdir;
 pub mod pareto;
-pub mod report;
+mod report;
 pub mod tables;
 
 pub use load::{load, Selection};
-pub use model::ReportData;
-pub use report::{write_report, Written};
+pub use model::{CorpusMetrics, CostBasis, ReportData, RouteEval, RunInfo, SignalRow, Tuple};
+pub use outdir::check_out_dir;
+pub use report::{main_eval, write_report, Written};

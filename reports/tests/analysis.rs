@@ -3,9 +3,9 @@
 
 use bench_core::{JudgeLabel, ParadigmId, PhaseTokens, QueryType, RouteEvalRow};
 use reports::aiq::{aiq, cost_range, hull_at, nondecreasing_hull};
-use reports::model::{CostBasis, ReportData, Tuple};
 use reports::pareto::{frontier, paradigm_points, router_points, sweep_curves, Kind};
 use reports::tables::{mean_std, Table};
+use reports::{CostBasis, ReportData, Tuple};
 use store::{ReportTupleRow, TupleTokens};
 
 fn close(a: f64, b: f64) {

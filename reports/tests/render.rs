@@ -469,7 +469,7 @@ async fn a_loco_evaluation_does_not_hide_the_kfold_one() {
             .map(|(f, s)| (f.to_string(), s.to_string()))
     );
     // Table 3 and Figure 7 stay on the k-fold evaluation; the loco one gets its own table.
-    let main = reports::report::main_eval(&data.evals).unwrap();
+    let main = reports::main_eval(&data.evals).unwrap();
     assert_eq!(
         (main.spec.split.as_str(), main.spec.features.as_str()),
         ("kfold", "q+c")

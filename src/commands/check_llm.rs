@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 use bench_core::{BenchConfig, BenchError};
-use llm::check::{probe_chat, probe_embedding, CheckReport};
-use llm::{EndpointConfig, LlmFileConfig, LlmFlags, OpenAiEmbedder, OpenAiLlm};
+use llm::{
+    probe_chat, probe_embedding, CheckReport, EndpointConfig, LlmFileConfig, LlmFlags,
+    OpenAiEmbedder, OpenAiLlm,
+};
 
 /// Prompt tokens a run adds around the retrieved context: instructions and the question.
 const PROMPT_OVERHEAD_TOKENS: u64 = 512;

@@ -39,7 +39,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     // Before any work: the folder must be new, empty or an earlier report's.
-    reports::outdir::check_out_dir(&args.out)?;
+    reports::check_out_dir(&args.out)?;
     let data = runtime.block_on(async {
         // Reading only: a missing, empty or foreign file is refused, never given a schema; a
         // store in a folder the user cannot write is read.

@@ -1,7 +1,7 @@
 //! Corpus metrics: graph structure and embedding-space semantics, as metric-fixtures/README.md defines them.
 
 pub mod embedding;
-pub mod error;
+mod error;
 pub mod graph;
 pub mod knn;
 mod sum;

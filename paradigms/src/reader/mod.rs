@@ -4,7 +4,7 @@ mod llm;
 mod offline;
 
 pub use llm::{LlmReader, PROMPT_VERSION};
-pub use offline::{answer_spans, OfflineReader};
+pub use offline::OfflineReader;
 
 /// A paradigm's trace with the reader's token-level confidence under `confidence`, when the
 /// reader measured one (the answer probe reads it from the stored tuple).

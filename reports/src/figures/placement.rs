@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::{draw_err, OKABE_ITO};
+use super::draw_err;
 use bench_core::Result;
 
 /// Marker shapes; each kind of series has its own set, so kinds never share a style.
@@ -23,14 +23,18 @@ pub enum Marker {
 }
 
 /// Markers of routers: the palette runs through each before the next (8 x 3 = 24 routers).
+// Only this file's test uses it since the module went private (cost.rs has its own markers).
+#[cfg(test)]
 pub const ROUTER_MARKERS: [Marker; 3] =
     [Marker::Triangle, Marker::Diamond, Marker::InvertedTriangle];
 
 /// The style of the `i`-th router: unique for i < 24, then repeating.
+// Only this file's test uses it since the module went private (cost.rs has its own markers).
+#[cfg(test)]
 pub fn router_style(i: usize) -> (RGBColor, Marker) {
-    let n = OKABE_ITO.len();
+    let n = super::OKABE_ITO.len();
     (
-        OKABE_ITO[i % n],
+        super::OKABE_ITO[i % n],
         ROUTER_MARKERS[(i / n) % ROUTER_MARKERS.len()],
     )
 }

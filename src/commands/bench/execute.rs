@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use bench_core::{Paradigm, ParadigmId, Query, ResultRecord};
-use metrics::evaluate::Judged;
+use metrics::Judged;
 use tokio::task::JoinSet;
 
 use super::step::Shared;
@@ -240,7 +240,7 @@ pub(crate) async fn answer_one(
     let id = paradigm.id();
     let (mut output, mut judged) = match paradigm.run(query, vector).await {
         Ok(o) => {
-            let judged = match paradigms::chunks::context_chunks(&o.context, &shared.chunks) {
+            let judged = match paradigms::context_chunks(&o.context, &shared.chunks) {
                 Ok(ctx) => shared.evaluator.judge(id, query, &o, &ctx).await,
                 Err(e) => Judged {
                     error: Some(format!("context: {e}")),

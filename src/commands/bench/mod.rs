@@ -23,7 +23,7 @@ mod step;
 use crate::engines::*;
 use dry_run::*;
 use execute::*;
-use metrics::evaluate::{FaithfulnessCache, TupleEvaluator};
+use metrics::{FaithfulnessCache, TupleEvaluator};
 use step::{Embedded, Shared, StageClock, Step};
 
 use crate::checks::BadInput;

@@ -9,7 +9,7 @@ use bench_core::{BenchConfig, Embedder, Mode, ParadigmId, Query, ResultRecord};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::index::FlatIndex;
 use llm::LlmSettings;
-use metrics::evaluate::TupleEvaluator;
+use metrics::TupleEvaluator;
 use paradigms::ChunkTable;
 use store::Store;
 

@@ -22,23 +22,6 @@ pub enum Marker {
     Square,
 }
 
-/// Markers of routers: the palette runs through each before the next (8 x 3 = 24 routers).
-// Only this file's test uses it since the module went private (cost.rs has its own markers).
-#[cfg(test)]
-pub const ROUTER_MARKERS: [Marker; 3] =
-    [Marker::Triangle, Marker::Diamond, Marker::InvertedTriangle];
-
-/// The style of the `i`-th router: unique for i < 24, then repeating.
-// Only this file's test uses it since the module went private (cost.rs has its own markers).
-#[cfg(test)]
-pub fn router_style(i: usize) -> (RGBColor, Marker) {
-    let n = super::OKABE_ITO.len();
-    (
-        super::OKABE_ITO[i % n],
-        ROUTER_MARKERS[(i / n) % ROUTER_MARKERS.len()],
-    )
-}
-
 /// Draws `marker` centred on pixel `(x, y)` of `area`.
 pub fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -123,16 +106,6 @@ pub fn place_labels(labels: &[(Px, Px)], markers: &[Px], bounds: Px) -> Vec<Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn router_styles_are_unique_up_to_24() {
-        let styles: Vec<_> = (0..24).map(router_style).collect();
-        for (i, a) in styles.iter().enumerate() {
-            for (j, b) in styles[..i].iter().enumerate() {
-                assert_ne!(a, b, "routers {j} and {i} share a style");
-            }
-        }
-    }
 
     /// SplitMix-style seeded integers, so the test needs no RNG crate.
     fn next(s: &mut u64) -> u64 {

@@ -103,6 +103,14 @@ mod tests {
         hits.iter().map(|h| h.row).collect()
     }
 
+    /// A seeded score on a coarse grid (`x >> shift` over `steps`, less 1), so ties are common.
+    fn coarse(x: &mut u64, shift: u32, steps: f32) -> f32 {
+        *x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*x >> shift) as f32) / steps - 1.0
+    }
+
     /// Full sort of every score: the reference the buffered selection must reproduce.
     fn reference(scores: &[f32], k: usize) -> Vec<Hit> {
         let mut all: Vec<Hit> = scores
@@ -152,14 +160,7 @@ mod tests {
         // Coarse values force many ties; several k relative to n exercise every cut path.
         let mut x: u64 = 7;
         for n in [1usize, 2, 3, 10, 57, 300, 1000] {
-            let scores: Vec<f32> = (0..n)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((x >> 59) as f32) / 8.0 - 1.0
-                })
-                .collect();
+            let scores: Vec<f32> = (0..n).map(|_| coarse(&mut x, 59, 8.0)).collect();
             for k in [1usize, 2, 5, 17, 100, 1000, 2000] {
                 assert_eq!(top_k(&scores, k), reference(&scores, k), "n={n} k={k}");
             }
@@ -169,14 +170,7 @@ mod tests {
     #[test]
     fn slicing_the_rows_changes_nothing() {
         let mut x: u64 = 11;
-        let scores: Vec<f32> = (0..500)
-            .map(|_| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((x >> 60) as f32) / 4.0 - 1.0
-            })
-            .collect();
+        let scores: Vec<f32> = (0..500).map(|_| coarse(&mut x, 60, 4.0)).collect();
         for k in [1usize, 3, 10, 64, 500] {
             for width in [1usize, 7, 64, 499] {
                 let mut top = TopK::new(k);

@@ -121,9 +121,15 @@ impl TopLists {
     }
 }
 
-/// `out[i * b_rows + j] = a_i . b_j` for row-major `a` (a_rows x dim) and `b` (b_rows x dim).
+/// `out[i * b_rows + j] = a_i . b_j` for row-major `a` (a_rows x dim) and `b` (b_rows x dim),
+/// through gemm on the calling thread (its AVX-512 kernels where the build has `x86-v4` and the
+/// CPU has them). Also the routers' kNN product, so one safe wrapper owns the `unsafe` call.
+///
+/// # Panics
+/// When `a` or `b` is not a whole number of `dim`-wide rows, or `out` is shorter than
+/// `a_rows * b_rows`.
 #[allow(unsafe_code)]
-fn gram_block(a: &[f32], b: &[f32], dim: usize, out: &mut [f32]) {
+pub fn gram_block(a: &[f32], b: &[f32], dim: usize, out: &mut [f32]) {
     let (a_rows, b_rows) = (a.len() / dim, b.len() / dim);
     assert!(a.len() == a_rows * dim && b.len() == b_rows * dim);
     assert!(out.len() >= a_rows * b_rows);

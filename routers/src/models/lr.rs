@@ -164,7 +164,7 @@ mod tests {
     /// At 90,000 training rows float32 L-BFGS cannot step (all weights stay zero): the fit
     /// must notice and fit in float64, which learns the rule.
     #[test]
-    #[ignore = "fits 90,000 x 403 twice (about 15 s optimised); .ci/run runs it with --include-ignored"]
+    #[ignore = "fits 90,000 x 403 twice (about 30 s in the test profile); .ci/run runs it with --include-ignored"]
     fn a_float32_fit_that_cannot_step_is_done_in_float64() {
         let set = crate::synthetic::widen_embedding(
             &crate::synthetic::synthetic_set(100_000, 2024),

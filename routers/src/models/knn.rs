@@ -158,7 +158,10 @@ impl Model for Neighbours {
             .into_par_iter()
             .map(|start| {
                 let end = (start + Q_BLOCK).min(rows.len());
-                let qb = &qs[start * dim..end * dim];
+                // Always a full block (zero rows pad the last): gemm's kernel then depends on
+                // nothing but the tile, so a row scores the same alone as in any batch.
+                let mut qb = vec![0f32; Q_BLOCK * dim];
+                qb[..(end - start) * dim].copy_from_slice(&qs[start * dim..end * dim]);
                 let qn: Vec<f32> = q
                     .outer_iter()
                     .skip(start)
@@ -173,7 +176,7 @@ impl Model for Neighbours {
                     if dim == 0 {
                         prod.fill(0.0);
                     } else {
-                        gram_block(qb, &xs[t0 * dim..t1 * dim], dim, &mut prod);
+                        gram_block(&qb, &xs[t0 * dim..t1 * dim], dim, &mut prod);
                     }
                     for (qi, nearest) in near.iter_mut().enumerate() {
                         let line = &prod[qi * w..(qi + 1) * w];

@@ -143,17 +143,36 @@ impl Model for Neighbours {
     }
 
     fn scores(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
+        Ok(self.scores_ks(schema, rows, &[self.k]).swap_remove(0))
+    }
+}
+
+impl Neighbours {
+    /// The scores of `rows` with each of `ks` neighbours voting (outer index: `ks`), from one
+    /// search for the largest: the k nearest under (distance, index) are the first k of any
+    /// longer list, summed in the same order, so entry `g` is bit for bit what [`Model::scores`]
+    /// gives with `k = ks[g]`. util-knn's grid asks for three neighbourhood sizes at once.
+    ///
+    /// # Panics
+    /// Before [`Model::fit`].
+    pub fn scores_ks(
+        &self,
+        schema: &RoutingSchema,
+        rows: &[RoutingRow],
+        ks: &[usize],
+    ) -> Vec<Vec<Vec<f64>>> {
         let f = fitted(&self.fitted);
         let q = f.st.matrix(rows);
         let n_train = f.x.nrows();
-        let k = self.k.clamp(1, n_train.max(1)).min(n_train);
+        let clamp = |k: usize| k.clamp(1, n_train.max(1)).min(n_train);
+        let k = ks.iter().map(|&k| clamp(k)).max().unwrap_or(0);
         let dim = q.ncols();
         let (qs, xs) = (
             q.as_slice().expect("standard layout"),
             f.x.as_slice().expect("standard layout"),
         );
         let norms = f.norms.as_slice().expect("contiguous");
-        let tiles: Vec<Vec<Vec<f64>>> = (0..rows.len())
+        let tiles: Vec<Vec<Vec<Vec<f64>>>> = (0..rows.len())
             .step_by(Q_BLOCK)
             .collect::<Vec<_>>()
             .into_par_iter()
@@ -205,20 +224,31 @@ impl Model for Neighbours {
                 }
                 near.into_iter()
                     .map(|nearest| {
-                        let mut s = vec![0.0f64; schema.n_classes()];
-                        let mut total = 0.0;
-                        for (d2, j) in nearest.finish() {
-                            let w = 1.0 / (f64::from(d2).sqrt() + 1e-6);
-                            s[f.labels[j]] += w;
-                            total += w;
-                        }
-                        s.iter_mut().for_each(|v| *v /= total);
-                        s
+                        let list = nearest.finish();
+                        ks.iter()
+                            .map(|&kg| {
+                                let mut s = vec![0.0f64; schema.n_classes()];
+                                let mut total = 0.0;
+                                for &(d2, j) in &list[..clamp(kg).min(list.len())] {
+                                    let w = 1.0 / (f64::from(d2).sqrt() + 1e-6);
+                                    s[f.labels[j]] += w;
+                                    total += w;
+                                }
+                                s.iter_mut().for_each(|v| *v /= total);
+                                s
+                            })
+                            .collect::<Vec<_>>()
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             })
             .collect();
-        Ok(tiles.into_iter().flatten().collect())
+        let mut out = vec![Vec::with_capacity(rows.len()); ks.len()];
+        for per_k in tiles.into_iter().flatten() {
+            for (o, s) in out.iter_mut().zip(per_k) {
+                o.push(s);
+            }
+        }
+        out
     }
 }
 

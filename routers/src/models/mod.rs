@@ -160,6 +160,19 @@ impl<M: Model> Router for ModelRouter<M> {
     }
 
     fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {
+        let classes = self.check(schema, rows)?;
+        let mut out = match self.state {
+            State::Single(c) => single(c, schema.n_classes(), rows.len()),
+            _ => self.model.scores(schema, rows)?,
+        };
+        mask_absent(classes, &mut out);
+        Ok(out)
+    }
+}
+
+impl<M: Model> ModelRouter<M> {
+    /// The classes seen in training, once the router is fitted and `rows` fit its schema.
+    fn check(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<&PresentClasses> {
         let k = schema.n_classes();
         let classes = match (&self.state, &self.classes) {
             (State::Unfitted, _) | (_, None) => {
@@ -188,21 +201,47 @@ impl<M: Model> Router for ModelRouter<M> {
                 )));
             }
         }
-        let mut out = match self.state {
-            State::Single(c) => rows
-                .iter()
-                .map(|_| (0..k).map(|j| if j == c { 1.0 } else { 0.0 }).collect())
-                .collect(),
-            _ => self.model.scores(schema, rows)?,
+        Ok(classes)
+    }
+}
+
+impl ModelRouter<knn::Neighbours> {
+    /// [`Router::scores_batch`] at each of `ks` neighbours from one search (see
+    /// [`knn::Neighbours::scores_ks`]): entry `g` equals the scores of this router with
+    /// `k = ks[g]`, bit for bit.
+    pub(crate) fn scores_batch_ks(
+        &self,
+        schema: &RoutingSchema,
+        rows: &[RoutingRow],
+        ks: &[usize],
+    ) -> Result<Vec<Vec<Vec<f64>>>> {
+        let classes = self.check(schema, rows)?;
+        let mut all = match self.state {
+            State::Single(c) => vec![single(c, schema.n_classes(), rows.len()); ks.len()],
+            _ => self.model.scores_ks(schema, rows, ks),
         };
-        for s in &mut out {
-            for (j, v) in s.iter_mut().enumerate() {
-                if !classes.present[j] {
-                    *v = ABSENT;
-                }
+        for out in &mut all {
+            mask_absent(classes, out);
+        }
+        Ok(all)
+    }
+}
+
+/// The scores of a router whose training rows had one class `c`: all of it to `c`.
+fn single(c: usize, k: usize, rows: usize) -> Vec<Vec<f64>> {
+    (0..rows)
+        .map(|_| (0..k).map(|j| if j == c { 1.0 } else { 0.0 }).collect())
+        .collect()
+}
+
+/// Classes absent from training score [`ABSENT`].
+fn mask_absent(classes: &PresentClasses, out: &mut [Vec<f64>]) {
+    for s in out {
+        for (j, v) in s.iter_mut().enumerate() {
+            if !classes.present[j] {
+                *v = ABSENT;
             }
         }
-        Ok(out)
     }
 }
 

@@ -49,6 +49,11 @@ const MIN_ROWS: usize = 30;
 /// A fresh binary learner (scores: class 0 = correct) from a seed and a grid point.
 pub type MakeLearner = fn(u64, usize) -> Box<dyn Router + Sync>;
 
+/// Every grid point's scores of the held rows (outer index: the grid point) from one fit on
+/// the other rows, for a learner whose grid shares its work. Entry `g` must equal fitting
+/// `make(seed, g)` on those rows and scoring the held ones.
+pub type HeldScores = fn(&RoutingSet, &[RoutingRow]) -> Result<Vec<Vec<Vec<f64>>>>;
+
 /// A learner family: its factory and how many grid points it offers.
 #[derive(Debug, Clone, Copy)]
 pub struct Learner {
@@ -56,6 +61,8 @@ pub struct Learner {
     pub make: MakeLearner,
     /// Grid points `0..grid`; the fit keeps the one of lowest held-out log loss per paradigm.
     pub grid: usize,
+    /// The whole grid's held-out scores at once, where one fit serves every grid point.
+    pub held_scores: Option<HeldScores>,
 }
 
 /// L2 weights of the logistic learner. The features are standardised per column, so a
@@ -85,6 +92,16 @@ fn knn_make(_seed: u64, g: usize) -> Box<dyn Router + Sync> {
     Box::new(ModelRouter::new("util-knn", m))
 }
 
+/// util-knn's grid from one search at the largest k: the 25 and 50 nearest are the first
+/// entries of the 100 nearest, so the three held-out scorings cost one (bit-identical; tested).
+fn knn_held(fit: &RoutingSet, held: &[RoutingRow]) -> Result<Vec<Vec<Vec<f64>>>> {
+    let mut widest = Neighbours::default();
+    widest.k = KNN_KS.iter().copied().max().unwrap_or(1);
+    let mut widest = ModelRouter::new("util-knn", widest);
+    widest.fit(fit)?;
+    widest.scores_batch_ks(&fit.schema, held, &KNN_KS)
+}
+
 fn mlp_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
     Box::new(ModelRouter::new("util-mlp", MlpModel::new(seed)))
 }
@@ -92,18 +109,22 @@ fn mlp_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
 const LR: Learner = Learner {
     make: lr_make,
     grid: LR_ALPHAS.len(),
+    held_scores: None,
 };
 const GBT: Learner = Learner {
     make: gbt_make,
     grid: 1,
+    held_scores: None,
 };
 const KNN: Learner = Learner {
     make: knn_make,
     grid: KNN_KS.len(),
+    held_scores: Some(knn_held),
 };
 const MLP: Learner = Learner {
     make: mlp_make,
     grid: 1,
+    held_scores: None,
 };
 
 /// The registry entry of a utility router: the λ sweep, no lanes, no LLM.
@@ -358,6 +379,8 @@ impl Fitted {
             // log loss wins (the prior guards against a learner that only adds noise).
             let mut prior_oof = vec![0.0; rows.len()];
             let mut best: Option<(f64, Vec<Calibrated>, Vec<f64>)> = None;
+            // Per part, the whole grid's held-out scores where the learner shares them.
+            let mut shared: Vec<Option<Vec<Vec<Vec<f64>>>>> = vec![None; parts.len()];
             for g in 0..=learner.grid {
                 let mut oof = vec![0.0; rows.len()];
                 let mut models = Vec::with_capacity(PARTS);
@@ -380,15 +403,23 @@ impl Fitted {
                         held.iter().map(|&i| rows[i].clone()).collect();
                     let mut m =
                         (learner.make)(mix64(seed ^ hash_str(c as u64, "part") ^ pi as u64), g);
-                    m.fit(&RoutingSet {
+                    let fit_set = RoutingSet {
                         schema: Arc::clone(&schema),
                         rows: fit_idx.iter().map(|&i| rows[i].clone()).collect(),
-                    })?;
-                    let p: Vec<f64> = m
-                        .scores_batch(&schema, &held_rows)?
-                        .iter()
-                        .map(|s| raw_p(s))
-                        .collect();
+                    };
+                    m.fit(&fit_set)?;
+                    let scores = match learner.held_scores {
+                        Some(all) => {
+                            if shared[pi].is_none() {
+                                shared[pi] = Some(all(&fit_set, &held_rows)?);
+                            }
+                            shared[pi]
+                                .as_mut()
+                                .map_or_else(Vec::new, |v| std::mem::take(&mut v[g]))
+                        }
+                        None => m.scores_batch(&schema, &held_rows)?,
+                    };
+                    let p: Vec<f64> = scores.iter().map(|s| raw_p(s)).collect();
                     let y: Vec<bool> = held.iter().map(|&i| labels[i]).collect();
                     let platt = Platt::fit(&p, &y);
                     for (&i, &pv) in held.iter().zip(&p) {
@@ -703,5 +734,47 @@ mod tests {
             cheap.fitted.as_ref().unwrap()
         ));
         assert!(UtilityRouter::new("util-lr", LR, 4, Some(-1.0)).is_err());
+    }
+
+    /// util-knn's one search per part gives the router the plain grid gives: the same
+    /// held-out scores bit for bit, so the same grid point, calibration and choices.
+    #[test]
+    fn the_shared_knn_grid_equals_fitting_each_grid_point() {
+        let (train, test) = split(900, 13);
+        let schema = Arc::new(binary_schema(&train.schema, &["synthetic".to_string()]));
+        let rows: Vec<RoutingRow> = train
+            .rows
+            .iter()
+            .map(|r| augment(r, &["synthetic".to_string()], r.label % 2 == 0))
+            .collect();
+        let fit = RoutingSet {
+            schema: Arc::clone(&schema),
+            rows: rows[..600].to_vec(),
+        };
+        let shared = knn_held(&fit, &rows[600..]).unwrap();
+        assert_eq!(shared.len(), KNN_KS.len());
+        for (g, got) in shared.iter().enumerate() {
+            let mut m = knn_make(0, g);
+            m.fit(&fit).unwrap();
+            let want = m.scores_batch(&schema, &rows[600..]).unwrap();
+            assert_eq!(got, &want, "k = {}", KNN_KS[g]);
+        }
+        let plain = Learner {
+            held_scores: None,
+            ..KNN
+        };
+        let (fits_a, fits_b) = (FitCache::default(), FitCache::default());
+        let mut a = UtilityRouter::new("util-knn", KNN, 5, Some(0.0))
+            .unwrap()
+            .sharing(&fits_a);
+        let mut b = UtilityRouter::new("util-knn", plain, 5, Some(0.0))
+            .unwrap()
+            .sharing(&fits_b);
+        a.fit(&train).unwrap();
+        b.fit(&train).unwrap();
+        assert_eq!(
+            a.scores_batch(&test.schema, &test.rows).unwrap(),
+            b.scores_batch(&test.schema, &test.rows).unwrap()
+        );
     }
 }

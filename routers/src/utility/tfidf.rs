@@ -51,6 +51,7 @@ fn lr_make(_seed: u64, g: usize) -> Box<dyn Router + Sync> {
 const LR: Learner = Learner {
     make: lr_make,
     grid: LR_ALPHAS.len(),
+    held_scores: None,
 };
 
 /// The fitted vocabulary and the schema of the rows the inner router sees.

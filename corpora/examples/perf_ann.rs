@@ -1,7 +1,8 @@
 //! Approximate (HNSW) against exact batched dense search on a clustered synthetic corpus.
 //!
-//! `cargo run --release -p corpora --example perf_ann [N] [QUERIES] [--store DIR]`
-//! (defaults: 1,000,000 vectors, 1,000 queries). Prints the generator's fixed settings, the
+//! `cargo run --release -p corpora --example perf_ann [N] [QUERIES] [--store DIR] [--m M]
+//! [--efc EF]` (defaults: 1,000,000 vectors, 1,000 queries, the graph settings of
+//! `HnswParams::default()`). Prints the generator's fixed settings, the
 //! nearest-neighbour similarity profile it produces beside MiniLM's on 2Wiki, the exact batched
 //! search time (the baseline, same run), the graph's build time and memory, and a curve of
 //! recall@100 against throughput over the search list size `ef`. With `--store DIR` the graph
@@ -126,14 +127,41 @@ fn memory_mib() -> (f64, f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let nums: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
-    let n = nums.first().copied().unwrap_or(1_000_000);
-    let m = nums.get(1).copied().unwrap_or(1_000);
-    let store = args
-        .iter()
-        .position(|a| a == "--store")
-        .and_then(|i| args.get(i + 1))
-        .map(std::path::PathBuf::from);
+    // `--name value` pairs first; the numbers left are the positional N and QUERIES.
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let mut positional = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if args[i].starts_with("--") {
+            i += 2;
+            continue;
+        }
+        match args[i].parse::<usize>() {
+            Ok(v) => positional.push(v),
+            Err(_) => panic!("perf_ann: expected a number or a --flag, got {:?}", args[i]),
+        }
+        i += 1;
+    }
+    let n = positional.first().copied().unwrap_or(1_000_000);
+    let m = positional.get(1).copied().unwrap_or(1_000);
+    let store = flag("--store").map(std::path::PathBuf::from);
+    let number = |name: &str, default: usize| {
+        flag(name).map_or(default, |v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("perf_ann: {name} expects a whole number, got {v:?}"))
+        })
+    };
+    let defaults = HnswParams::default();
+    let params = HnswParams {
+        m: number("--m", defaults.m),
+        ef_construction: number("--efc", defaults.ef_construction),
+        ..defaults
+    };
     println!("{}", machine_line());
     println!(
         "approximate search: {n} vectors x {DIM}-d, {m} queries, top-{K}, seed {SEED:#x}, {} rayon \
@@ -183,7 +211,6 @@ fn main() {
     // With --store the graph comes from the cache when an earlier run stored it (the bench's
     // resume path), so the 1M-vector graph is built once across runs; its build is timed in the
     // run that builds it.
-    let params = HnswParams::default();
     let (rss0, _) = memory_mib();
     let t = Instant::now();
     let (graph, origin) = match &store {

@@ -279,6 +279,10 @@ pub struct Fitted {
     oof: Vec<Vec<Option<f64>>>,
     /// E[cost | paradigm, corpus] and the cost scale T.
     pub cost: CostModel,
+    /// [`Fitted::p_correct`] of the row sets scored so far, by their corpus and features: the
+    /// routers of one λ sweep share this fit and score the same rows, which for util-knn cost
+    /// more than the fit itself.
+    scored: FitCache,
 }
 
 /// The binary relabelling's schema: the data set's blocks plus the corpus one-hot.
@@ -467,11 +471,27 @@ impl Fitted {
             classes,
             oof: oofs,
             cost: CostModel::fit(train),
+            scored: FitCache::default(),
         })
     }
 
-    /// Calibrated P(correct) per paradigm class for each row (`None`: no training tuple).
+    /// Calibrated P(correct) per paradigm class for each row (`None`: no training tuple),
+    /// computed once per set of rows (what it reads of a row: its corpus and features).
     pub fn p_correct(&self, rows: &[RoutingRow]) -> Result<Vec<Vec<Option<f64>>>> {
+        let mut key = hash_str(rows.len() as u64, "p_correct");
+        for r in rows {
+            key = mix64(key ^ hash_str(r.features.len() as u64, &r.corpus));
+            for v in &r.features {
+                key = mix64(key ^ v.to_bits());
+            }
+        }
+        let p = self
+            .scored
+            .get_or_fit(key, || self.p_correct_uncached(rows))?;
+        Ok(p.as_ref().clone())
+    }
+
+    fn p_correct_uncached(&self, rows: &[RoutingRow]) -> Result<Vec<Vec<Option<f64>>>> {
         let aug: Vec<RoutingRow> = rows
             .iter()
             .map(|r| augment(r, &self.corpora, true))
@@ -707,6 +727,13 @@ mod tests {
         u.fit(&train).unwrap();
         // Mean predicted P(correct) of each paradigm on held-out rows is close to its rate.
         let p = u.fitted().unwrap().p_correct(&test.rows).unwrap();
+        // A second scoring of the same rows (another λ of the sweep) reads the first one's.
+        assert_eq!(u.fitted().unwrap().p_correct(&test.rows).unwrap(), p);
+        let _ = u.fitted().unwrap().p_correct(&test.rows[1..]).unwrap();
+        assert_eq!(
+            format!("{:?}", u.fitted().unwrap().scored),
+            "FitCache { fits: 2 }"
+        );
         for c in 0..7 {
             let mean_p: f64 = p.iter().map(|v| v[c].unwrap()).sum::<f64>() / p.len() as f64;
             let rate = test

@@ -266,6 +266,7 @@ mod tests {
                 vec![Some(0.5); 10],
             ],
             cost: CostModel::fit(train),
+            scored: crate::entry::FitCache::default(),
         }
     }
 

@@ -18,7 +18,9 @@ use ndarray::{Array1, Array2, Axis};
 use rayon::prelude::*;
 
 use super::prep::Standardizer;
-use super::{boxed, fitted, model_entry, Model, PresentClasses};
+use super::{
+    boxed, fitted, mask_absent, model_entry, single, Model, ModelRouter, PresentClasses, State,
+};
 use crate::entry::{Family, RouterEntry};
 
 /// Neighbours that vote.
@@ -249,6 +251,28 @@ impl Neighbours {
             }
         }
         out
+    }
+}
+
+impl ModelRouter<Neighbours> {
+    /// [`bench_core::Router::scores_batch`] at each of `ks` neighbours from one search (see
+    /// [`Neighbours::scores_ks`]): entry `g` equals the scores of this router with
+    /// `k = ks[g]`, bit for bit.
+    pub(crate) fn scores_batch_ks(
+        &self,
+        schema: &RoutingSchema,
+        rows: &[RoutingRow],
+        ks: &[usize],
+    ) -> Result<Vec<Vec<Vec<f64>>>> {
+        let classes = self.check(schema, rows)?;
+        let mut all = match self.state {
+            State::Single(c) => vec![single(c, schema.n_classes(), rows.len()); ks.len()],
+            _ => self.model.scores_ks(schema, rows, ks),
+        };
+        for out in &mut all {
+            mask_absent(classes, out);
+        }
+        Ok(all)
     }
 }
 

@@ -205,28 +205,6 @@ impl<M: Model> ModelRouter<M> {
     }
 }
 
-impl ModelRouter<knn::Neighbours> {
-    /// [`Router::scores_batch`] at each of `ks` neighbours from one search (see
-    /// [`knn::Neighbours::scores_ks`]): entry `g` equals the scores of this router with
-    /// `k = ks[g]`, bit for bit.
-    pub(crate) fn scores_batch_ks(
-        &self,
-        schema: &RoutingSchema,
-        rows: &[RoutingRow],
-        ks: &[usize],
-    ) -> Result<Vec<Vec<Vec<f64>>>> {
-        let classes = self.check(schema, rows)?;
-        let mut all = match self.state {
-            State::Single(c) => vec![single(c, schema.n_classes(), rows.len()); ks.len()],
-            _ => self.model.scores_ks(schema, rows, ks),
-        };
-        for out in &mut all {
-            mask_absent(classes, out);
-        }
-        Ok(all)
-    }
-}
-
 /// The scores of a router whose training rows had one class `c`: all of it to `c`.
 fn single(c: usize, k: usize, rows: usize) -> Vec<Vec<f64>> {
     (0..rows)

@@ -12,7 +12,9 @@
 //! the data set's columns plus a one-hot of the row's corpus among the training corpora (a
 //! routing decision is per (query, corpus); an unseen corpus, as under leave-one-corpus-out,
 //! gets all zeros). `cannot-answer` is never chosen. The λ-independent fit is shared by the
-//! routers of one sweep fitted on the same rows, as in the cost-aware router.
+//! routers of one sweep fitted on the same rows, as in the cost-aware router, and so are its
+//! estimates for each set of rows scored. util-knn's three neighbourhood sizes come from one
+//! neighbour search per part (the smaller lists are prefixes of the largest).
 
 pub(crate) mod calibrate;
 pub(crate) mod safe;

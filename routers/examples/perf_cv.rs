@@ -2,7 +2,7 @@
 //! routing rows (= 56,000 (query, paradigm) tuples over 7 paradigms) against the 30 s goal, with
 //! the real feature layout (the synthetic embedding padded to 384 dims: 403 features).
 //!
-//! `cargo run --release -p routers --example perf_cv [-- ROWS] [--budget SECONDS]`
+//! `cargo run --release -p routers --example perf_cv [-- ROWS] [--budget SECONDS] [--only NAME]`
 //!
 //! With `--budget`, every router runs in a child process of this example (`--only NAME`) that is
 //! stopped when it passes the budget: at 100,000 rows some routers cannot finish, and the run
@@ -29,11 +29,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => 8000,
     };
     let only = flag(&args, "--only");
+    if let Some(o) = &only {
+        let offline: Vec<&str> = registry()
+            .iter()
+            .filter(|e| !e.needs_llm)
+            .map(|e| e.name)
+            .collect();
+        if !offline.contains(&o.as_str()) {
+            return Err(format!(
+                "--only {o:?}: no offline router of that name (known: {})",
+                offline.join(", ")
+            )
+            .into());
+        }
+    }
     if let Some(budget) = flag(&args, "--budget") {
         let budget: f64 = budget
             .parse()
             .map_err(|e| format!("--budget {budget:?}: {e}"))?;
-        return supervise(rows, budget);
+        return supervise(rows, budget, only.as_deref());
     }
     let t = Instant::now();
     let set = routers::synthetic::widen_embedding(&synthetic_set(rows, 2024), 384, 7);
@@ -81,14 +95,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Runs every offline router in its own child (`--only NAME`), stopping any that passes
-/// `budget` seconds; prints each child's table row and the routers that did not finish.
-fn supervise(rows: usize, budget: f64) -> Result<(), Box<dyn std::error::Error>> {
+/// Runs every offline router (or the one `--only` names) in its own child (`--only NAME`),
+/// stopping any that passes `budget` seconds; prints each child's table row and the routers
+/// that did not finish.
+fn supervise(
+    rows: usize,
+    budget: f64,
+    only: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?;
     println!("{}", corpora::index::machine_line());
     println!("{rows} routing rows, 5-fold CV, each router in a child stopped after {budget} s");
     let (mut finished, mut stopped) = (0.0f64, Vec::new());
-    for e in registry().into_iter().filter(|e| !e.needs_llm) {
+    let chosen = registry()
+        .into_iter()
+        .filter(|e| !e.needs_llm && only.is_none_or(|o| o == e.name));
+    for e in chosen {
         let t = Instant::now();
         let mut child = Command::new(&exe)
             .args([rows.to_string(), "--only".into(), e.name.to_string()])

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use routers::eval::{evaluate, summarize, Candidate, Split};
-use routers::{registry, synthetic_set, RouterContext};
+use routers::{registry, synthetic_set, RouterContext, RouterEntry};
 
 /// The value after `flag` on the command line.
 fn flag(args: &[String], flag: &str) -> Option<String> {
@@ -30,15 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let only = flag(&args, "--only");
     if let Some(o) = &only {
-        let offline: Vec<&str> = registry()
-            .iter()
-            .filter(|e| !e.needs_llm)
-            .map(|e| e.name)
-            .collect();
-        if !offline.contains(&o.as_str()) {
+        if chosen(Some(o)).is_empty() {
+            let known: Vec<&str> = chosen(None).iter().map(|e| e.name).collect();
             return Err(format!(
                 "--only {o:?}: no offline router of that name (known: {})",
-                offline.join(", ")
+                known.join(", ")
             )
             .into());
         }
@@ -66,10 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let ctx = RouterContext::new(1);
     let total = Instant::now();
-    let chosen = registry()
-        .into_iter()
-        .filter(|e| !e.needs_llm && only.as_deref().is_none_or(|o| o == e.name));
-    for e in chosen {
+    for e in chosen(only.as_deref()) {
         let c = Candidate::from(e);
         let t = Instant::now();
         let ev = evaluate(&set, std::slice::from_ref(&c), &folds, &ctx)?;
@@ -95,6 +88,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The offline routers, or the one `only` names (none when no offline router has that name).
+fn chosen(only: Option<&str>) -> Vec<RouterEntry> {
+    registry()
+        .into_iter()
+        .filter(|e| !e.needs_llm && only.is_none_or(|o| o == e.name))
+        .collect()
+}
+
 /// Runs every offline router (or the one `--only` names) in its own child (`--only NAME`),
 /// stopping any that passes `budget` seconds; prints each child's table row and the routers
 /// that did not finish.
@@ -107,10 +108,7 @@ fn supervise(
     println!("{}", corpora::index::machine_line());
     println!("{rows} routing rows, 5-fold CV, each router in a child stopped after {budget} s");
     let (mut finished, mut stopped) = (0.0f64, Vec::new());
-    let chosen = registry()
-        .into_iter()
-        .filter(|e| !e.needs_llm && only.is_none_or(|o| o == e.name));
-    for e in chosen {
+    for e in chosen(only) {
         let t = Instant::now();
         let mut child = Command::new(&exe)
             .args([rows.to_string(), "--only".into(), e.name.to_string()])

@@ -416,12 +416,11 @@ impl Fitted {
                     m.fit(&fit_set)?;
                     let scores = match learner.held_scores {
                         Some(all) => {
-                            if shared[pi].is_none() {
-                                shared[pi] = Some(all(&fit_set, &held_rows)?);
-                            }
-                            shared[pi]
-                                .as_mut()
-                                .map_or_else(Vec::new, |v| std::mem::take(&mut v[g]))
+                            let grid = match &mut shared[pi] {
+                                Some(grid) => grid,
+                                slot @ None => slot.insert(all(&fit_set, &held_rows)?),
+                            };
+                            std::mem::take(&mut grid[g])
                         }
                         None => m.scores_batch(&schema, &held_rows)?,
                     };

@@ -86,7 +86,7 @@ perf:
     cargo run --release -p corpora --features x86-v4,candle-baseline --example perf_encoder
     cargo run --release -p corpora --example perf_search
     cargo run --release -p corpora --features x86-v4 --example perf_search
-    cargo run --release -p corpora --features x86-v4 --example perf_ann -- 1000000 1000 --store target/perf/ann --m 16 --efc 128
+    cargo run --release -p corpora --features x86-v4 --example perf_ann -- 1000000 1000 --store target/perf/ann
     cargo run --release -p paradigms --example perf_ppr
     cargo run --release -p paradigms --example perf_ppr_scale -- $(bash scripts/perf-venv.sh --igraph)
     cargo run --release -p metrics --example perf_metrics -- $(bash scripts/perf-venv.sh --python)

@@ -1,20 +1,25 @@
-//! Approximate (HNSW) against exact batched dense search on a clustered synthetic corpus.
+//! Approximate (IVF or HNSW) against exact batched dense search on a clustered synthetic corpus.
 //!
-//! `cargo run --release -p corpora --example perf_ann [N] [QUERIES] [--store DIR] [--m M]
-//! [--efc EF]` (defaults: 1,000,000 vectors, 1,000 queries, the graph settings of
-//! `HnswParams::default()`). Prints the generator's fixed settings, the
-//! nearest-neighbour similarity profile it produces beside MiniLM's on 2Wiki, the exact batched
-//! search time (the baseline, same run), the graph's build time and memory, and a curve of
-//! recall@100 against throughput over the search list size `ef`. With `--store DIR` the graph
-//! is taken from DIR when an earlier run stored it there (else built and stored), and read back
-//! once more at the end, both timed (the bench's resume path).
+//! `cargo run --release -p corpora --example perf_ann [N] [QUERIES] [--index ivf|hnsw|both]
+//! [--store DIR] [--vectors FILE.vecs] [--lists L] [--iters I] [--train T] [--m M] [--efc EF]`
+//! (defaults: 1,000,000 vectors, 1,000 queries, `ivf`, the settings of `IvfParams::default()`
+//! and `HnswParams::default()`). Prints the generator's fixed settings, the nearest-neighbour
+//! similarity profile it produces beside MiniLM's on 2Wiki, the exact batched search time (the
+//! baseline, same run), each index's build time and memory, and a curve of recall@100 against
+//! throughput over its search knob (`nprobe`, `ef`). `--vectors` takes real vectors from a
+//! vector-cache file instead of the generator (its last QUERIES rows are the queries, held out
+//! of the index). With `--store DIR` an index is taken from DIR when an earlier run stored it
+//! there (else built and stored), and read back once more, timed (the bench's resume path).
 
 use std::collections::HashSet;
 use std::time::Instant;
 
 use bench_core::rng::SplitMix64;
 use bench_core::Embeddings;
-use corpora::index::{machine_line, FlatIndex, Hit, HnswIndex, HnswParams, Origin};
+use corpora::embed::VectorCache;
+use corpora::index::{
+    machine_line, FlatIndex, Hit, HnswIndex, HnswParams, IvfIndex, IvfParams, Origin,
+};
 use rayon::prelude::*;
 
 const SEED: u64 = 0xA11_2026_0384;
@@ -35,6 +40,7 @@ const DELTA: f32 = 0.5;
 /// 1st, 10th and 100th nearest neighbour, measured with the vector cache's vectors (2026-12-03).
 const WIKI_PROFILE: [f64; 3] = [0.632, 0.490, 0.383];
 const EFS: [usize; 8] = [100, 128, 160, 200, 256, 320, 400, 512];
+const NPROBES: [usize; 13] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96];
 
 struct Model {
     shared: Vec<f32>,
@@ -156,6 +162,17 @@ fn main() {
                 .unwrap_or_else(|_| panic!("perf_ann: {name} expects a whole number, got {v:?}"))
         })
     };
+    let which = flag("--index").unwrap_or_else(|| "ivf".into());
+    assert!(
+        matches!(which.as_str(), "ivf" | "hnsw" | "both"),
+        "perf_ann: --index expects ivf, hnsw or both, got {which:?}"
+    );
+    let ivf = IvfParams {
+        lists: number("--lists", IvfParams::default().lists),
+        iterations: number("--iters", IvfParams::default().iterations),
+        train_per_list: number("--train", IvfParams::default().train_per_list),
+        ..IvfParams::default()
+    };
     let defaults = HnswParams::default();
     let params = HnswParams {
         m: number("--m", defaults.m),
@@ -164,8 +181,13 @@ fn main() {
     };
     println!("{}", machine_line());
     println!(
-        "approximate search: {n} vectors x {DIM}-d, {m} queries, top-{K}, seed {SEED:#x}, {} rayon \
+        "approximate search: {} vectors x {DIM}-d, {m} queries, top-{K}, seed {SEED:#x}, {} rayon \
          threads",
+        if flag("--vectors").is_some() {
+            "real".to_string()
+        } else {
+            n.to_string()
+        },
         rayon::current_num_threads()
     );
     println!(
@@ -173,10 +195,30 @@ fn main() {
          {BETA} / subspace {GAMMA} / noise {DELTA} (squares sum to 1)"
     );
     let t = Instant::now();
-    let model = Model::new(SEED);
-    let data = model.draw(1, n);
-    let queries = model.draw(2, m);
-    println!("  generated in {:.1} s", t.elapsed().as_secs_f64());
+    let (data, queries) = match flag("--vectors") {
+        // Real vectors: the file's last `m` rows are the queries, held out of the index.
+        Some(file) => {
+            let all = VectorCache::read_file(std::path::Path::new(&file)).expect("vector file");
+            assert!(
+                all.dim == DIM && all.len() > m,
+                "{file}: need {DIM}-d and over {m} rows"
+            );
+            let cut = (all.len() - m) * DIM;
+            println!(
+                "  real vectors: {file}, {} rows indexed, its last {m} rows as queries",
+                all.len() - m
+            );
+            (
+                Embeddings::new(DIM, all.data[..cut].to_vec()),
+                Embeddings::new(DIM, all.data[cut..].to_vec()),
+            )
+        }
+        None => {
+            let model = Model::new(SEED);
+            (model.draw(1, n), model.draw(2, m))
+        }
+    };
+    println!("  vectors ready in {:.1} s", t.elapsed().as_secs_f64());
     let flat = FlatIndex::new(data).expect("valid vectors");
 
     // Baseline: the project's exact batched search (gemm), best of two after a warm-up.
@@ -208,76 +250,138 @@ fn main() {
         m as f64 / exact_s
     );
 
-    // With --store the graph comes from the cache when an earlier run stored it (the bench's
-    // resume path), so the 1M-vector graph is built once across runs; its build is timed in the
-    // run that builds it.
-    let (rss0, _) = memory_mib();
-    let t = Instant::now();
-    let (graph, origin) = match &store {
-        Some(dir) => HnswIndex::load_or_build(dir, "perf-ann", flat.rows(), params).expect("store"),
-        None => (
-            HnswIndex::build(flat.rows(), params).expect("hnsw build"),
-            Origin::Built,
-        ),
+    let run = Run {
+        flat: &flat,
+        queries: &queries,
+        exact: &exact,
+        exact_s,
+        store: store.as_deref(),
     };
-    let build_s = t.elapsed().as_secs_f64();
-    let (rss1, peak) = memory_mib();
-    match origin {
-        Origin::Built => println!(
-            "  {} build: {build_s:.1} s ({:.0} vectors/s{}); memory +{:.0} MiB resident for the \
-             graph and its copy of the vectors (exact index: {:.0} MiB of vectors); process peak \
-             {:.0} MiB",
-            graph.describe(),
-            n as f64 / build_s,
-            if store.is_some() { ", stored" } else { "" },
-            rss1 - rss0,
-            (n * DIM * 4) as f64 / (1 << 20) as f64,
-            peak
-        ),
-        Origin::Cached => println!(
-            "  {}: read back from the cache in {build_s:.1} s (built and timed by an earlier run); \
-             memory +{:.0} MiB resident; process peak {:.0} MiB",
-            graph.describe(),
-            rss1 - rss0,
-            peak
-        ),
+    if matches!(which.as_str(), "ivf" | "both") {
+        run.ivf(ivf);
     }
-    println!(
-        "  {:>5} {:>10} {:>12} {:>10}",
-        "ef", "recall@100", "queries/s", "vs exact"
-    );
-    for ef in EFS {
-        let _ = graph.search_batch_with(flat.rows(), &queries.data[..DIM * m.min(20)], K, ef);
-        let t = Instant::now();
-        let approx = graph.search_batch_with(flat.rows(), &queries.data, K, ef);
-        let s = t.elapsed().as_secs_f64();
-        println!(
-            "  {ef:>5} {:>10.4} {:>12.0} {:>9.1}x",
-            recall(&exact, &approx),
-            m as f64 / s,
-            exact_s / s
-        );
+    if matches!(which.as_str(), "hnsw" | "both") {
+        run.hnsw(params);
     }
     println!("  goals: recall@100 >= 0.95 at >= 10x, >= 0.99 at >= 3x the exact batched search");
+    println!("{}", machine_line());
+}
 
-    if let Some(dir) = store {
+/// One run's data and baseline, shared by the indexes it measures.
+struct Run<'a> {
+    flat: &'a FlatIndex,
+    queries: &'a Embeddings,
+    exact: &'a [Vec<Hit>],
+    exact_s: f64,
+    store: Option<&'a std::path::Path>,
+}
+
+impl Run<'_> {
+    /// Times `search` over the batch after a small warm-up; prints one curve row.
+    fn point(&self, knob: usize, search: impl Fn(&[f32]) -> Vec<Vec<Hit>>) {
+        let m = self.queries.len();
+        let _ = search(&self.queries.data[..DIM * m.min(20)]);
         let t = Instant::now();
-        let (again, origin2) =
-            HnswIndex::load_or_build(&dir, "perf-ann", flat.rows(), params).expect("reload");
-        let second = t.elapsed().as_secs_f64();
-        let same = again.search_batch_with(flat.rows(), &queries.data, K, params.ef_search);
-        let direct = graph.search_batch_with(flat.rows(), &queries.data, K, params.ef_search);
+        let approx = search(&self.queries.data);
+        let s = t.elapsed().as_secs_f64();
         println!(
-            "  cache under {}: first call {build_s:.1} s ({}), second {second:.1} s ({}); recall \
-             of the reloaded graph {:.4} (first one {:.4})",
-            dir.display(),
-            name(origin),
-            name(origin2),
-            recall(&exact, &same),
-            recall(&exact, &direct)
+            "  {knob:>6} {:>10.4} {:>12.0} {:>9.1}x",
+            recall(self.exact, &approx),
+            m as f64 / s,
+            self.exact_s / s
         );
     }
-    println!("{}", machine_line());
+
+    /// Built (and timed) or read from the store, with memory before and after.
+    fn obtain<T>(
+        &self,
+        what: &str,
+        load: impl Fn(&std::path::Path) -> (T, Origin),
+        build: impl Fn() -> T,
+    ) -> T {
+        let n = self.flat.len();
+        let (rss0, _) = memory_mib();
+        let t = Instant::now();
+        let (index, origin) = match self.store {
+            Some(dir) => load(dir),
+            None => (build(), Origin::Built),
+        };
+        let s = t.elapsed().as_secs_f64();
+        let (rss1, peak) = memory_mib();
+        match origin {
+            Origin::Built => println!(
+                "  {what} build: {s:.1} s ({:.0} vectors/s{}); memory +{:.0} MiB resident for \
+                 the index and its copy of the vectors (exact index: {:.0} MiB of vectors); \
+                 process peak {peak:.0} MiB",
+                n as f64 / s,
+                if self.store.is_some() { ", stored" } else { "" },
+                rss1 - rss0,
+                (n * DIM * 4) as f64 / (1 << 20) as f64,
+            ),
+            Origin::Cached => println!(
+                "  {what}: read back from the cache in {s:.1} s (built and timed by an earlier \
+                 run); memory +{:.0} MiB resident; process peak {peak:.0} MiB",
+                rss1 - rss0,
+            ),
+        }
+        if let Some(dir) = self.store {
+            let t = Instant::now();
+            let (_, again) = load(dir);
+            println!(
+                "  cache under {}: second call {:.1} s ({})",
+                dir.display(),
+                t.elapsed().as_secs_f64(),
+                name(again)
+            );
+        }
+        index
+    }
+
+    fn ivf(&self, params: IvfParams) {
+        let lists = params.lists_for(self.flat.len());
+        let index = self.obtain(
+            &format!("ivf(lists={lists})"),
+            |dir| IvfIndex::load_or_build(dir, "perf-ann", self.flat.rows(), params).expect("ivf"),
+            || IvfIndex::build(self.flat.rows(), params).expect("ivf build"),
+        );
+        let mut sizes = index.list_sizes();
+        sizes.sort_unstable();
+        println!(
+            "  list sizes: smallest {}, median {}, largest {} (k-means on {} sampled rows, {} \
+             iterations, seed {:#x})",
+            sizes[0],
+            sizes[sizes.len() / 2],
+            sizes[sizes.len() - 1],
+            (lists * params.train_per_list).min(self.flat.len()),
+            params.iterations,
+            params.seed
+        );
+        println!(
+            "  {:>6} {:>10} {:>12} {:>10}",
+            "nprobe", "recall@100", "queries/s", "vs exact"
+        );
+        for nprobe in NPROBES.into_iter().filter(|&p| p <= lists) {
+            self.point(nprobe, |q| index.search_batch_with(q, K, nprobe));
+        }
+    }
+
+    fn hnsw(&self, params: HnswParams) {
+        let p = params;
+        let graph = self.obtain(
+            &format!("hnsw(m={},efc={})", p.m, p.ef_construction),
+            |dir| {
+                HnswIndex::load_or_build(dir, "perf-ann", self.flat.rows(), params).expect("store")
+            },
+            || HnswIndex::build(self.flat.rows(), params).expect("hnsw build"),
+        );
+        println!(
+            "  {:>6} {:>10} {:>12} {:>10}",
+            "ef", "recall@100", "queries/s", "vs exact"
+        );
+        for ef in EFS {
+            self.point(ef, |q| graph.search_batch_with(self.flat.rows(), q, K, ef));
+        }
+    }
 }
 
 fn name(o: Origin) -> &'static str {

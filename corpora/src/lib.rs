@@ -5,9 +5,10 @@
 //! The principal types: [`load::load_corpus`] with [`load::LoadOptions`] (a named or generic
 //! corpus, chunked, its evidence mapped to chunks), [`load::chunk_documents`] (cl100k windows),
 //! [`embed::MiniLm`] (the local encoder) and [`embed::VectorCache`], [`index::FlatIndex`] (exact
-//! inner-product search, optionally through an [`index::HnswIndex`]), [`graph::KnowledgeGraph`]
-//! built by [`graph::build_graph`] with a [`graph::TripletExtractor`] ([`graph::OfflineExtractor`]
-//! or [`graph::LlmExtractor`]), [`generate::Pipeline`] (question generation),
+//! inner-product search, optionally through an [`index::IvfIndex`] or [`index::HnswIndex`]),
+//! [`graph::KnowledgeGraph`] built by [`graph::build_graph`] with a [`graph::TripletExtractor`]
+//! ([`graph::OfflineExtractor`] or [`graph::LlmExtractor`]), [`generate::Pipeline`] (question
+//! generation),
 //! [`outcomes::load_outcomes_jsonl`] and [`adarague::load_adarague`] (imported outcome files),
 //! and [`CorpusError`].
 //!

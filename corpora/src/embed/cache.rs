@@ -128,6 +128,21 @@ fn read(path: &Path, digest: &[u8; 32], dim: usize, rows: usize) -> Result<Optio
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(CorpusError::io(format!("reading {}", path.display()), e)),
     };
+    parse(path, &bytes, Some((digest, dim, rows))).map(Some)
+}
+
+impl VectorCache {
+    /// The vectors of one cache file, whatever texts and encoder made them (for examples that
+    /// measure on real vectors); the header is checked, the content digest is not.
+    pub fn read_file(path: &Path) -> Result<Embeddings> {
+        let bytes = fs::read(path)
+            .map_err(|e| CorpusError::io(format!("reading {}", path.display()), e))?;
+        parse(path, &bytes, None)
+    }
+}
+
+/// A cache file's vectors; with `want`, its header must also name that digest and shape.
+fn parse(path: &Path, bytes: &[u8], want: Option<(&[u8; 32], usize, usize)>) -> Result<Embeddings> {
     let bad = |m: &str| CorpusError::Malformed {
         file: path.display().to_string(),
         location: "header".into(),
@@ -145,9 +160,12 @@ fn read(path: &Path, digest: &[u8; 32], dim: usize, rows: usize) -> Result<Optio
     if version != VERSION as usize {
         return Err(bad(&format!("version {version}, expected {VERSION}")));
     }
-    if &bytes[24..56] != digest || fdim != dim || frows != rows {
-        return Err(bad("header does not match the requested content"));
+    if let Some((digest, dim, rows)) = want {
+        if &bytes[24..56] != digest || fdim != dim || frows != rows {
+            return Err(bad("header does not match the requested content"));
+        }
     }
+    let (dim, rows) = (fdim, frows);
     let body = &bytes[HEADER_LEN..];
     if body.len() != rows * dim * 4 {
         return Err(bad(&format!(
@@ -160,7 +178,7 @@ fn read(path: &Path, digest: &[u8; 32], dim: usize, rows: usize) -> Result<Optio
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    Ok(Some(Embeddings { dim, data }))
+    Ok(Embeddings { dim, data })
 }
 
 /// Writes to a unique temporary file, then renames: readers see a complete file or none.

@@ -7,16 +7,15 @@
 //! a manifest holding the sha256 of each file, so a torn or altered copy is rebuilt, not read.
 
 use std::fs;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::rows::{dot, Rows};
 use super::select::{self, Hit};
+use super::stored::{file_digest, store_path, vectors_digest, write_dir_atomically, Origin};
 use crate::error::{CorpusError, Result};
 
 /// Graph and search settings. Measured on the clustered synthetic set of `examples/perf_ann.rs`
@@ -119,15 +118,6 @@ impl std::fmt::Debug for HnswIndex {
     }
 }
 
-/// Whether an index came from the cache or was built in this call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// Built in this call (and stored in the cache).
-    Built,
-    /// Read from the cache.
-    Cached,
-}
-
 impl HnswIndex {
     /// Inserts every row of `flat` (in parallel on the current rayon pool).
     pub fn build(flat: &Rows, params: HnswParams) -> Result<Self> {
@@ -226,7 +216,16 @@ impl HnswIndex {
         params: HnswParams,
     ) -> Result<(Self, Origin)> {
         let vectors_sha256 = vectors_digest(flat);
-        let target = store_path(dir, key, &vectors_sha256, params);
+        let target = store_path(
+            dir,
+            "hnsw",
+            key,
+            &[
+                vectors_sha256.as_bytes(),
+                &(params.m as u64).to_le_bytes(),
+                &(params.ef_construction as u64).to_le_bytes(),
+            ],
+        );
         if let Some(index) = Self::load(&target, flat, params, &vectors_sha256)? {
             return Ok((index, Origin::Cached));
         }
@@ -293,140 +292,38 @@ impl HnswIndex {
 
     /// Writes the graph into a fresh sibling directory, then renames it to `target`.
     fn store(&self, target: &Path, flat: &Rows, vectors_sha256: &str) -> Result<()> {
-        let parent = target.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(parent)
-            .map_err(|e| CorpusError::io(format!("creating {}", parent.display()), e))?;
-        let tmp = parent.join(format!(
-            ".{}.tmp-{}",
-            target
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("hnsw"),
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir_all(&tmp)
-            .map_err(|e| CorpusError::io(format!("creating {}", tmp.display()), e))?;
-        let written = self
-            .graph
-            .file_dump(&tmp, BASENAME)
-            .map_err(|e| CorpusError::Index(format!("writing {}: {e}", tmp.display())))?;
-        if written != BASENAME {
-            return Err(CorpusError::Index(format!(
-                "hnsw_rs wrote {written} instead of {BASENAME} in {}",
-                tmp.display()
-            )));
-        }
-        let manifest = Manifest {
-            format: FORMAT,
-            params: self.params,
-            rows: flat.len(),
-            dim: flat.dim(),
-            vectors_sha256: vectors_sha256.to_string(),
-            graph_sha256: file_digest(&tmp.join(format!("{BASENAME}.hnsw.graph")))?,
-            data_sha256: file_digest(&tmp.join(format!("{BASENAME}.hnsw.data")))?,
-        };
-        let json = serde_json::to_string_pretty(&manifest).expect("manifest serialises");
-        fs::write(tmp.join("manifest.json"), json)
-            .map_err(|e| CorpusError::io(format!("writing {}", tmp.display()), e))?;
-        let _ = fs::remove_dir_all(target);
-        fs::rename(&tmp, target)
-            .map_err(|e| CorpusError::io(format!("renaming into {}", target.display()), e))?;
-        Ok(())
-    }
-}
-
-/// `<dir>/hnsw/<readable key>-<32 hex>`: one directory per (vectors, parameters).
-fn store_path(dir: &Path, key: &str, vectors_sha256: &str, params: HnswParams) -> PathBuf {
-    let mut h = Sha256::new();
-    for part in [
-        vectors_sha256.as_bytes(),
-        &(params.m as u64).to_le_bytes(),
-        &(params.ef_construction as u64).to_le_bytes(),
-    ] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
-    }
-    let readable: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
+        write_dir_atomically(target, |tmp| {
+            let written = self
+                .graph
+                .file_dump(tmp, BASENAME)
+                .map_err(|e| CorpusError::Index(format!("writing {}: {e}", tmp.display())))?;
+            if written != BASENAME {
+                return Err(CorpusError::Index(format!(
+                    "hnsw_rs wrote {written} instead of {BASENAME} in {}",
+                    tmp.display()
+                )));
             }
+            let manifest = Manifest {
+                format: FORMAT,
+                params: self.params,
+                rows: flat.len(),
+                dim: flat.dim(),
+                vectors_sha256: vectors_sha256.to_string(),
+                graph_sha256: file_digest(&tmp.join(format!("{BASENAME}.hnsw.graph")))?,
+                data_sha256: file_digest(&tmp.join(format!("{BASENAME}.hnsw.data")))?,
+            };
+            let json = serde_json::to_string_pretty(&manifest).expect("manifest serialises");
+            fs::write(tmp.join("manifest.json"), json)
+                .map_err(|e| CorpusError::io(format!("writing {}", tmp.display()), e))
         })
-        .take(48)
-        .collect();
-    dir.join("hnsw")
-        .join(format!("{readable}-{}", &hex::encode(h.finalize())[..32]))
-}
-
-/// sha256 of the shape and every value (little-endian), in rows.
-fn vectors_digest(flat: &Rows) -> String {
-    let mut h = Sha256::new();
-    h.update((flat.dim() as u64).to_le_bytes());
-    h.update((flat.len() as u64).to_le_bytes());
-    let mut buf = Vec::with_capacity(flat.dim() * 4);
-    for i in 0..flat.len() {
-        buf.clear();
-        for v in flat.row(i) {
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        h.update(&buf);
     }
-    hex::encode(h.finalize())
-}
-
-fn file_digest(path: &Path) -> Result<String> {
-    let mut f = fs::File::open(path)
-        .map_err(|e| CorpusError::io(format!("opening {}", path.display()), e))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| CorpusError::io(format!("reading {}", path.display()), e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::testdata::{clustered, recall};
     use crate::index::FlatIndex;
-    use bench_core::Embeddings;
-
-    /// Seeded clustered unit vectors: 20 centres, points scattered around them.
-    fn clustered(n: usize, dim: usize, seed: u64) -> Embeddings {
-        let mut rng = bench_core::rng::SplitMix64::new(seed);
-        let centres: Vec<Vec<f32>> = (0..20)
-            .map(|_| (0..dim).map(|_| rng.normal() as f32).collect())
-            .collect();
-        let mut data = Vec::with_capacity(n * dim);
-        for i in 0..n {
-            let c = &centres[i % centres.len()];
-            let row: Vec<f32> = c.iter().map(|x| x + 0.6 * rng.normal() as f32).collect();
-            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
-            data.extend(row.iter().map(|x| x / norm));
-        }
-        Embeddings::new(dim, data)
-    }
-
-    fn recall(exact: &[Vec<Hit>], approx: &[Vec<Hit>]) -> f64 {
-        let mut found = 0usize;
-        let mut total = 0usize;
-        for (e, a) in exact.iter().zip(approx) {
-            let rows: std::collections::HashSet<u32> = a.iter().map(|h| h.row).collect();
-            found += e.iter().filter(|h| rows.contains(&h.row)).count();
-            total += e.len();
-        }
-        found as f64 / total as f64
-    }
 
     #[test]
     fn recall_against_exact_on_a_seeded_set() {

@@ -1,5 +1,6 @@
-//! Dense exact inner-product top-K search (gemm), with faiss IndexFlatIP behind a feature, an
-//! optional HNSW graph for large corpora (`hnsw`), and the gemm kernel this CPU runs (`kernel`).
+//! Dense exact inner-product top-K search (gemm), with faiss IndexFlatIP behind a feature,
+//! optional approximate indexes for large corpora (inverted lists, `ivf`; an HNSW graph, `hnsw`;
+//! what their stored copies share, `stored`), and the gemm kernel this CPU runs (`kernel`).
 //!
 //! Vectors are L2-normalised, so the inner product is the cosine similarity. Results are sorted
 //! by score descending, ties broken by the lower row index, so a ranking is deterministic for a
@@ -9,26 +10,29 @@
 #[cfg(feature = "faiss")]
 mod faiss_flat;
 mod hnsw;
+mod ivf;
 mod kernel;
 mod rows;
 mod select;
+mod stored;
 
 use std::sync::Arc;
 
 use bench_core::Embeddings;
-use gemm::{gemm, Parallelism};
 use rayon::prelude::*;
 
 use crate::error::{CorpusError, Result};
 
 #[cfg(feature = "faiss")]
 pub use faiss_flat::FaissFlatIndex;
-pub use hnsw::{HnswIndex, HnswParams, Origin};
+pub use hnsw::{HnswIndex, HnswParams};
+pub use ivf::{IvfIndex, IvfParams};
 pub use kernel::{gemm_kernel, load_average, machine_line};
 pub use rows::Rows;
 pub use select::Hit;
+pub use stored::Origin;
 
-use rows::dot;
+use rows::{dot, products};
 
 /// Score-matrix elements per gemm block: 2^21 f32 = 8 MiB, so 1,000 queries over 21k vectors
 /// never hold the whole 84 MB matrix, while each block (~100 queries) is still large enough for
@@ -42,13 +46,20 @@ const MIN_BLOCK_QUERIES: usize = 64;
 /// Queries per tile of the tiled batch search: 1,000 queries over a 1M-row index read it once.
 const TILE_QUERIES: usize = 1024;
 
-/// Inner-product index over row-major `f32` vectors: exact (brute force) unless an HNSW graph
-/// is attached ([`FlatIndex::attach_hnsw`]), in which case `search` and `search_batch` take the
-/// graph's candidates, still scored exactly from these rows.
+/// Inner-product index over row-major `f32` vectors: exact (brute force) unless an approximate
+/// index is attached ([`FlatIndex::attach_hnsw`], [`FlatIndex::attach_ivf`]), in which case
+/// `search` and `search_batch` return only the rows it finds.
 #[derive(Debug, Clone)]
 pub struct FlatIndex {
     rows: Rows,
-    approx: Option<Arc<HnswIndex>>,
+    approx: Option<Approx>,
+}
+
+/// An approximate index attached to a [`FlatIndex`].
+#[derive(Debug, Clone)]
+enum Approx {
+    Hnsw(Arc<HnswIndex>),
+    Ivf(Arc<IvfIndex>),
 }
 
 impl FlatIndex {
@@ -72,15 +83,29 @@ impl FlatIndex {
                 self.rows.len
             )));
         }
-        self.approx = Some(graph);
+        self.approx = Some(Approx::Hnsw(graph));
         Ok(())
     }
 
-    /// The search in use, for tables and logs: `exact` or the graph's description.
+    /// Routes `search` and `search_batch` through `lists`, which must index these rows.
+    pub fn attach_ivf(&mut self, lists: Arc<IvfIndex>) -> Result<()> {
+        if lists.len() != self.rows.len {
+            return Err(CorpusError::Index(format!(
+                "the IVF index has {} rows, the index {}",
+                lists.len(),
+                self.rows.len
+            )));
+        }
+        self.approx = Some(Approx::Ivf(lists));
+        Ok(())
+    }
+
+    /// The search in use, for tables and logs: `exact` or the approximate index's description.
     pub fn describe(&self) -> String {
         match &self.approx {
             None => "exact".into(),
-            Some(g) => g.describe(),
+            Some(Approx::Hnsw(g)) => g.describe(),
+            Some(Approx::Ivf(l)) => l.describe(),
         }
     }
 
@@ -127,8 +152,10 @@ impl FlatIndex {
         if k == 0 || self.rows.len == 0 {
             return Vec::new();
         }
-        if let Some(g) = &self.approx {
-            return g.search(&self.rows, query, k);
+        match &self.approx {
+            Some(Approx::Hnsw(g)) => return g.search(&self.rows, query, k),
+            Some(Approx::Ivf(l)) => return l.search(query, k),
+            None => {}
         }
         let scores: Vec<f32> = self
             .rows
@@ -159,8 +186,14 @@ impl FlatIndex {
         if k == 0 || self.rows.len == 0 {
             return vec![Vec::new(); m];
         }
-        if let Some(g) = &self.approx {
-            return g.search_batch_with(&self.rows, &queries.data, k, g.params().ef_search);
+        match &self.approx {
+            Some(Approx::Hnsw(g)) => {
+                return g.search_batch_with(&self.rows, &queries.data, k, g.params().ef_search)
+            }
+            Some(Approx::Ivf(l)) => {
+                return l.search_batch_with(&queries.data, k, l.params().nprobe)
+            }
+            None => {}
         }
         self.exact_search_batch(queries, k)
     }
@@ -235,7 +268,6 @@ impl FlatIndex {
 
     /// `scores[i * width + j] = <queries row i, index row start + j>` for a block of `rows`
     /// queries and `width` index rows from `start`.
-    #[allow(unsafe_code)]
     fn scores_into(
         &self,
         queries: &[f32],
@@ -246,49 +278,16 @@ impl FlatIndex {
         threads: usize,
     ) {
         let d = self.rows.dim;
-        let n = width;
-        assert!(queries.len() == rows * d && scores.len() == rows * n);
         assert!(start + width <= self.rows.len);
         let rhs = &self.rows.data[start * d..(start + width) * d];
-        let parallelism = if threads > 1 {
-            Parallelism::Rayon(threads)
-        } else {
-            Parallelism::None
-        };
-        // SAFETY: the strides below address exactly the three buffers, whose sizes are checked
-        // above: dst is rows x n row-major, lhs is rows x d row-major, and rhs is the index's
-        // rows start..start + n viewed as their d x n transpose (element (p, j) at j * d + p). `read_dst` is false, so
-        // dst is only written, and no buffer aliases another.
-        unsafe {
-            gemm(
-                rows,
-                n,
-                d,
-                scores.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                queries.as_ptr(),
-                1,
-                d as isize,
-                rhs.as_ptr(),
-                d as isize,
-                1,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
+        products(queries, rows, rhs, width, d, scores, threads);
     }
 }
 
-/// The dense chunk index `[retrieval]` asks for: exact, or exact with an HNSW graph attached
-/// (loaded from `cache_dir` or built and stored there) when `index = "hnsw"` and the corpus has
-/// at least `approx_min_chunks` rows. Returns the index and, when a graph was used, where it came
-/// from.
+/// The dense chunk index `[retrieval]` asks for: exact, or exact with an HNSW graph or IVF lists
+/// attached (loaded from `cache_dir` or built and stored there) when `index` is `"hnsw"` or
+/// `"ivf"` and the corpus has at least `approx_min_chunks` rows. Returns the index and, when an
+/// approximate one was used, where it came from.
 pub fn dense_index(
     vectors: Embeddings,
     retrieval: &bench_core::config::RetrievalConfig,
@@ -299,16 +298,59 @@ pub fn dense_index(
     let mut index = FlatIndex::new(vectors)?;
     match retrieval.index {
         IndexKind::Exact => Ok((index, None)),
-        IndexKind::Hnsw if index.len() < retrieval.approx_min_chunks => Ok((index, None)),
+        IndexKind::Hnsw | IndexKind::Ivf if index.len() < retrieval.approx_min_chunks => {
+            Ok((index, None))
+        }
         IndexKind::Hnsw => {
             let (graph, origin) =
                 HnswIndex::load_or_build(cache_dir, key, index.rows(), HnswParams::default())?;
             index.attach_hnsw(Arc::new(graph))?;
             Ok((index, Some(origin)))
         }
-        IndexKind::Ivf => Err(CorpusError::Index(
-            "retrieval.index = \"ivf\" is not available in this build; use \"hnsw\"".into(),
-        )),
+        IndexKind::Ivf => {
+            let params = IvfParams {
+                nprobe: retrieval.ivf_nprobe,
+                ..IvfParams::default()
+            };
+            let (lists, origin) = IvfIndex::load_or_build(cache_dir, key, index.rows(), params)?;
+            index.attach_ivf(Arc::new(lists))?;
+            Ok((index, Some(origin)))
+        }
+    }
+}
+
+/// Seeded test vectors shared by the index tests.
+#[cfg(test)]
+pub(crate) mod testdata {
+    use super::Hit;
+    use bench_core::Embeddings;
+
+    /// Seeded clustered unit vectors: 20 centres, points scattered around them.
+    pub(crate) fn clustered(n: usize, dim: usize, seed: u64) -> Embeddings {
+        let mut rng = bench_core::rng::SplitMix64::new(seed);
+        let centres: Vec<Vec<f32>> = (0..20)
+            .map(|_| (0..dim).map(|_| rng.normal() as f32).collect())
+            .collect();
+        let mut data = Vec::with_capacity(n * dim);
+        for i in 0..n {
+            let c = &centres[i % centres.len()];
+            let row: Vec<f32> = c.iter().map(|x| x + 0.6 * rng.normal() as f32).collect();
+            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            data.extend(row.iter().map(|x| x / norm));
+        }
+        Embeddings::new(dim, data)
+    }
+
+    /// Share of the exact hits that the approximate lists found.
+    pub(crate) fn recall(exact: &[Vec<Hit>], approx: &[Vec<Hit>]) -> f64 {
+        let mut found = 0usize;
+        let mut total = 0usize;
+        for (e, a) in exact.iter().zip(approx) {
+            let rows: std::collections::HashSet<u32> = a.iter().map(|h| h.row).collect();
+            found += e.iter().filter(|h| rows.contains(&h.row)).count();
+            total += e.len();
+        }
+        found as f64 / total as f64
     }
 }
 
@@ -376,6 +418,48 @@ mod tests {
                     "query {j}: {a:?} vs {b:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn dense_index_attaches_the_approximate_index_asked_for_above_the_threshold() {
+        use bench_core::config::{IndexKind, RetrievalConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let vectors = testdata::clustered(600, 16, 21);
+        let queries = testdata::clustered(10, 16, 22);
+        let exact = FlatIndex::new(vectors.clone()).unwrap();
+        let config = |index, approx_min_chunks| RetrievalConfig {
+            index,
+            approx_min_chunks,
+            ivf_nprobe: 12,
+            ..RetrievalConfig::default()
+        };
+        // Under the threshold every kind is exact.
+        for kind in [IndexKind::Exact, IndexKind::Ivf, IndexKind::Hnsw] {
+            let (index, origin) =
+                dense_index(vectors.clone(), &config(kind, 601), dir.path(), "t:chunks").unwrap();
+            assert_eq!((index.describe().as_str(), origin), ("exact", None));
+        }
+        let kinds = [
+            (IndexKind::Ivf, "ivf(lists=49,nprobe=12)"),
+            (IndexKind::Hnsw, "hnsw("),
+        ];
+        for (kind, name) in kinds {
+            let c = config(kind, 600);
+            let (first, origin) = dense_index(vectors.clone(), &c, dir.path(), "t:chunks").unwrap();
+            assert!(first.describe().starts_with(name), "{}", first.describe());
+            assert_eq!(origin, Some(Origin::Built));
+            let (again, origin) = dense_index(vectors.clone(), &c, dir.path(), "t:chunks").unwrap();
+            assert_eq!(origin, Some(Origin::Cached));
+            let hits = again.search_batch(&queries, 10);
+            assert_eq!(hits, first.search_batch(&queries, 10));
+            assert_eq!(
+                hits[3],
+                again.search(queries.row(3), 10),
+                "one query as in a batch"
+            );
+            let r = testdata::recall(&exact.search_batch(&queries, 10), &hits);
+            assert!(r >= 0.9, "{name} recall@10 {r}");
         }
     }
 

@@ -2,6 +2,7 @@
 //! a leaf that the exact index, the HNSW graph and FAISS share.
 
 use bench_core::Embeddings;
+use gemm::{gemm, Parallelism};
 
 use crate::error::{CorpusError, Result};
 
@@ -94,4 +95,51 @@ pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     acc.iter().sum::<f32>() + tail
+}
+
+/// `out[i * n + j] = <lhs row i, rhs row j>` for `m` rows of `lhs` and `n` rows of `rhs`, all
+/// `d` wide and row-major: one gemm call on `threads` threads (1: the calling thread only).
+#[allow(unsafe_code)]
+pub(super) fn products(
+    lhs: &[f32],
+    m: usize,
+    rhs: &[f32],
+    n: usize,
+    d: usize,
+    out: &mut [f32],
+    threads: usize,
+) {
+    assert!(lhs.len() == m * d && rhs.len() == n * d && out.len() == m * n);
+    let parallelism = if threads > 1 {
+        Parallelism::Rayon(threads)
+    } else {
+        Parallelism::None
+    };
+    // SAFETY: the strides below address exactly the three buffers, whose sizes are checked
+    // above: dst is m x n row-major, lhs is m x d row-major, and rhs is n rows of d viewed as
+    // their d x n transpose (element (p, j) at j * d + p). `read_dst` is false, so dst is only
+    // written, and no buffer aliases another.
+    unsafe {
+        gemm(
+            m,
+            n,
+            d,
+            out.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            lhs.as_ptr(),
+            1,
+            d as isize,
+            rhs.as_ptr(),
+            d as isize,
+            1,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
 }

@@ -590,6 +590,11 @@ impl Step<'_> {
             self.args.store.db
         );
         println!("mode: {}", self.mode.label());
+        // Approximate search changes which chunks every retrieving paradigm sees: say so here.
+        let dense = self.embedded.index.describe();
+        if dense != "exact" {
+            println!("dense index: {dense} (approximate)");
+        }
         if self.llm_settings.is_none() {
             println!("{}", table::OFFLINE_CORRECT);
         }

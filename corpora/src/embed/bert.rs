@@ -329,9 +329,7 @@ fn attention_head(
         scale,
         Parallelism::None,
     );
-    for r in sc.chunks_exact_mut(l) {
-        softmax(r);
-    }
+    softmax_rows(sc, l);
     // ctx_h = P V_h.
     let mut out = vec![0.0f32; l * dh];
     gemm_strided(
@@ -389,19 +387,58 @@ pub(crate) fn pool_into(rows: &[f32], out: &mut [f32]) {
     out.iter_mut().for_each(|v| *v /= norm);
 }
 
-fn layer_norm_rows(x: &mut [f32], h: usize, ln: &LayerNorm, eps: f32) {
-    for r in x.chunks_exact_mut(h) {
-        let mean = sum8(r, |v| v) / h as f32;
-        let var = sum8(r, |v| (v - mean) * (v - mean)) / h as f32;
-        let inv = 1.0 / (var + eps).sqrt();
-        for ((v, w), b) in r.iter_mut().zip(&ln.w).zip(&ln.b) {
-            *v = (*v - mean) * inv * w + b;
-        }
-    }
+/// Runs `f` compiled for the widest SIMD this CPU has (pulp picks AVX-512 or AVX2+FMA at run
+/// time; the crate itself is built for baseline x86-64, i.e. 4-lane SSE). Each loop is the
+/// `inline(always)` method of a small `WithSimd` struct calling only `inline(always)` helpers,
+/// so all of it is compiled inside pulp's wide function: a closure, or a function passed in,
+/// stayed a separate 4-lane function (measured with perf). No operation is fused
+/// or reordered by this (Rust contracts no multiply-add on its own), so results are bit for bit
+/// those of the baseline build.
+#[inline(always)]
+fn widest<Op: pulp::WithSimd>(f: Op) -> Op::Output {
+    // Detecting the CPU's features costs about as much as a short loop: do it once.
+    static ARCH: std::sync::OnceLock<pulp::Arch> = std::sync::OnceLock::new();
+    ARCH.get_or_init(pulp::Arch::new).dispatch(f)
 }
 
+fn layer_norm_rows(x: &mut [f32], h: usize, ln: &LayerNorm, eps: f32) {
+    struct Norm<'a>(&'a mut [f32], usize, &'a LayerNorm, f32);
+    impl pulp::WithSimd for Norm<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _: S) {
+            let Norm(x, h, ln, eps) = self;
+            for r in x.chunks_exact_mut(h) {
+                let mean = sum8(r, |v| v) / h as f32;
+                let var = sum8(r, |v| (v - mean) * (v - mean)) / h as f32;
+                let inv = 1.0 / (var + eps).sqrt();
+                for ((v, w), b) in r.iter_mut().zip(&ln.w).zip(&ln.b) {
+                    *v = (*v - mean) * inv * w + b;
+                }
+            }
+        }
+    }
+    widest(Norm(x, h, ln, eps))
+}
+
+/// Softmax of every `l`-long row of `x`.
+fn softmax_rows(x: &mut [f32], l: usize) {
+    struct Softmax<'a>(&'a mut [f32], usize);
+    impl pulp::WithSimd for Softmax<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _: S) {
+            for r in self.0.chunks_exact_mut(self.1) {
+                softmax(r);
+            }
+        }
+    }
+    widest(Softmax(x, l))
+}
+
+#[inline(always)]
 fn softmax(r: &mut [f32]) {
-    let max = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let max = max8(r);
     for v in r.iter_mut() {
         *v = exp_f32(*v - max);
     }
@@ -411,9 +448,17 @@ fn softmax(r: &mut [f32]) {
 
 /// Exact (erf) GELU, as BERT's `"gelu"`.
 fn gelu_in_place(x: &mut [f32]) {
-    for v in x.iter_mut() {
-        *v = 0.5 * *v * (1.0 + erf_f32(*v * std::f32::consts::FRAC_1_SQRT_2));
+    struct Gelu<'a>(&'a mut [f32]);
+    impl pulp::WithSimd for Gelu<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _: S) {
+            for v in self.0.iter_mut() {
+                *v = 0.5 * *v * (1.0 + erf_f32(*v * std::f32::consts::FRAC_1_SQRT_2));
+            }
+        }
     }
+    widest(Gelu(x))
 }
 
 /// `exp` written branch-free (Cephes expf polynomial, about 1 ulp) so loops over it vectorise;
@@ -451,6 +496,26 @@ fn sum8(x: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     }
     let tail: f32 = chunks.remainder().iter().map(|&v| f(v)).sum();
     acc.iter().sum::<f32>() + tail
+}
+
+/// The largest value, with eight independent running maxima: a fold over `f32::max` is one
+/// dependent chain (its NaN rule keeps it scalar) and was most of softmax's time on 256-token
+/// rows. Max is exact, so the result is the fold's for any input without NaN.
+#[inline(always)]
+fn max8(x: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for j in 0..8 {
+            acc[j] = if c[j] > acc[j] { c[j] } else { acc[j] };
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    acc.iter().copied().fold(tail, f32::max)
 }
 
 /// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), branch-free.
@@ -569,6 +634,18 @@ fn gemm_strided(d: Dims, dst: Out<'_>, lhs: In<'_>, rhs: In<'_>, beta: f32, par:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max8_is_the_fold_over_max() {
+        for n in [1usize, 7, 8, 9, 17, 256] {
+            let x: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 101) as f32 * 0.3).sin() * 5.0)
+                .collect();
+            let fold = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(max8(&x).to_bits(), fold.to_bits(), "n={n}");
+        }
+        assert_eq!(max8(&[]), f32::NEG_INFINITY);
+    }
 
     #[test]
     fn exp_matches_std() {

@@ -226,19 +226,30 @@ impl IvfIndex {
         }
         // Which lists each query scans, then which queries each list is scanned for.
         let probes = top_lists(queries, d, &self.centroids, nprobe.max(1));
-        let mut by_list: Vec<Vec<u32>> = vec![Vec::new(); self.lists()];
-        for (q, lists) in probes.iter().enumerate() {
-            for h in lists {
-                by_list[h.row as usize].push(q as u32);
+        let filled = |l: usize| self.offsets[l + 1] > self.offsets[l];
+        let found: Vec<(u32, Vec<Hit>)> = if m == 1 {
+            // One query (a paradigm's own search): its lists in turn, no inversion.
+            probes[0]
+                .iter()
+                .map(|h| h.row as usize)
+                .filter(|&l| filled(l))
+                .flat_map(|l| self.scan(l, &[0], queries, k))
+                .collect()
+        } else {
+            let mut by_list: Vec<Vec<u32>> = vec![Vec::new(); self.lists()];
+            for (q, lists) in probes.iter().enumerate() {
+                for h in lists {
+                    by_list[h.row as usize].push(q as u32);
+                }
             }
-        }
-        // One gemm per list against its queries; each query keeps its list's top k.
-        let found: Vec<(u32, Vec<Hit>)> = by_list
-            .par_iter()
-            .enumerate()
-            .filter(|(l, qs)| !qs.is_empty() && self.offsets[*l + 1] > self.offsets[*l])
-            .flat_map_iter(|(l, qs)| self.scan(l, qs, queries, k))
-            .collect();
+            // One gemm per list against its queries; each query keeps its list's top k.
+            by_list
+                .par_iter()
+                .enumerate()
+                .filter(|(l, qs)| !qs.is_empty() && filled(*l))
+                .flat_map_iter(|(l, qs)| self.scan(l, qs, queries, k))
+                .collect()
+        };
         let mut per_query: Vec<Vec<Hit>> = vec![Vec::new(); m];
         for (q, hits) in found {
             per_query[q as usize].extend(hits);

@@ -78,18 +78,39 @@ pub fn read_f32_file(path: &Path, dim: usize) -> Result<Vec<f32>, MetricsError> 
 pub fn unit_rows(data: &[f32], dim: usize) -> Result<UnitRows, MetricsError> {
     check_shape(data, dim)?;
     let rows = data.len() / dim;
-    let mut f64_rows: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
-    for (r, row) in f64_rows.chunks_exact_mut(dim).enumerate() {
-        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm == 0.0 || !norm.is_finite() {
-            return Err(MetricsError::Invalid(format!(
-                "embedding row {r} (byte offset {}) has norm {norm}: cannot be L2-normalised",
-                r * dim * 4
-            )));
-        }
-        row.iter_mut().for_each(|x| *x /= norm);
+    // Rows in parallel (each row's arithmetic as it was, so the values are the same); the
+    // first bad row is still the one reported.
+    let norms: Vec<f64> = data
+        .par_chunks_exact(dim)
+        .map(|row| {
+            row.iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect();
+    if let Some((r, norm)) = norms
+        .iter()
+        .enumerate()
+        .find(|(_, n)| **n == 0.0 || !n.is_finite())
+    {
+        return Err(MetricsError::Invalid(format!(
+            "embedding row {r} (byte offset {}) has norm {norm}: cannot be L2-normalised",
+            r * dim * 4
+        )));
     }
-    let f32_rows = f64_rows.iter().map(|&x| x as f32).collect();
+    let mut f64_rows = vec![0.0f64; data.len()];
+    let mut f32_rows = vec![0.0f32; data.len()];
+    f64_rows
+        .par_chunks_exact_mut(dim)
+        .zip(f32_rows.par_chunks_exact_mut(dim))
+        .zip(data.par_chunks_exact(dim).zip(&norms))
+        .for_each(|((out64, out32), (row, &norm))| {
+            for ((o64, o32), &x) in out64.iter_mut().zip(out32.iter_mut()).zip(row) {
+                *o64 = f64::from(x) / norm;
+                *o32 = *o64 as f32;
+            }
+        });
     Ok(UnitRows {
         rows,
         dim,

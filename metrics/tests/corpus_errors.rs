@@ -80,7 +80,7 @@ fn embedding_file_errors_name_the_byte_offset() {
     let err = embedding_metrics(&[1.0, 0.0, 0.0, 0.0, 0.0, 1.0], 2).unwrap_err();
     assert!(err.to_string().contains("row 1"), "{err}");
     // Rows are normalised in parallel; the first zero row is still the one named.
-    let mut rows = vec![1.0f32, 0.0].repeat(5_000);
+    let mut rows = [1.0f32, 0.0].repeat(5_000);
     rows[2 * 3_001..2 * 3_002].fill(0.0);
     rows[2 * 4_500..2 * 4_501].fill(0.0);
     let err = embedding_metrics(&rows, 2).unwrap_err().to_string();

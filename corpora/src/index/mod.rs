@@ -198,6 +198,44 @@ impl FlatIndex {
         self.exact_search_batch(queries, k)
     }
 
+    /// With an approximate index attached, its recall@k against exact search, estimated on
+    /// `sample` distinct rows drawn with `seed` and used as queries (each row itself left out
+    /// of both lists); `None` for an exact index. Chunks stand in for questions, so this is an
+    /// estimate of the index on this corpus, printed so that nobody trusts a default blindly.
+    pub fn sampled_recall(&self, k: usize, sample: usize, seed: u64) -> Option<f64> {
+        self.approx.as_ref()?;
+        let n = self.rows.len;
+        let (k, sample) = (k.min(n.saturating_sub(1)), sample.min(n));
+        if k == 0 || sample == 0 {
+            return Some(1.0);
+        }
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        bench_core::rng::SplitMix64::new(seed).shuffle(&mut order);
+        let picked = &order[..sample];
+        let mut data = Vec::with_capacity(sample * self.rows.dim);
+        for &r in picked {
+            data.extend_from_slice(self.rows.row(r as usize));
+        }
+        let queries = Embeddings::new(self.rows.dim, data);
+        let exact = self.exact_search_batch(&queries, k + 1);
+        let approx = self.search_batch(&queries, k + 1);
+        let (mut found, mut total) = (0usize, 0usize);
+        for ((&q, e), a) in picked.iter().zip(&exact).zip(&approx) {
+            let others = |hits: &[Hit]| -> Vec<u32> {
+                hits.iter()
+                    .map(|h| h.row)
+                    .filter(|&r| r != q)
+                    .take(k)
+                    .collect()
+            };
+            let got: std::collections::HashSet<u32> = others(a).into_iter().collect();
+            let want = others(e);
+            found += want.iter().filter(|r| got.contains(r)).count();
+            total += want.len();
+        }
+        Some(found as f64 / total.max(1) as f64)
+    }
+
     /// [`FlatIndex::search_batch`] by brute force whether or not a graph is attached.
     pub fn exact_search_batch(&self, queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
         let m = queries.len();
@@ -439,6 +477,7 @@ mod tests {
             let (index, origin) =
                 dense_index(vectors.clone(), &config(kind, 601), dir.path(), "t:chunks").unwrap();
             assert_eq!((index.describe().as_str(), origin), ("exact", None));
+            assert_eq!(index.sampled_recall(10, 50, 7), None);
         }
         let kinds = [
             (IndexKind::Ivf, "ivf(lists=49,nprobe=12)"),
@@ -460,7 +499,20 @@ mod tests {
             );
             let r = testdata::recall(&exact.search_batch(&queries, 10), &hits);
             assert!(r >= 0.9, "{name} recall@10 {r}");
+            let sampled = again.sampled_recall(10, 50, 7).unwrap();
+            assert!(
+                sampled > 0.8 && sampled <= 1.0,
+                "{name} sampled recall {sampled}"
+            );
+            assert_eq!(again.sampled_recall(10, 50, 7), Some(sampled), "seeded");
         }
+        // Every list scanned: the estimate sees the exact search (gemm blocking aside).
+        let all = RetrievalConfig {
+            ivf_nprobe: 1_000,
+            ..config(IndexKind::Ivf, 600)
+        };
+        let (index, _) = dense_index(vectors.clone(), &all, dir.path(), "t:chunks").unwrap();
+        assert!(index.sampled_recall(10, 50, 7).unwrap() >= 0.99);
     }
 
     #[test]

@@ -214,6 +214,10 @@ pub(crate) fn statements_line(
     ))
 }
 
+/// Chunks drawn (with this seed) to estimate an approximate index's recall before a run.
+const RECALL_SAMPLE: usize = 200;
+const RECALL_SEED: u64 = 0x5EC_A11;
+
 /// Embeds chunks and questions (through the vector cache) and builds the dense index.
 fn embed(
     args: &BenchArgs,
@@ -262,6 +266,20 @@ fn embed(
             None => "",
         }
     );
+    if let Some(recall) = index.sampled_recall(config.retrieval.top_k, RECALL_SAMPLE, RECALL_SEED) {
+        eprintln!(
+            "dense index: recall@{} against exact search, {RECALL_SAMPLE} sampled chunks as \
+             queries: {recall:.3}{}",
+            config.retrieval.top_k,
+            match (recall < 0.95, config.retrieval.index) {
+                (false, _) => "",
+                (true, bench_core::config::IndexKind::Ivf) => {
+                    " (below 0.95: raise [retrieval] ivf_nprobe, or use index = \"exact\")"
+                }
+                (true, _) => " (below 0.95: try index = \"ivf\", or \"exact\")",
+            }
+        );
+    }
     let index = Arc::new(index);
 
     Ok(Embedded {

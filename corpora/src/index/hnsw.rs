@@ -6,7 +6,6 @@
 //! rows are found does. Files are written to a temporary directory and renamed into place, with
 //! a manifest holding the sha256 of each file, so a torn or altered copy is rebuilt, not read.
 
-use std::fs;
 use std::path::Path;
 
 use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
@@ -15,7 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::rows::{dot, Rows};
 use super::select::{self, Hit};
-use super::stored::{file_digest, store_path, vectors_digest, write_dir_atomically, Origin};
+use super::stored::{
+    file_digest, read_manifest, store_path, vectors_digest, write_dir_atomically, write_manifest,
+    Origin,
+};
 use crate::error::{CorpusError, Result};
 
 /// Graph and search settings. Measured on the clustered synthetic set of `examples/perf_ann.rs`
@@ -242,11 +244,7 @@ impl HnswIndex {
         params: HnswParams,
         vectors_sha256: &str,
     ) -> Result<Option<Self>> {
-        let Ok(text) = fs::read_to_string(target.join("manifest.json")) else {
-            return Ok(None);
-        };
-        let Ok(m) = serde_json::from_str::<Manifest>(&text) else {
-            tracing::warn!("{}: unreadable manifest, rebuilding", target.display());
+        let Some(m) = read_manifest::<Manifest>(target) else {
             return Ok(None);
         };
         let want_files = [
@@ -312,9 +310,7 @@ impl HnswIndex {
                 graph_sha256: file_digest(&tmp.join(format!("{BASENAME}.hnsw.graph")))?,
                 data_sha256: file_digest(&tmp.join(format!("{BASENAME}.hnsw.data")))?,
             };
-            let json = serde_json::to_string_pretty(&manifest).expect("manifest serialises");
-            fs::write(tmp.join("manifest.json"), json)
-                .map_err(|e| CorpusError::io(format!("writing {}", tmp.display()), e))
+            write_manifest(tmp, &manifest)
         })
     }
 }
@@ -324,6 +320,7 @@ mod tests {
     use super::*;
     use crate::index::testdata::{clustered, recall};
     use crate::index::FlatIndex;
+    use std::fs;
 
     #[test]
     fn recall_against_exact_on_a_seeded_set() {

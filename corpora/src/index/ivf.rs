@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::rows::{products, Rows};
 use super::select::{self, Hit, TopK};
-use super::stored::{file_digest, store_path, vectors_digest, write_dir_atomically};
+use super::stored::{
+    file_digest, read_manifest, store_path, vectors_digest, write_dir_atomically, write_manifest,
+};
 use super::Origin;
 use crate::error::{CorpusError, Result};
 
@@ -340,11 +342,7 @@ impl IvfIndex {
         build: &BuildKey,
         vectors_sha256: &str,
     ) -> Result<Option<Self>> {
-        let Ok(text) = fs::read_to_string(target.join("manifest.json")) else {
-            return Ok(None);
-        };
-        let Ok(m) = serde_json::from_str::<Manifest>(&text) else {
-            tracing::warn!("{}: unreadable manifest, rebuilding", target.display());
+        let Some(m) = read_manifest::<Manifest>(target) else {
             return Ok(None);
         };
         let fits = m.format == FORMAT
@@ -420,9 +418,7 @@ impl IvfIndex {
                 vectors_sha256: vectors_sha256.to_string(),
                 data_sha256: file_digest(&path)?,
             };
-            let json = serde_json::to_string_pretty(&manifest).expect("manifest serialises");
-            fs::write(tmp.join("manifest.json"), json)
-                .map_err(|e| CorpusError::io(format!("writing {}", tmp.display()), e))
+            write_manifest(tmp, &manifest)
         })
     }
 }

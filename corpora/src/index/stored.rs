@@ -42,6 +42,27 @@ pub(super) fn store_path(dir: &Path, kind: &str, key: &str, parts: &[&[u8]]) -> 
         .join(format!("{readable}-{}", &hex::encode(h.finalize())[..32]))
 }
 
+/// The manifest in `dir`, or `None` when there is none or it does not parse (then the index is
+/// rebuilt, with a warning for an unreadable one).
+pub(super) fn read_manifest<M: serde::de::DeserializeOwned>(dir: &Path) -> Option<M> {
+    let text = fs::read_to_string(dir.join(MANIFEST)).ok()?;
+    let parsed = serde_json::from_str(&text);
+    if parsed.is_err() {
+        tracing::warn!("{}: unreadable manifest, rebuilding", dir.display());
+    }
+    parsed.ok()
+}
+
+/// Writes `manifest` into `dir` (the directory being filled by [`write_dir_atomically`]).
+pub(super) fn write_manifest(dir: &Path, manifest: &impl serde::Serialize) -> Result<()> {
+    let json = serde_json::to_string_pretty(manifest).expect("manifest serialises");
+    fs::write(dir.join(MANIFEST), json)
+        .map_err(|e| CorpusError::io(format!("writing {}", dir.display()), e))
+}
+
+/// The manifest's file name inside a stored index's directory.
+pub(super) const MANIFEST: &str = "manifest.json";
+
 /// sha256 of the shape and every value (little-endian), in rows.
 pub(super) fn vectors_digest(flat: &Rows) -> String {
     let mut h = Sha256::new();

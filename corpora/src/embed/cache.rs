@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use bench_core::{Embedder, Embeddings};
 use sha2::{Digest, Sha256};
 
-use super::files::unique_sibling;
+use super::files::{file_stem, unique_sibling};
 use crate::error::{CorpusError, Result};
 
 const MAGIC: &[u8; 8] = b"RRBVECS\0";
@@ -55,17 +55,7 @@ impl VectorCache {
     /// The file that holds (or will hold) these vectors.
     pub fn path_for(&self, key: &str, texts: &[&str], embedder: &dyn Embedder) -> PathBuf {
         let digest = Self::digest(key, texts, embedder);
-        let readable: String = key
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(48)
-            .collect();
+        let readable = file_stem(key, 48);
         self.dir
             .join(format!("{readable}-{}.vecs", &hex::encode(digest)[..32]))
     }

@@ -346,6 +346,22 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
+/// `name` as a file-name stem: ASCII letters, digits, `-` and `_` kept, every other character
+/// `_`, at most `max` characters (the cache's files carry a digest beside it, so a cut name
+/// never collides).
+pub(crate) fn file_stem(name: &str, max: usize) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(max)
+        .collect()
+}
+
 /// `path` with a process- and call-unique suffix, so concurrent writers never share a temp file.
 pub(crate) fn unique_sibling(path: &Path, tag: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};

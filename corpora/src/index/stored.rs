@@ -27,17 +27,7 @@ pub(super) fn store_path(dir: &Path, kind: &str, key: &str, parts: &[&[u8]]) -> 
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
-    let readable: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(48)
-        .collect();
+    let readable = crate::embed::files::file_stem(key, 48);
     dir.join(kind)
         .join(format!("{readable}-{}", &hex::encode(h.finalize())[..32]))
 }

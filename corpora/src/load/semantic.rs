@@ -433,16 +433,7 @@ pub(crate) fn match_by_meaning(
 
 /// Where the statements of `corpus` (content hash `hash`) that matched nothing are listed.
 pub fn unmatched_path(cache_dir: &Path, corpus: &str, hash: &str) -> PathBuf {
-    let safe: String = corpus
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::embed::files::file_stem(corpus, usize::MAX);
     cache_dir.join("evidence").join(format!(
         "{safe}-{}-unmatched.jsonl",
         &hash[..hash.len().min(12)]

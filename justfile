@@ -82,11 +82,11 @@ readme-walk:
 # Performance benchmarks: each prints its ratio against a baseline measured in the same run
 perf:
     -py=$(bash scripts/perf-venv.sh) && [ -n "$py" ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" scripts/openblas_peak.py
+    cargo run --release -p corpora --no-default-features --features candle-baseline --example perf_encoder
     cargo run --release -p corpora --features candle-baseline --example perf_encoder
-    cargo run --release -p corpora --features x86-v4,candle-baseline --example perf_encoder
+    cargo run --release -p corpora --no-default-features --example perf_search
     cargo run --release -p corpora --example perf_search
-    cargo run --release -p corpora --features x86-v4 --example perf_search
-    cargo run --release -p corpora --features x86-v4 --example perf_ann -- 1000000 1000 --store target/perf/ann
+    cargo run --release -p corpora --example perf_ann -- 1000000 1000 --store target/perf/ann
     cargo run --release -p paradigms --example perf_ppr
     cargo run --release -p paradigms --example perf_ppr_scale -- $(bash scripts/perf-venv.sh --igraph)
     cargo run --release -p metrics --example perf_metrics -- $(bash scripts/perf-venv.sh --python)

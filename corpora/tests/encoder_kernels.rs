@@ -2,9 +2,9 @@
 //! give the vectors the AVX2 kernels gave, within 1e-6 per component.
 //!
 //! `data/encoder_avx2.json` was written by `examples/encoder_vectors.rs` with the AVX2 kernels
-//! (2026-12-01). With `--features corpora/x86-v4` (issue #31; 2026-12-03: largest difference
-//! 2.0e-7 on an AVX-512 CPU) this checks the AVX-512 kernels; in the default build, and on an
-//! AVX2-only CPU, the AVX2 kernels themselves.
+//! (2026-12-01). In the default build (`x86-v4` on since 2026-12-04; issue #31: largest
+//! difference 2.0e-7 on an AVX-512 CPU) this checks the AVX-512 kernels; built with
+//! `--no-default-features`, and on an AVX2-only CPU, the AVX2 kernels themselves.
 
 use bench_core::Embedder;
 use corpora::embed::MiniLm;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 /// The best of five 2048^3 f32 gemm products on all rayon threads, in FLOP/s: what the cores
 /// reach on a large, ideal matrix product with the gemm kernel chosen at run time (AVX-512 where
-/// the CPU has it and the build has `--features corpora/x86-v4`).
+/// the CPU has it and the build has corpora's default `x86-v4` feature).
 #[allow(unsafe_code)]
 pub fn sgemm_peak() -> f64 {
     let n = 2048usize;

@@ -1,7 +1,7 @@
 //! Which gemm micro-kernel this binary runs on this CPU, and the machine facts perf lines print.
 //!
-//! With the `x86-v4` feature (off by default: it moves a near-tie in README's 2Wiki table, see
-//! Cargo.toml) gemm (through pulp) picks its AVX-512 kernels at run time where the CPU has every
+//! With the `x86-v4` feature (on by default since 2026-12-04; `--no-default-features` builds
+//! without it) gemm (through pulp) picks its AVX-512 kernels at run time where the CPU has every
 //! x86-64-v4 feature; otherwise, and on CPUs without them, its AVX2+FMA kernels where it has the
 //! x86-64-v3 ones. The checks below are the ones pulp's `V4::try_new`/`V3::try_new`
 //! make, so the name matches the kernel gemm really dispatches to.

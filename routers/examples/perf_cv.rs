@@ -2,7 +2,12 @@
 //! routing rows (= 56,000 (query, paradigm) tuples over 7 paradigms) against the 30 s goal, with
 //! the real feature layout (the synthetic embedding padded to 384 dims: 403 features).
 //!
-//! `cargo run --release -p routers --example perf_cv [-- ROWS] [--budget SECONDS] [--only NAME]`
+//! `cargo run --release -p routers --example perf_cv [-- ROWS] [--budget SECONDS] [--only NAME]
+//! [--features F] [--corpora N]`
+//!
+//! `--features` restricts the set to one configuration of `route eval` (`q`, `c`, `q+c`; default
+//! every block); `--corpora` spreads the rows over N corpora (default 4). `--features c` with
+//! three corpora is README's Figure-5 shape: three distinct feature vectors for every row.
 //!
 //! With `--budget`, every router runs in a child process of this example (`--only NAME`) that is
 //! stopped when it passes the budget: at 100,000 rows some routers cannot finish, and the run
@@ -12,7 +17,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use routers::eval::{evaluate, summarize, Candidate, Split};
-use routers::{registry, synthetic_set, RouterContext, RouterEntry};
+use routers::synthetic::synthetic_set_with;
+use routers::{registry, FeatureSet, RouterContext, RouterEntry};
 
 /// The value after `flag` on the command line.
 fn flag(args: &[String], flag: &str) -> Option<String> {
@@ -39,20 +45,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .into());
         }
     }
+    let features: Option<FeatureSet> = flag(&args, "--features").map(|f| f.parse()).transpose()?;
+    let n_corpora: usize = match flag(&args, "--corpora") {
+        Some(s) => s.parse().map_err(|e| format!("--corpora {s:?}: {e}"))?,
+        None => 4,
+    };
     if let Some(budget) = flag(&args, "--budget") {
         let budget: f64 = budget
             .parse()
             .map_err(|e| format!("--budget {budget:?}: {e}"))?;
-        return supervise(rows, budget, only.as_deref());
+        return supervise(rows, budget, only.as_deref(), &args);
     }
     let t = Instant::now();
-    let set = routers::synthetic::widen_embedding(&synthetic_set(rows, 2024), 384, 7);
+    let set =
+        routers::synthetic::widen_embedding(&synthetic_set_with(rows, n_corpora, 2024), 384, 7);
+    let set = features.map_or(set.clone(), |f| f.apply(&set));
     let folds = Split::KFold(5).folds(&set, 7, &[])?;
     let paradigms = set.schema.n_classes() - 1;
     println!(
-        "synthetic set: {rows} routing rows = {} (query, paradigm) tuples ({paradigms} paradigms), {} features, built in {:.2} s",
+        "synthetic set: {rows} routing rows over {n_corpora} corpora = {} (query, paradigm) tuples ({paradigms} paradigms), {} features ({}), built in {:.2} s",
         rows * paradigms,
         set.schema.n_features(),
+        features.map_or("every block", |f| f.as_str()),
         t.elapsed().as_secs_f64()
     );
     println!("5-fold CV, rayon threads: {}", rayon::current_num_threads());
@@ -96,6 +110,15 @@ fn chosen(only: Option<&str>) -> Vec<RouterEntry> {
         .collect()
 }
 
+/// The `--features` and `--corpora` pairs of the command line, for a child.
+fn passed_on(args: &[String]) -> Vec<String> {
+    ["--features", "--corpora"]
+        .iter()
+        .filter_map(|f| flag(args, f).map(|v| [f.to_string(), v]))
+        .flatten()
+        .collect()
+}
+
 /// Runs every offline router (or the one `--only` names) in its own child (`--only NAME`),
 /// stopping any that passes `budget` seconds; prints each child's table row and the routers
 /// that did not finish.
@@ -103,6 +126,7 @@ fn supervise(
     rows: usize,
     budget: f64,
     only: Option<&str>,
+    args: &[String],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?;
     println!("{}", corpora::index::machine_line());
@@ -112,6 +136,7 @@ fn supervise(
         let t = Instant::now();
         let mut child = Command::new(&exe)
             .args([rows.to_string(), "--only".into(), e.name.to_string()])
+            .args(passed_on(args))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()?;

@@ -219,4 +219,53 @@ fn route_eval_and_report_on_benched_musique_tuples() {
         config["llm_router_prompt"], "route-fact-reasoning-v1",
         "{config}"
     );
+
+    // A report draws the evaluations made on its own runs: after a fresh run and a Q-only
+    // evaluation on it, the default report (the latest run) shows that one and none of the
+    // q+c evaluations of run 1; `--runs 1` shows run 1's newest q+c and not the Q one.
+    check_ok(&run(
+        d,
+        &[
+            "bench",
+            "musique-dev",
+            "--limit",
+            "30",
+            "--paradigms",
+            "llm-only,naive",
+            "--fresh",
+        ],
+    ));
+    let q_eval = [
+        "route",
+        "eval",
+        "--features",
+        "q",
+        "--routers",
+        "random,oracle",
+        "--folds",
+        "3",
+    ];
+    check_ok(&run(d, &q_eval));
+    let q_id = query_db(&db, "SELECT MAX(id) FROM route_evals")[0];
+    let evals_in = |args: &[&str]| {
+        let out_dir = d.join(format!("report-{}", args.join("-")));
+        let mut a = vec!["report", "--out", out_dir.to_str().unwrap()];
+        a.extend_from_slice(args);
+        check_ok(&run(d, &a));
+        let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+        html.match_indices("Router evaluation ")
+            .map(|(i, _)| html[i..].split(')').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        evals_in(&[]),
+        [format!("Router evaluation {q_id} (features q, kfold split")]
+    );
+    assert_eq!(
+        evals_in(&["--runs", "1"]),
+        [format!(
+            "Router evaluation {} (features q+c, kfold split",
+            q_id - 1
+        )]
+    );
 }

@@ -1,6 +1,6 @@
 //! Reads what a report shows from the results store, through its typed reads (no SQL here).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bench_core::{BenchError, Result};
 use store::Store;
@@ -15,7 +15,8 @@ pub struct Selection {
     pub corpora: Vec<String>,
     /// These runs (empty: the latest run with tuples of each corpus).
     pub runs: Vec<i64>,
-    /// These router evaluations (empty: the latest one of each feature set and split).
+    /// These router evaluations (empty: the latest one of each feature set and split, among
+    /// the evaluations made on exactly the selected runs where any were).
     pub evals: Vec<i64>,
 }
 
@@ -35,7 +36,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         },
     )
     .await?;
-    let kinds: std::collections::BTreeSet<(String, String)> = chosen
+    let kinds: BTreeSet<(String, String)> = chosen
         .iter()
         .map(|r| (r.mode.label(), r.cost_unit()))
         .collect();
@@ -57,6 +58,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
                 .join("; ")
         )));
     }
+    let report_runs: BTreeSet<i64> = chosen.iter().map(|r| r.id).collect();
     let mut runs = Vec::new();
     for r in chosen {
         let cost_unit = r.cost_unit();
@@ -126,12 +128,26 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
     }
 
     let all_evals = store.route_evals().await?; // newest first
-    let chosen: Vec<(i64, bench_core::RouteEvalSpec)> = if sel.evals.is_empty() {
+    let picked: Vec<(i64, bench_core::RouteEvalSpec)> = if sel.evals.is_empty() {
         // The newest of each (feature set, split): a leave-one-corpus-out run does not hide
-        // the k-fold evaluation of the same features.
+        // the k-fold evaluation of the same features. Where some evaluations were made on
+        // exactly the report's runs, only those are drawn: a later `route eval --corpora
+        // medical --features q` must not stand in for the pooled Q bar of Figure 5 beside the
+        // pooled C and Q+C ones.
+        let on_report_runs = |spec: &bench_core::RouteEvalSpec| {
+            spec.runs
+                .iter()
+                .map(|(_, id)| *id)
+                .collect::<BTreeSet<i64>>()
+                == report_runs
+        };
+        let matching = all_evals.iter().any(|(_, spec)| on_report_runs(spec));
         let mut seen: Vec<(String, String)> = Vec::new();
         let mut out = Vec::new();
-        for (id, spec) in all_evals {
+        for (id, spec) in all_evals
+            .into_iter()
+            .filter(|(_, spec)| !matching || on_report_runs(spec))
+        {
             let key = (spec.features.clone(), spec.split.clone());
             if !seen.contains(&key) {
                 seen.push(key);
@@ -157,7 +173,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         out
     };
     let mut evals = Vec::new();
-    for (id, spec) in chosen {
+    for (id, spec) in picked {
         let mut rows = store.route_eval_rows(id).await?;
         if !sel.corpora.is_empty() {
             rows.retain(|r| r.corpus == "*" || sel.corpora.contains(&r.corpus));

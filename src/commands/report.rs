@@ -21,7 +21,8 @@ pub struct ReportArgs {
         value_delimiter = ','
     )]
     pub runs: Vec<i64>,
-    /// These router evaluations (repeatable; default: the latest of each feature set).
+    /// These router evaluations (repeatable; default: the latest of each feature set and split,
+    /// among those made on exactly the report's runs where any were).
     #[arg(long = "eval", value_name = "ID")]
     pub evals: Vec<i64>,
     /// Output folder (created if needed): replaced whole by the new report; a folder holding

@@ -140,9 +140,11 @@ mod tests {
             r.features = vec![v, v, v, 1.0 - v, v, 1.0 - v, v, 1.0 - v];
             r.label = label;
         }
-        let mut m = Logistic::default();
-        m.alpha = 1000.0;
-        m.max_iterations = 50;
+        let mut m = Logistic {
+            alpha: 1000.0,
+            max_iterations: 50,
+            ..Logistic::default()
+        };
         m.fit(&set, &PresentClasses::of(&set)).unwrap();
         let scores = m.scores(&set.schema, &set.rows).unwrap();
         let p1 = |a: bool| {

@@ -10,7 +10,7 @@
 //! that search ends on an interval 1e-10 wide relative to the step, finer than float32 can hold.
 //! In float32 a search that rounding keeps from the Wolfe conditions never ends: `route eval
 //! --features c` on MuSiQue and Medical spun in one (two distinct feature rows; the test below
-//! is that shape) for over 80 minutes. Float32 was used until 2026-12-04; float64 costs 1.4-2x
+//! is that shape) for over 80 minutes. Float32 was used until 2026-12-04; float64 costs 1.2-2x
 //! (5-fold CV of 8,000 synthetic rows x 403 features: lr 0.91 -> 1.61 s, util-lr 4.5 -> 6.2 s)
 //! at the same held-out accuracy, and also fits the large sets where float32 could not step.
 

@@ -40,17 +40,20 @@ fn route_eval_and_report_on_benched_musique_tuples() {
         "5",
     ];
 
-    check_ok(&run(
-        d,
-        &[
+    // The first 30 MuSiQue questions under these paradigms (and any further flags).
+    let bench = |paradigms: &str, more: &[&str]| {
+        let mut a = vec![
             "bench",
             "musique-dev",
             "--limit",
             "30",
             "--paradigms",
-            "llm-only,naive,graph",
-        ],
-    ));
+            paradigms,
+        ];
+        a.extend_from_slice(more);
+        check_ok(&run(d, &a));
+    };
+    bench("llm-only,naive,graph", &[]);
     // The bench run stored the corpus indicators (it built the graph): all six are there, so
     // route eval needs no `metrics` step; `metrics` recomputes them under the same key.
     let six = "SELECT COUNT(*) FROM corpus_metrics, json_each(metrics_json)
@@ -223,18 +226,7 @@ fn route_eval_and_report_on_benched_musique_tuples() {
     // A report draws the evaluations made on its own runs: after a fresh run and a Q-only
     // evaluation on it, the default report (the latest run) shows that one and none of the
     // q+c evaluations of run 1; `--runs 1` shows run 1's newest q+c and not the Q one.
-    check_ok(&run(
-        d,
-        &[
-            "bench",
-            "musique-dev",
-            "--limit",
-            "30",
-            "--paradigms",
-            "llm-only,naive",
-            "--fresh",
-        ],
-    ));
+    bench("llm-only,naive", &["--fresh"]);
     let q_eval = [
         "route",
         "eval",

@@ -6,7 +6,9 @@
 //! stage's time (where the time goes), the kNN pass's Gram products as a share of the peak and
 //! the whole pass. With `--python PYTHON` (a Python with the packages `scripts/metrics_reference.py`
 //! names, e.g. the venv `just perf` makes) the same input runs through that reference in the same
-//! run: its stages, the ratio of the two whole passes and the values side by side.
+//! run: its stages, the ratio of the two whole passes and the values side by side; and, when that
+//! Python has faiss, faiss's exact 10-NN graph of the same rows (`scripts/knn_faiss.py`, best of
+//! 3, under each OpenBLAS kernel setting, the fastest kept) against our whole pass.
 
 use std::fmt::Write as _;
 use std::io::Cursor;
@@ -182,9 +184,8 @@ fn main() {
         embedding::twonn(&nn.r1, &nn.r2)
     });
     let hub = timed("hubness (N_10 skew)", || embedding::hubness(&nn));
-    let raw64: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
     let disp = timed("dispersion (raw centroid)", || {
-        embedding::dispersion(&raw64, DIM)
+        embedding::dispersion(&data, DIM)
     });
     let disp_unit = timed("dispersion (unit centroid)", || {
         embedding::dispersion(&unit.f64, DIM)
@@ -199,9 +200,12 @@ fn main() {
 
     println!("-- whole pass through the public entry points");
     let (whole, whole_cpu) = (Instant::now(), cpu_seconds());
-    let list2 = graph::parse_edges_tsv(Cursor::new(tsv.as_bytes()), "synthetic.tsv").unwrap();
+    // As `ragrouter metrics --edges --embeddings` runs them: the graph beside the embeddings.
     let (gm2, em2) = rayon::join(
-        || graph::graph_metrics(&list2),
+        || {
+            let list = graph::parse_edges_tsv(Cursor::new(tsv.as_bytes()), "synthetic.tsv");
+            graph::graph_metrics(&list.unwrap())
+        },
         || embedding::embedding_metrics(&data, DIM).unwrap(),
     );
     let whole_s = whole.elapsed().as_secs_f64();
@@ -252,6 +256,7 @@ fn reference(
         .args([script, &edges.to_string_lossy(), &emb.to_string_lossy()])
         .arg(DIM.to_string())
         .output();
+    faiss_reference(python, &emb, whole_s, ours);
     let _ = std::fs::remove_dir_all(&dir);
     let out = match out {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
@@ -285,6 +290,82 @@ fn reference(
     println!(
         "whole pass: ours {whole_s:.3} s, python {total:.3} s: {:.1}x (goal >= 20x) (load {})",
         total / whole_s,
+        kernel::load_average()
+    );
+}
+
+/// Runs `scripts/knn_faiss.py` on the same rows (when the Python has faiss) and prints its
+/// exact 10-NN graph's time against our whole pass, and its hubness values beside ours.
+fn faiss_reference(
+    python: &str,
+    emb: &std::path::Path,
+    whole_s: f64,
+    ours: &serde_json::Map<String, serde_json::Value>,
+) {
+    let has_faiss = std::process::Command::new(python)
+        .args(["-c", "import faiss"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_faiss {
+        println!("(faiss reference skipped: {python} has no faiss; scripts/perf-venv.sh installs faiss-cpu)");
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/knn_faiss.py");
+    println!(
+        "-- faiss reference: exact 10-NN graph (IndexFlatIP, add + search of every row), same rows"
+    );
+    // The wheel's OpenBLAS picks its kernel from OPENBLAS_CORETYPE, or, unset, from its own CPU
+    // detection (0.3.15 names this CPU "Barcelona", its slowest path): each setting runs in its
+    // own process and the fastest is the reference, so ours is held to faiss at its best here.
+    let mut faiss_s = f64::NAN;
+    for core in [None, Some("SkylakeX"), Some("Haswell")] {
+        let mut cmd = std::process::Command::new(python);
+        cmd.args([script, &emb.to_string_lossy()])
+            .arg(DIM.to_string())
+            .env_remove("OPENBLAS_L2_SIZE");
+        match core {
+            Some(c) => cmd.env("OPENBLAS_CORETYPE", c),
+            None => cmd.env_remove("OPENBLAS_CORETYPE"),
+        };
+        let out = match cmd.output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+            Ok(o) => {
+                println!(
+                    "faiss reference failed: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                return;
+            }
+            Err(e) => {
+                println!("faiss reference could not start ({python}): {e}");
+                return;
+            }
+        };
+        for line in out.lines() {
+            if let Some(rest) = line.strip_prefix("faiss_knn_s ") {
+                let s: f64 = rest.trim().parse().unwrap_or(f64::NAN);
+                println!(
+                    "  OPENBLAS_CORETYPE={:<9} faiss {s:.3} s (best of 3)",
+                    core.unwrap_or("unset")
+                );
+                faiss_s = faiss_s.min(s);
+            } else if let Some(rest) = line.strip_prefix("value ") {
+                // The neighbours are the same whatever the kernel: their values once.
+                if core.is_none() {
+                    let (key, value) = rest.split_once(' ').unwrap_or((rest, ""));
+                    let mine = ours.get(key).map_or("-".to_string(), |v| v.to_string());
+                    println!("  {key:<40} faiss {value:<24} ours {mine}");
+                }
+            } else if core.is_none() {
+                println!("  {line}");
+            }
+        }
+    }
+    println!(
+        "whole pass against faiss's 10-NN graph alone: ours {whole_s:.3} s (once), faiss {faiss_s:.3} s (its best setting): \
+         {:.2}x -> {} (goal: ours faster) (load {})",
+        faiss_s / whole_s,
+        if whole_s < faiss_s { "met" } else { "NOT met" },
         kernel::load_average()
     );
 }

@@ -1,6 +1,6 @@
 //! Property tests: relabelling/permuting changes nothing; isolated nodes and duplicate rows count as they should.
 
-use metrics::corpus::embedding::{embedding_metrics, unit_rows, HUBNESS_K};
+use metrics::corpus::embedding::{dispersion, embedding_metrics, unit_rows, HUBNESS_K};
 use metrics::corpus::graph::{graph_metrics, EdgeList, GraphMetrics};
 use metrics::corpus::knn::{knn_exact, knn_pass};
 use metrics::corpus::EmbeddingMetrics;
@@ -233,4 +233,39 @@ fn blocked_knn_equals_brute_force_across_blocks() {
     assert_eq!(fast.r1, slow.r1);
     assert_eq!(fast.r2, slow.r2);
     assert_eq!(fast.r1.iter().filter(|&&r| r == 0.0).count(), 7);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Float32 rows and the same rows widened give the same dispersion bit for bit (the
+    /// whole pass no longer widens a copy), and its mean matches a plain column-wise centroid.
+    #[test]
+    fn dispersion_of_float32_rows_equals_the_widened_ones(
+        seed in any::<u64>(),
+        rows in 1usize..80,
+        dim in 1usize..12,
+    ) {
+        let data = random_rows(seed, rows, dim);
+        let wide: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
+        let a = dispersion(&data, dim);
+        let b = dispersion(&wide, dim);
+        prop_assert_eq!(a.mean.to_bits(), b.mean.to_bits());
+        prop_assert_eq!(a.std.to_bits(), b.std.to_bits());
+        prop_assert_eq!(a.min.to_bits(), b.min.to_bits());
+        prop_assert_eq!(a.max.to_bits(), b.max.to_bits());
+        let centroid: Vec<f64> = (0..dim)
+            .map(|c| (0..rows).map(|r| wide[r * dim + c]).sum::<f64>() / rows as f64)
+            .collect();
+        let c_norm = centroid.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let mean = wide
+            .chunks_exact(dim)
+            .map(|x| {
+                let dot: f64 = x.iter().zip(&centroid).map(|(a, b)| a * b).sum();
+                1.0 - dot / (x.iter().map(|a| a * a).sum::<f64>().sqrt() * c_norm)
+            })
+            .sum::<f64>()
+            / rows as f64;
+        prop_assert!((a.mean - mean).abs() <= 1e-9, "{} vs {}", a.mean, mean);
+    }
 }

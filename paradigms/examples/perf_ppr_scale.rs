@@ -56,32 +56,37 @@ fn measure(nodes: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured) {
     let factor = PprFactor::build(&csr, 0.85).expect("factor");
     let factor_s = t.elapsed().as_secs_f64();
     let (eliminated, core) = factor.sizes();
+    let (elim_entries, core_entries) = factor.entries();
     let qs = queries(nodes, SEED ^ nodes as u64);
     let mut ws = CertifiedWorkspace::default();
     certified_ppr(&factor, &csr, &qs[0], TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("warm-up");
     let mut times = Vec::with_capacity(QUERIES);
     let mut tops = Vec::with_capacity(QUERIES);
     let mut certified = 0;
+    let (mut iterations, mut checks) = (0, 0);
     let t = Instant::now();
     for q in &qs {
         let tq = Instant::now();
         let r = certified_ppr(&factor, &csr, q, TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("ppr");
         times.push(tq.elapsed().as_secs_f64() * 1e3);
         certified += usize::from(r.certified);
+        (iterations, checks) = (iterations + r.iterations, checks + r.checks);
         tops.push(r.top);
     }
     let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
     times.sort_by(f64::total_cmp);
     println!(
         "{nodes:>9} nodes {:>9} edges (LCC {:.3}, {comps} components, max degree {max_degree}; \
-         generated in {gen_s:.1} s): factor {factor_s:.1} s ({eliminated} eliminated, core \
-         {core}); certified PPR {ms:.2} ms/query (p50 {:.2}, p95 {:.2}, max {:.2}), certified \
-         {certified}/{QUERIES} (load {})",
+         generated in {gen_s:.1} s): factor {factor_s:.1} s ({eliminated} eliminated with {elim_entries} entries, \
+         core {core} with {core_entries} in its triangle); certified PPR {ms:.2} ms/query (p50 {:.2}, p95 {:.2}, max {:.2}), certified \
+         {certified}/{QUERIES}, {:.1} CG iterations and {:.2} checks per query (load {})",
         csr.edge_count(),
         largest as f64 / nodes as f64,
         percentile(&times, 0.5),
         percentile(&times, 0.95),
         times[times.len() - 1],
+        iterations as f64 / QUERIES as f64,
+        checks as f64 / QUERIES as f64,
         load()
     );
     (csr, qs, Measured { ms, tops })

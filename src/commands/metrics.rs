@@ -139,25 +139,35 @@ pub fn compute_files(args: &MetricsArgs) -> anyhow::Result<CorpusMetrics> {
         )
         .into());
     }
-    let graph = match &args.edges {
-        Some(path) => {
+    // The graph (one thread: parsing, then small passes) beside the embeddings (the kNN pass
+    // on the pool): neither waits for the other.
+    let (graph, embeddings) = std::thread::scope(|scope| {
+        let graph = scope.spawn(|| -> anyhow::Result<_> {
+            let Some(path) = &args.edges else {
+                return Ok(None);
+            };
             let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
             let list = parse_edges_tsv(BufReader::new(file), &path.display().to_string())?;
-            Some(graph_metrics(&list))
-        }
-        None => None,
-    };
-    let embeddings = match (&args.embeddings, args.dim) {
-        (Some(path), Some(dim)) => {
+            Ok(Some(graph_metrics(&list)))
+        });
+        let embeddings = (|| -> anyhow::Result<_> {
+            let (Some(path), Some(dim)) = (&args.embeddings, args.dim) else {
+                return Ok(None);
+            };
             let data = read_f32_file(path, dim)?;
-            Some(
-                embedding_metrics(&data, dim)
-                    .with_context(|| format!("embeddings {}", path.display()))?,
-            )
-        }
-        _ => None,
-    };
-    Ok(CorpusMetrics { graph, embeddings })
+            Ok(Some(embedding_metrics(&data, dim).with_context(|| {
+                format!("embeddings {}", path.display())
+            })?))
+        })();
+        let graph = graph
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (graph, embeddings)
+    });
+    Ok(CorpusMetrics {
+        graph: graph?,
+        embeddings: embeddings?,
+    })
 }
 
 /// Renders the metrics as pretty JSON or as a two-column table.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::MetricsError;
 use super::knn::{knn_pass, KnnResult, UnitRows};
-use super::sum::neumaier_sum;
+use super::sum::{neumaier_sum, Neumaier};
 
 /// Neighbourhood size of the hubness metric (`hubness_skew_k10`).
 pub const HUBNESS_K: usize = 10;
@@ -232,8 +232,9 @@ pub struct DispersionStats {
     pub max: f64,
 }
 
-/// Cosine distances 1 - cos(x, centroid), the centroid being the mean of the rows as given.
-pub fn dispersion(rows: &[f64], dim: usize) -> DispersionStats {
+/// Cosine distances 1 - cos(x, centroid), the centroid being the mean of the rows as given
+/// (float32 rows are widened to float64 exactly, so either gives the same values).
+pub fn dispersion<T: Copy + Into<f64> + Sync>(rows: &[T], dim: usize) -> DispersionStats {
     let n = rows.len() / dim;
     if n == 0 {
         let nan = f64::NAN;
@@ -244,15 +245,22 @@ pub fn dispersion(rows: &[f64], dim: usize) -> DispersionStats {
             max: nan,
         };
     }
-    let centroid: Vec<f64> = (0..dim)
-        .map(|c| neumaier_sum((0..n).map(|r| rows[r * dim + c])) / n as f64)
-        .collect();
+    // Every column's compensated sum advances row by row: the same additions in the same order
+    // as one column at a time, read in memory order (a strided walk per column took ~45 ms on
+    // MuSiQue's 21,153 x 384).
+    let mut sums = vec![Neumaier::default(); dim];
+    for row in rows.chunks_exact(dim) {
+        for (acc, &x) in sums.iter_mut().zip(row) {
+            acc.add(x.into());
+        }
+    }
+    let centroid: Vec<f64> = sums.iter().map(|acc| acc.value() / n as f64).collect();
     let c_norm = centroid.iter().map(|x| x * x).sum::<f64>().sqrt();
     let dist: Vec<f64> = rows
         .par_chunks_exact(dim)
         .map(|x| {
-            let dot: f64 = x.iter().zip(&centroid).map(|(a, b)| a * b).sum();
-            let x_norm = x.iter().map(|a| a * a).sum::<f64>().sqrt();
+            let dot: f64 = x.iter().zip(&centroid).map(|(&a, b)| a.into() * b).sum();
+            let x_norm = x.iter().map(|&a| a.into() * a.into()).sum::<f64>().sqrt();
             1.0 - dot / (x_norm * c_norm)
         })
         .collect();
@@ -329,10 +337,9 @@ pub fn metrics_from_parts(
 /// All embedding metrics of a row-major float32 matrix with `dim` columns.
 pub fn embedding_metrics(data: &[f32], dim: usize) -> Result<EmbeddingMetrics, MetricsError> {
     let unit = unit_rows(data, dim)?;
-    let raw64: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
     let (knn, (raw, unit_disp)) = rayon::join(
         || knn_pass(&unit, HUBNESS_K),
-        || (dispersion(&raw64, dim), dispersion(&unit.f64, dim)),
+        || (dispersion(data, dim), dispersion(&unit.f64, dim)),
     );
     let two = twonn(&knn.r1, &knn.r2);
     let hub = hubness(&knn);

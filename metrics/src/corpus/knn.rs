@@ -162,6 +162,9 @@ pub fn gram_block(a: &[f32], b: &[f32], dim: usize, out: &mut [f32]) {
     }
 }
 
+/// A pool thread's lists and Gram buffer, made on its first block pair.
+type Slot = std::sync::Mutex<Option<(TopLists, Vec<f32>)>>;
+
 /// Float32 candidate lists of `cap` entries per row, from the upper half of the Gram matrix.
 fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
     let (n, dim) = (rows.rows, rows.dim);
@@ -170,53 +173,89 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
         .flat_map(|bi| (bi..blocks).map(move |bj| (bi, bj)))
         .collect();
     let span = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
-    pairs
-        .par_iter()
-        .fold(
-            || (TopLists::new(n, cap), vec![0f32; BLOCK * BLOCK]),
-            |(mut top, mut gram), &(bi, bj)| {
-                let (i0, i1) = span(bi);
-                let (j0, j1) = span(bj);
-                let w = j1 - j0;
-                gram_block(
-                    &rows.f32[i0 * dim..i1 * dim],
-                    &rows.f32[j0 * dim..j1 * dim],
-                    dim,
-                    &mut gram,
-                );
-                for i in i0..i1 {
-                    // Each unordered pair is visited once and feeds both rows' lists.
-                    let first = if bi == bj { i + 1 } else { j0 };
-                    let line = &gram[(i - i0) * w + (first - j0)..(i - i0 + 1) * w];
-                    let mut floor_i = top.floor[i];
-                    let mut j = first;
-                    for chunk in line.chunks(SCAN_CHUNK) {
-                        // Branch-free test of a whole chunk first: most chunks hold no
-                        // candidate for either side once the lists are full.
-                        let hit = chunk
-                            .iter()
-                            .zip(&top.floor[j..j + chunk.len()])
-                            .fold(false, |acc, (&s, &f)| acc | (s >= floor_i) | (s >= f));
-                        if hit {
-                            for (jj, &s) in (j..).zip(chunk) {
-                                if s >= floor_i {
-                                    top.push(i, s, jj as u32);
-                                    floor_i = top.floor[i];
-                                }
-                                if s >= top.floor[jj] {
-                                    top.push(jj, s, i as u32);
-                                }
-                            }
+    // One list set and Gram buffer per pool thread, made once: a rayon `fold` made one per
+    // split (each n x cap, zeroed pages) and merged them all. Any partition of the pairs gives
+    // the same merged lists: each keeps its row's best `cap` under a total order.
+    let threads = rayon::current_num_threads().max(1);
+    let state: Vec<Slot> = (0..threads).map(|_| std::sync::Mutex::new(None)).collect();
+    pairs.par_iter().for_each(|&(bi, bj)| {
+        let slot = rayon::current_thread_index().unwrap_or(0) % threads;
+        // Only this thread takes this slot, so the lock is never contended.
+        let mut guard = state[slot].lock().unwrap_or_else(|e| e.into_inner());
+        let (top, gram) =
+            guard.get_or_insert_with(|| (TopLists::new(n, cap), vec![0f32; BLOCK * BLOCK]));
+        let (i0, i1) = span(bi);
+        let (j0, j1) = span(bj);
+        let w = j1 - j0;
+        gram_block(
+            &rows.f32[i0 * dim..i1 * dim],
+            &rows.f32[j0 * dim..j1 * dim],
+            dim,
+            gram,
+        );
+        for i in i0..i1 {
+            // Each unordered pair is visited once and feeds both rows' lists.
+            let first = if bi == bj { i + 1 } else { j0 };
+            let line = &gram[(i - i0) * w + (first - j0)..(i - i0 + 1) * w];
+            let mut floor_i = top.floor[i];
+            let mut j = first;
+            for chunk in line.chunks(SCAN_CHUNK) {
+                // Branch-free test of a whole chunk first: most chunks hold no candidate for
+                // either side once the lists are full.
+                let hit = chunk
+                    .iter()
+                    .zip(&top.floor[j..j + chunk.len()])
+                    .fold(false, |acc, (&s, &f)| acc | (s >= floor_i) | (s >= f));
+                if hit {
+                    for (jj, &s) in (j..).zip(chunk) {
+                        if s >= floor_i {
+                            top.push(i, s, jj as u32);
+                            floor_i = top.floor[i];
                         }
-                        j += chunk.len();
+                        if s >= top.floor[jj] {
+                            top.push(jj, s, i as u32);
+                        }
                     }
                 }
-                (top, gram)
-            },
-        )
+                j += chunk.len();
+            }
+        }
+    });
+    state
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
         .map(|(top, _)| top)
-        .reduce_with(TopLists::merge)
+        .reduce(TopLists::merge)
         .unwrap_or_else(|| TopLists::new(n, cap))
+}
+
+/// `(a . b, |a - b|)` of `a` against each row of `others`, four rows at a time: each sum runs
+/// over the entries in order, as a plain loop would (so the values are the same bit for bit),
+/// while the eight independent chains hide the additions' latency.
+fn dot_dist64(a: &[f64], others: &[&[f64]], out: &mut Vec<(f64, f64)>) {
+    let n = a.len();
+    let mut quads = others.chunks_exact(4);
+    for q in &mut quads {
+        // -0.0 starts a sum, as `Iterator::sum` does (an all -0.0 dot stays -0.0).
+        let (mut d, mut e) = ([-0.0f64; 4], [-0.0f64; 4]);
+        let b = [&q[0][..n], &q[1][..n], &q[2][..n], &q[3][..n]];
+        for (p, &x) in a.iter().enumerate() {
+            for r in 0..4 {
+                let y = b[r][p];
+                d[r] += x * y;
+                e[r] += (x - y) * (x - y);
+            }
+        }
+        out.extend((0..4).map(|r| (d[r], e[r].sqrt())));
+    }
+    for b in quads.remainder() {
+        let (mut d, mut e) = (-0.0f64, -0.0f64);
+        for (&x, &y) in a.iter().zip(b.iter()) {
+            d += x * y;
+            e += (x - y) * (x - y);
+        }
+        out.push((d, e.sqrt()));
+    }
 }
 
 fn dot64(a: &[f64], b: &[f64]) -> f64 {
@@ -248,12 +287,13 @@ pub fn knn_pass(rows: &UnitRows, k: usize) -> KnnResult {
             let xi = rows.row64(i);
             let len = top.len[i] as usize;
             let cand = &top.index[i * cap..i * cap + len];
-            let mut by_sim: Vec<(f64, f64, u32)> = cand
+            let others: Vec<&[f64]> = cand.iter().map(|&j| rows.row64(j as usize)).collect();
+            let mut scored = Vec::with_capacity(len);
+            dot_dist64(xi, &others, &mut scored);
+            let mut by_sim: Vec<(f64, f64, u32)> = scored
                 .iter()
-                .map(|&j| {
-                    let xj = rows.row64(j as usize);
-                    (dot64(xi, xj), dist64(xi, xj), j)
-                })
+                .zip(cand)
+                .map(|(&(dot, dist), &j)| (dot, dist, j))
                 .collect();
             by_sim.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
             if k_eff > 0 {

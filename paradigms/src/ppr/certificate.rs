@@ -559,8 +559,23 @@ pub(super) fn certify(
         }
         pre_cut = f64::NEG_INFINITY;
     };
+    // Components holding a seed: every other node's exact score is 0 (no teleport lands there,
+    // no arc leads there, dangling mass returns to the seeds), so its error is its score's own
+    // size, whatever bound the residual gives elsewhere. Without this, with a floor of 0, zeros
+    // listed after the seeds' component could fail to certify against each other (two global
+    // bounds of ~6e-13 against a tie of 1e-12).
+    let mut lit: Vec<u32> = ws
+        .seeds
+        .iter()
+        .map(|&(p, _)| factor.component[p as usize])
+        .collect();
+    lit.sort_unstable();
+    lit.dedup();
     // Error bound of a node: the unscaled solution's, scaled, plus the rounding of the products.
     let bound = |v: usize, score: f64, slack: f64| {
+        if lit.binary_search(&factor.component[v]).is_err() {
+            return score.abs();
+        }
         let d = f64::from(g.offsets[v + 1] - g.offsets[v]);
         scale * (slack + damping * (d * b).min(l1)) * (1.0 + 4.0 * ROUND)
             + 4.0 * ROUND * score.abs()

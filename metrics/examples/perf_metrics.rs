@@ -258,19 +258,8 @@ fn reference(
         .output();
     faiss_reference(python, &emb, whole_s, ours);
     let _ = std::fs::remove_dir_all(&dir);
-    let out = match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
-        Ok(o) => {
-            println!(
-                "python reference failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            return;
-        }
-        Err(e) => {
-            println!("python reference could not start ({python}): {e}");
-            return;
-        }
+    let Some(out) = stdout_of(out, "python", python) else {
+        return;
     };
     println!("-- python reference (networkx, scikit-learn, scikit-dimension), same input");
     let mut total = f64::NAN;
@@ -327,19 +316,8 @@ fn faiss_reference(
             Some(c) => cmd.env("OPENBLAS_CORETYPE", c),
             None => cmd.env_remove("OPENBLAS_CORETYPE"),
         };
-        let out = match cmd.output() {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
-            Ok(o) => {
-                println!(
-                    "faiss reference failed: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                return;
-            }
-            Err(e) => {
-                println!("faiss reference could not start ({python}): {e}");
-                return;
-            }
+        let Some(out) = stdout_of(cmd.output(), "faiss", python) else {
+            return;
         };
         for line in out.lines() {
             if let Some(rest) = line.strip_prefix("faiss_knn_s ") {
@@ -368,4 +346,26 @@ fn faiss_reference(
         if whole_s < faiss_s { "met" } else { "NOT met" },
         kernel::load_average()
     );
+}
+
+/// A reference script's standard output, or `None` after saying why it has none.
+fn stdout_of(
+    out: std::io::Result<std::process::Output>,
+    what: &str,
+    python: &str,
+) -> Option<String> {
+    match out {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).to_string()),
+        Ok(o) => {
+            println!(
+                "{what} reference failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            None
+        }
+        Err(e) => {
+            println!("{what} reference could not start ({python}): {e}");
+            None
+        }
+    }
 }

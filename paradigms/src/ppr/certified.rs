@@ -128,7 +128,8 @@ pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `|e(t)| <= d(t) B` with `B = max_v |r(v)|/d(v) / (1 - damping)`; `A D^-1` is
 /// column-stochastic, so also `||e||_1 <= ||r||_1 / (1 - damping)`; one step of the equation
 /// gives `|e(t)| <= |r(t)| + damping min(d(t) B, ||e||_1)`. Every `|r(v)|` is padded by a
-/// bound on the rounding of its own evaluation. Nodes of a `Symmetry` class have equal exact
+/// bound on the rounding of its own evaluation. On a connected component without a seed the
+/// exact score is 0, so a node there is bounded by its computed score's own size. Nodes of a `Symmetry` class have equal exact
 /// scores unless a seed voids the class, so each node's interval `[lo, hi]` (score minus and
 /// plus its bound) narrows to the intersection of its class's, and such ties need no
 /// separating. The

@@ -133,29 +133,8 @@ pub struct Components {
 impl Components {
     /// The connected components of `csr`.
     pub fn new(csr: &Csr) -> Components {
-        let n = csr.node_count();
-        let mut of = vec![u32::MAX; n];
-        let mut size = Vec::new();
-        let mut stack = Vec::new();
-        for start in 0..n as u32 {
-            if of[start as usize] != u32::MAX {
-                continue;
-            }
-            let id = size.len() as u32;
-            let mut count = 0u32;
-            of[start as usize] = id;
-            stack.push(start);
-            while let Some(v) = stack.pop() {
-                count += 1;
-                for &w in csr.neighbors(v) {
-                    if of[w as usize] == u32::MAX {
-                        of[w as usize] = id;
-                        stack.push(w);
-                    }
-                }
-            }
-            size.push(count);
-        }
+        let of = corpora::graph::build::component_ids(csr);
+        let size = corpora::graph::build::component_sizes(&of);
         Components { of, size }
     }
 

@@ -355,30 +355,47 @@ pub(crate) fn assemble<'a>(
 /// Connected components of an undirected CSR: (count, size of the largest). Isolated nodes are
 /// components of one.
 pub fn components(csr: &Csr) -> (usize, usize) {
+    let size = component_sizes(&component_ids(csr));
+    (size.len(), size.iter().copied().max().unwrap_or(0) as usize)
+}
+
+/// The size of each component of [`component_ids`]' numbering.
+pub fn component_sizes(ids: &[u32]) -> Vec<u32> {
+    // Ids first appear in increasing order, so a new one is always the next index.
+    let mut size: Vec<u32> = Vec::new();
+    for &c in ids {
+        if c as usize == size.len() {
+            size.push(0);
+        }
+        size[c as usize] += 1;
+    }
+    size
+}
+
+/// Each node's connected component, numbered 0, 1, ... in the order of each component's lowest
+/// node (so a node's id is never above any new one met later in node order).
+pub fn component_ids(csr: &Csr) -> Vec<u32> {
     let n = csr.node_count();
-    let mut seen = vec![false; n];
+    let mut id = vec![u32::MAX; n];
     let mut stack = Vec::new();
-    let (mut count, mut largest) = (0, 0);
-    for start in 0..n {
-        if seen[start] {
+    let mut next = 0u32;
+    for start in 0..n as u32 {
+        if id[start as usize] != u32::MAX {
             continue;
         }
-        count += 1;
-        seen[start] = true;
-        stack.push(start as u32);
-        let mut size = 0;
+        id[start as usize] = next;
+        stack.push(start);
         while let Some(u) = stack.pop() {
-            size += 1;
             for &v in csr.neighbors(u) {
-                if !seen[v as usize] {
-                    seen[v as usize] = true;
+                if id[v as usize] == u32::MAX {
+                    id[v as usize] = next;
                     stack.push(v);
                 }
             }
         }
-        largest = largest.max(size);
+        next += 1;
     }
-    (count, largest)
+    id
 }
 
 /// Vectors of the graph's entity names, row i = node i, through the vector cache (key

@@ -90,8 +90,8 @@ pub struct PprFactor {
     pub(super) class: Vec<u32>,
     pub(super) branch: Vec<u32>,
     pub(super) up: Vec<u32>,
-    /// Connected component of each position (the lowest position in it): PPR is exactly zero
-    /// on a component without a seed, which the certificate uses.
+    /// Connected component of each position ([`corpora::graph::build::component_ids`]): PPR is
+    /// exactly zero on a component without a seed, which the certificate uses.
     pub(super) component: Vec<u32>,
 }
 
@@ -515,7 +515,8 @@ impl PprFactor {
             .map(|&v| at(symmetry.branch[v as usize]))
             .collect();
         let up = order.iter().map(|&v| at(symmetry.up[v as usize])).collect();
-        let component = components_by_position(&graph);
+        let ids = corpora::graph::build::component_ids(csr);
+        let component = order.iter().map(|&v| ids[v as usize]).collect();
         Ok(PprFactor {
             damping,
             key: (n, csr.neighbors.len(), csr_checksum(csr)),
@@ -559,28 +560,4 @@ impl PprFactor {
         self.damping == damping
             && self.key == (csr.node_count(), csr.neighbors.len(), csr_checksum(csr))
     }
-}
-
-/// Each position's connected component, named by its lowest position (a stack-based search
-/// from each unvisited position in increasing order).
-fn components_by_position(graph: &SparseRows<()>) -> Vec<u32> {
-    let n = graph.offsets.len() - 1;
-    let mut component = vec![u32::MAX; n];
-    let mut stack = Vec::new();
-    for start in 0..n {
-        if component[start] != u32::MAX {
-            continue;
-        }
-        component[start] = start as u32;
-        stack.push(start);
-        while let Some(v) = stack.pop() {
-            for &u in &graph.cols[graph.row(v)] {
-                if component[u as usize] == u32::MAX {
-                    component[u as usize] = start as u32;
-                    stack.push(u as usize);
-                }
-            }
-        }
-    }
-    component
 }

@@ -100,22 +100,18 @@ pub fn unit_rows(data: &[f32], dim: usize) -> Result<UnitRows, MetricsError> {
         )));
     }
     let mut f64_rows = vec![0.0f64; data.len()];
-    let mut f32_rows = vec![0.0f32; data.len()];
     f64_rows
         .par_chunks_exact_mut(dim)
-        .zip(f32_rows.par_chunks_exact_mut(dim))
         .zip(data.par_chunks_exact(dim).zip(&norms))
-        .for_each(|((out64, out32), (row, &norm))| {
-            for ((o64, o32), &x) in out64.iter_mut().zip(out32.iter_mut()).zip(row) {
+        .for_each(|(out64, (row, &norm))| {
+            for (o64, &x) in out64.iter_mut().zip(row) {
                 *o64 = f64::from(x) / norm;
-                *o32 = *o64 as f32;
             }
         });
     Ok(UnitRows {
         rows,
         dim,
         f64: f64_rows,
-        f32: f32_rows,
     })
 }
 

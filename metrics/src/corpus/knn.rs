@@ -1,23 +1,25 @@
 //! One exact k-nearest-neighbour pass shared by hubness (cosine top-k) and TwoNN (r1, r2).
 //!
-//! Candidates come from a blocked float32 Gram matrix (gemm, parallel over block pairs, the
-//! symmetric half only); each row keeps a small top list. The few candidates per row are then
-//! re-ranked in float64: cosine similarity for the top-k, and Euclidean distances from float64
-//! row differences for r1 and r2 (2 - 2cos in float32 breaks on near-duplicates).
+//! Candidates come from a blocked Gram matrix in a screen's precision (bfloat16 on AVX-512 BF16,
+//! else float32 through gemm; parallel over block pairs, the symmetric half only); each row keeps
+//! a small top list. The few candidates per row are then re-ranked in float64: cosine similarity
+//! for the top-k, and Euclidean distances from float64 row differences for r1 and r2 (2 - 2cos
+//! in float32 breaks on near-duplicates). The screen's error is bounded, so each row's result is
+//! proved equal to [`knn_exact`]'s, or the row is screened again against every row.
 
 use rayon::prelude::*;
 
-/// Extra float32 candidates kept per row so that float32 rounding cannot push a true float64
-/// neighbour out of the list before the re-ranking.
-pub const CANDIDATE_MARGIN: usize = 6;
+pub use super::screen::ScreenKernel;
+use super::screen::{Screen, BLOCK};
 
-/// Rows per Gram block: a 512 x 512 float32 block (1 MiB) stays in L2 while it is scanned.
-const BLOCK: usize = 512;
+/// Candidates kept per row beyond the k: the room the screen's rounding has before a row must
+/// be screened again.
+pub const CANDIDATE_MARGIN: usize = 6;
 
 /// Gram entries tested together before any per-entry branch.
 const SCAN_CHUNK: usize = 16;
 
-/// L2-normalised rows, in float64 (for exact distances) and float32 (for the Gram matrix).
+/// L2-normalised rows in float64 (the screens round their own copies).
 #[derive(Debug, Clone)]
 pub struct UnitRows {
     /// Number of rows.
@@ -26,8 +28,6 @@ pub struct UnitRows {
     pub dim: usize,
     /// Row-major rows in float64.
     pub f64: Vec<f64>,
-    /// The same rows in float32.
-    pub f32: Vec<f32>,
 }
 
 impl UnitRows {
@@ -57,28 +57,41 @@ impl KnnResult {
     }
 }
 
-/// `a` ranks before `b`: higher score, ties to the lower index.
-#[inline]
-fn better(sa: f32, ia: u32, sb: f32, ib: u32) -> bool {
-    sa > sb || (sa == sb && ia < ib)
+/// The candidates' order: higher screened product first, ties to the lower index. Any total
+/// order agreeing with the products' numeric order serves the certificate; this one also makes
+/// the kept lists independent of the order candidates arrive in.
+fn order(a: &(f32, u32), b: &(f32, u32)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
-/// Per-row top lists, flat: row i owns `cap` slots, kept sorted best first.
+/// Per-row candidate buffers, flat: row i owns `slots` entries (a few times `cap`), appended
+/// unordered; a full buffer is cut back to its best `cap` by a selection, which raises the row's
+/// floor. (A sorted list per row cost ~40 ns per insertion in branch misses; an append costs a
+/// few, the cuts a few more.)
 struct TopLists {
     cap: usize,
+    slots: usize,
+    entry: Vec<(f32, u32)>,
+    len: Vec<u32>,
+    /// The `cap`-th best product once a buffer was cut; -inf before, so every candidate is
+    /// taken. Products below it can never be kept.
+    floor: Vec<f32>,
+}
+
+/// Each row's best `cap` candidates, best first: `len[i]` entries from `i * cap`.
+struct Kept {
     score: Vec<f32>,
     index: Vec<u32>,
     len: Vec<u32>,
-    /// Score of the worst kept entry once full; -inf before, so every candidate is tried.
-    floor: Vec<f32>,
 }
 
 impl TopLists {
     fn new(rows: usize, cap: usize) -> Self {
+        let slots = 3 * cap.max(1);
         TopLists {
             cap,
-            score: vec![f32::NEG_INFINITY; rows * cap],
-            index: vec![u32::MAX; rows * cap],
+            slots,
+            entry: vec![(f32::NEG_INFINITY, u32::MAX); rows * slots],
             len: vec![0; rows],
             floor: vec![f32::NEG_INFINITY; rows],
         }
@@ -86,38 +99,166 @@ impl TopLists {
 
     #[inline]
     fn push(&mut self, row: usize, s: f32, j: u32) {
-        let base = row * self.cap;
-        let len = self.len[row] as usize;
-        let mut pos = if len == self.cap {
-            let last = base + self.cap - 1;
-            if !better(s, j, self.score[last], self.index[last]) {
+        let mut len = self.len[row] as usize;
+        if len == self.slots {
+            len = self.cut(row);
+            if s < self.floor[row] {
                 return;
             }
-            self.cap - 1
+        }
+        self.entry[row * self.slots + len] = (s, j);
+        self.len[row] = len as u32 + 1;
+    }
+
+    /// Offers row `i`'s products with rows `first..` (`line`) to both sides' buffers, testing
+    /// sixteen at a time with AVX-512 compares where `simd` says the CPU has them.
+    fn scan(&mut self, i: usize, first: usize, line: &[f32], simd: bool) {
+        #[cfg(target_arch = "x86_64")]
+        if simd {
+            // SAFETY: `simd` is true only where the CPU has AVX-512F (`candidates` checks).
+            #[allow(unsafe_code)]
+            unsafe {
+                self.scan_avx512(i, first, line)
+            };
+            return;
+        }
+        let _ = simd;
+        self.scan_with(i, first, line, |chunk, floors, floor_i| {
+            let (mut mi, mut mj) = (0u32, 0u32);
+            for (t, (&s, &f)) in chunk.iter().zip(floors).enumerate() {
+                mi |= u32::from(s >= floor_i) << t;
+                mj |= u32::from(s >= f) << t;
+            }
+            (mi, mj)
+        });
+    }
+
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn scan_avx512(&mut self, i: usize, first: usize, line: &[f32]) {
+        use std::arch::x86_64::*;
+        self.scan_with(i, first, line, |chunk, floors, floor_i| {
+            if chunk.len() < SCAN_CHUNK {
+                let (mut mi, mut mj) = (0u32, 0u32);
+                for (t, (&s, &f)) in chunk.iter().zip(floors).enumerate() {
+                    mi |= u32::from(s >= floor_i) << t;
+                    mj |= u32::from(s >= f) << t;
+                }
+                return (mi, mj);
+            }
+            // SAFETY: both slices hold 16 floats (SCAN_CHUNK), the CPU has AVX-512F.
+            unsafe {
+                let s = _mm512_loadu_ps(chunk.as_ptr());
+                let f = _mm512_loadu_ps(floors.as_ptr());
+                let mi = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(s, _mm512_set1_ps(floor_i));
+                let mj = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(s, f);
+                (u32::from(mi), u32::from(mj))
+            }
+        });
+    }
+
+    /// The scan, with `masks(chunk, floors, floor_i)` giving each chunk's two bit masks
+    /// (`chunk[t] >= floor_i`, `chunk[t] >= floors[t]`).
+    #[inline(always)]
+    fn scan_with(
+        &mut self,
+        i: usize,
+        first: usize,
+        line: &[f32],
+        masks: impl Fn(&[f32], &[f32], f32) -> (u32, u32),
+    ) {
+        let mut floor_i = self.floor[i];
+        let mut j = first;
+        for chunk in line.chunks(SCAN_CHUNK) {
+            // Masks of a whole chunk first (most chunks hold no candidate for either side once
+            // the buffers have been cut), then only the set bits.
+            let (mut mi, mut mj) = masks(chunk, &self.floor[j..j + chunk.len()], floor_i);
+            // A floor only rises, so a bit set against an older floor is tested again.
+            while mi != 0 {
+                let t = mi.trailing_zeros() as usize;
+                mi &= mi - 1;
+                if chunk[t] >= floor_i {
+                    self.push(i, chunk[t], (j + t) as u32);
+                    floor_i = self.floor[i];
+                }
+            }
+            while mj != 0 {
+                let t = mj.trailing_zeros() as usize;
+                mj &= mj - 1;
+                let jj = j + t;
+                if chunk[t] >= self.floor[jj] {
+                    self.push(jj, chunk[t], i as u32);
+                }
+            }
+            j += chunk.len();
+        }
+    }
+
+    /// Cuts a full buffer back to its best `cap`; returns the new length.
+    #[cold]
+    fn cut(&mut self, row: usize) -> usize {
+        let base = row * self.slots;
+        let held = &mut self.entry[base..base + self.slots];
+        if self.cap == 0 {
+            self.floor[row] = f32::INFINITY;
         } else {
-            self.len[row] += 1;
-            len
-        };
-        while pos > 0 && better(s, j, self.score[base + pos - 1], self.index[base + pos - 1]) {
-            self.score[base + pos] = self.score[base + pos - 1];
-            self.index[base + pos] = self.index[base + pos - 1];
-            pos -= 1;
+            held.select_nth_unstable_by(self.cap - 1, order);
+            self.floor[row] = held[self.cap - 1].0;
         }
-        self.score[base + pos] = s;
-        self.index[base + pos] = j;
-        if self.len[row] as usize == self.cap {
-            self.floor[row] = self.score[base + self.cap - 1];
-        }
+        self.len[row] = self.cap as u32;
+        self.cap
     }
 
     fn merge(mut self, other: TopLists) -> TopLists {
         for row in 0..self.len.len() {
-            let base = row * other.cap;
-            for p in 0..other.len[row] as usize {
-                self.push(row, other.score[base + p], other.index[base + p]);
+            let base = row * other.slots;
+            for &(s, j) in &other.entry[base..base + other.len[row] as usize] {
+                if s >= self.floor[row] {
+                    self.push(row, s, j);
+                }
             }
         }
         self
+    }
+
+    /// Each row's best `cap`, sorted.
+    fn finish(mut self) -> Kept {
+        let (cap, slots) = (self.cap, self.slots);
+        let rows = self.len.len();
+        if cap == 0 {
+            let len = vec![0; rows];
+            return Kept {
+                score: Vec::new(),
+                index: Vec::new(),
+                len,
+            };
+        }
+        let mut score = vec![f32::NEG_INFINITY; rows * cap];
+        let mut index = vec![u32::MAX; rows * cap];
+        self.entry
+            .par_chunks_mut(slots)
+            .zip(self.len.par_iter_mut())
+            .zip(score.par_chunks_mut(cap).zip(index.par_chunks_mut(cap)))
+            .for_each(|((held, len), (score, index))| {
+                let held = &mut held[..*len as usize];
+                if held.len() > cap {
+                    held.select_nth_unstable_by(cap - 1, order);
+                }
+                let held = &mut held[..(*len as usize).min(cap)];
+                held.sort_unstable_by(order);
+                for (k, &(s, j)) in held.iter().enumerate() {
+                    (score[k], index[k]) = (s, j);
+                }
+                *len = held.len() as u32;
+            });
+        Kept {
+            score,
+            index,
+            len: self.len,
+        }
     }
 }
 
@@ -162,20 +303,35 @@ pub fn gram_block(a: &[f32], b: &[f32], dim: usize, out: &mut [f32]) {
     }
 }
 
+/// Whether this CPU has AVX-512F.
+fn avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// A pool thread's lists and Gram buffer, made on its first block pair.
 type Slot = std::sync::Mutex<Option<(TopLists, Vec<f32>)>>;
 
-/// Float32 candidate lists of `cap` entries per row, from the upper half of the Gram matrix.
-fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
-    let (n, dim) = (rows.rows, rows.dim);
-    let blocks = n.div_ceil(BLOCK);
+/// Screened candidate lists of `cap` entries per row, from the upper half of the Gram matrix.
+fn candidates(screen: &Screen<'_>, n: usize, cap: usize) -> Kept {
+    let blocks = screen.padded.div_ceil(BLOCK);
     let pairs: Vec<(usize, usize)> = (0..blocks)
         .flat_map(|bi| (bi..blocks).map(move |bj| (bi, bj)))
         .collect();
-    let span = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
-    // One list set and Gram buffer per pool thread, made once: a rayon `fold` made one per
-    // split (each n x cap, zeroed pages) and merged them all. Any partition of the pairs gives
-    // the same merged lists: each keeps its row's best `cap` under a total order.
+    offer(screen, &pairs, n, cap).finish()
+}
+
+/// Offers the products of the block `pairs` to lists of `cap` per row, one set per pool thread
+/// (made once: a rayon `fold` made one per split, each n x slots, and merged them all), merged.
+/// Any partition of the pairs gives the same merged lists: each keeps its row's best `cap`
+/// under a total order. (Offering the diagonal blocks first, to start every thread's lists
+/// from their floors, saved only 6 % of the offers: not kept.)
+fn offer(screen: &Screen<'_>, pairs: &[(usize, usize)], n: usize, cap: usize) -> TopLists {
+    let simd = cfg!(target_arch = "x86_64") && avx512f();
     let threads = rayon::current_num_threads().max(1);
     let state: Vec<Slot> = (0..threads).map(|_| std::sync::Mutex::new(None)).collect();
     pairs.par_iter().for_each(|&(bi, bj)| {
@@ -184,41 +340,20 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
         let mut guard = state[slot].lock().unwrap_or_else(|e| e.into_inner());
         let (top, gram) =
             guard.get_or_insert_with(|| (TopLists::new(n, cap), vec![0f32; BLOCK * BLOCK]));
-        let (i0, i1) = span(bi);
-        let (j0, j1) = span(bj);
+        let (i0, i1) = screen.span(bi);
+        let (j0, j1) = screen.span(bj);
         let w = j1 - j0;
-        gram_block(
-            &rows.f32[i0 * dim..i1 * dim],
-            &rows.f32[j0 * dim..j1 * dim],
-            dim,
-            gram,
-        );
+        screen.gram_span((i0, i1), (j0, j1), gram);
+        // Padding rows (the bfloat16 kernel's) are computed but never scanned.
+        let (i1, j1) = (i1.min(n), j1.min(n));
         for i in i0..i1 {
             // Each unordered pair is visited once and feeds both rows' lists.
             let first = if bi == bj { i + 1 } else { j0 };
-            let line = &gram[(i - i0) * w + (first - j0)..(i - i0 + 1) * w];
-            let mut floor_i = top.floor[i];
-            let mut j = first;
-            for chunk in line.chunks(SCAN_CHUNK) {
-                // Branch-free test of a whole chunk first: most chunks hold no candidate for
-                // either side once the lists are full.
-                let hit = chunk
-                    .iter()
-                    .zip(&top.floor[j..j + chunk.len()])
-                    .fold(false, |acc, (&s, &f)| acc | (s >= floor_i) | (s >= f));
-                if hit {
-                    for (jj, &s) in (j..).zip(chunk) {
-                        if s >= floor_i {
-                            top.push(i, s, jj as u32);
-                            floor_i = top.floor[i];
-                        }
-                        if s >= top.floor[jj] {
-                            top.push(jj, s, i as u32);
-                        }
-                    }
-                }
-                j += chunk.len();
+            if first >= j1 {
+                continue;
             }
+            let line = &gram[(i - i0) * w + (first - j0)..(i - i0) * w + (j1 - j0)];
+            top.scan(i, first, line, simd);
         }
     });
     state
@@ -229,28 +364,40 @@ fn candidates(rows: &UnitRows, cap: usize) -> TopLists {
         .unwrap_or_else(|| TopLists::new(n, cap))
 }
 
-/// `(a . b, |a - b|)` of `a` against each row of `others`, four rows at a time: each sum runs
-/// over the entries in order, as a plain loop would (so the values are the same bit for bit),
-/// while the eight independent chains hide the additions' latency.
-fn dot_dist64(a: &[f64], others: &[&[f64]], out: &mut Vec<(f64, f64)>) {
+/// `(x_i . x_j, |x_i - x_j|)` for each candidate `j`, appended to `out` in `cand`'s order: four
+/// candidates at a time, eight independent chains hiding the additions' latency, each sum still in
+/// entry order. (AVX-512 gathers of eight candidates at a time measured slower on this CPU.)
+fn dot_dist64(rows: &UnitRows, i: usize, cand: &[u32], out: &mut Vec<(f64, f64)>) {
+    let a = rows.row64(i);
     let n = a.len();
-    let mut quads = others.chunks_exact(4);
+    let mut quads = cand.chunks_exact(4);
     for q in &mut quads {
-        // -0.0 starts a sum, as `Iterator::sum` does (an all -0.0 dot stays -0.0).
-        let (mut d, mut e) = ([-0.0f64; 4], [-0.0f64; 4]);
-        let b = [&q[0][..n], &q[1][..n], &q[2][..n], &q[3][..n]];
-        for (p, &x) in a.iter().enumerate() {
-            for r in 0..4 {
-                let y = b[r][p];
-                d[r] += x * y;
-                e[r] += (x - y) * (x - y);
-            }
+        // -0.0 starts a sum, as `Iterator::sum` does (an all -0.0 dot stays -0.0). Eight named
+        // accumulators and zipped slices: with arrays and indexing the compiler kept the sums
+        // on the stack (a store and reload in every chain) behind bounds checks.
+        let [b0, b1, b2, b3] = [q[0], q[1], q[2], q[3]].map(|j| &rows.row64(j as usize)[..n]);
+        let (mut d0, mut d1, mut d2, mut d3) = (-0.0f64, -0.0f64, -0.0f64, -0.0f64);
+        let (mut e0, mut e1, mut e2, mut e3) = (-0.0f64, -0.0f64, -0.0f64, -0.0f64);
+        for ((((&x, &y0), &y1), &y2), &y3) in a.iter().zip(b0).zip(b1).zip(b2).zip(b3) {
+            d0 += x * y0;
+            d1 += x * y1;
+            d2 += x * y2;
+            d3 += x * y3;
+            e0 += (x - y0) * (x - y0);
+            e1 += (x - y1) * (x - y1);
+            e2 += (x - y2) * (x - y2);
+            e3 += (x - y3) * (x - y3);
         }
-        out.extend((0..4).map(|r| (d[r], e[r].sqrt())));
+        out.extend([
+            (d0, e0.sqrt()),
+            (d1, e1.sqrt()),
+            (d2, e2.sqrt()),
+            (d3, e3.sqrt()),
+        ]);
     }
-    for b in quads.remainder() {
+    for &j in quads.remainder() {
         let (mut d, mut e) = (-0.0f64, -0.0f64);
-        for (&x, &y) in a.iter().zip(b.iter()) {
+        for (&x, &y) in a.iter().zip(rows.row64(j as usize)) {
             d += x * y;
             e += (x - y) * (x - y);
         }
@@ -270,54 +417,197 @@ fn dist64(a: &[f64], b: &[f64]) -> f64 {
         .sqrt()
 }
 
-/// The k most cosine-similar other rows of every row, and the two smallest Euclidean distances.
+/// What the screen did in one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScreenStats {
+    /// The Gram products' kernel.
+    pub kernel: ScreenKernel,
+    /// Rows whose first candidates could not be certified and were screened again against
+    /// every row.
+    pub rescreened: usize,
+}
+
+/// Ranks row `i`'s candidates in float64 into `nb` (the top `nb.len()` by cosine, ties to the
+/// lower index), `r1` and `r2`, and returns the threshold a row outside `cand` must stay below
+/// to change none of them: the k-th best product, and the product a row would need to come
+/// within the second distance (`|x_i - x_j|^2 = |x_i|^2 + |x_j|^2 - 2 x_i . x_j`, with
+/// `norm_min` the smallest row norm), each with room for float64's own rounding.
+fn rank(
+    rows: &UnitRows,
+    i: usize,
+    cand: &[u32],
+    (norm_i, norm_min): (f64, f64),
+    nb: &mut [u32],
+    r1: &mut f64,
+    r2: &mut f64,
+) -> f64 {
+    let mut scored = Vec::with_capacity(cand.len());
+    dot_dist64(rows, i, cand, &mut scored);
+    let mut by_sim: Vec<(f64, f64, u32)> = scored
+        .iter()
+        .zip(cand)
+        .map(|(&(dot, dist), &j)| (dot, dist, j))
+        .collect();
+    by_sim.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+    for (slot, c) in nb.iter_mut().zip(&by_sim) {
+        *slot = c.2;
+    }
+    let kth = match nb.len() {
+        0 => f64::INFINITY,
+        k => by_sim.get(k - 1).map_or(f64::NEG_INFINITY, |c| c.0),
+    };
+    by_sim.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)));
+    *r1 = by_sim.first().map_or(f64::NAN, |c| c.1);
+    *r2 = by_sim.get(1).map_or(f64::NAN, |c| c.1);
+    // A computed distance is within ~1e-13 (relative) of the true one, a computed product within
+    // ~1e-13 of the true one: 1e-12 of slack covers both.
+    let second = match by_sim.get(1) {
+        Some(c) => 0.5 * (norm_i * norm_i + norm_min * norm_min - c.1 * c.1 * (1.0 + 1e-12)),
+        None => f64::NEG_INFINITY,
+    };
+    kth.min(second) - 1e-12
+}
+
+/// The candidates (`cand`, screened products `scores` with row `i`) whose true product may reach
+/// the `need`-th largest lower bound among them (`score - delta_i - delta_j`), into `keep`. The
+/// `need` candidates with those bounds are all at least it, so a row below it by more than
+/// float64's rounding can be neither among the `need` most similar nor, with `need >= 2`, among
+/// the two nearest: only the kept ones need float64 products.
+fn may_rank(
+    cand: &[u32],
+    scores: &[f32],
+    delta: &[f64],
+    delta_i: f64,
+    need: usize,
+    keep: &mut Vec<u32>,
+) {
+    keep.clear();
+    if need == 0 || need >= cand.len() {
+        keep.extend_from_slice(cand);
+        return;
+    }
+    let mut lower: Vec<f64> = scores
+        .iter()
+        .zip(cand)
+        .map(|(&s, &j)| f64::from(s) - delta_i - delta[j as usize])
+        .collect();
+    let (_, &mut bar, _) = lower.select_nth_unstable_by(need - 1, |a, b| b.total_cmp(a));
+    let bar = bar - 1e-11;
+    keep.extend(
+        scores
+            .iter()
+            .zip(cand)
+            .filter(|&(&s, &j)| f64::from(s) + delta_i + delta[j as usize] >= bar)
+            .map(|(_, &j)| j),
+    );
+}
+
+/// The k most cosine-similar other rows of every row, and the two smallest Euclidean distances,
+/// through the fastest screen this CPU has ([`ScreenKernel::best`]).
 pub fn knn_pass(rows: &UnitRows, k: usize) -> KnnResult {
+    knn_pass_with(rows, k, ScreenKernel::best()).0
+}
+
+/// [`knn_pass`] through a chosen screen, with what the screen did. Every kernel gives the same
+/// result, bit for bit: that of [`knn_exact`].
+///
+/// Each row keeps its best `k + CANDIDATE_MARGIN` screened products, re-ranked in float64. The
+/// rows left out have screened products at most the worst kept one, so true products at most
+/// that plus the screen's bound; when that stays below the row's threshold (see [`rank`]) none of
+/// them could have ranked and the row is certified. The other rows are screened again against
+/// every row, keeping all that may reach their threshold, and ranked again.
+pub fn knn_pass_with(rows: &UnitRows, k: usize, kernel: ScreenKernel) -> (KnnResult, ScreenStats) {
     let n = rows.rows;
     let k_eff = k.min(n.saturating_sub(1));
     let cap = (k.max(2) + CANDIDATE_MARGIN).min(n.saturating_sub(1));
-    let top = candidates(rows, cap);
-    let mut neighbours = vec![0u32; n * k_eff.max(1)];
+    let screen = Screen::new(rows, kernel);
+    let top = candidates(&screen, n, cap);
+    let norms = &screen.norms;
+    let norm_min = norms.iter().copied().fold(f64::INFINITY, f64::min);
+    // With every other row a candidate, nothing was left out.
+    let all_kept = cap >= n.saturating_sub(1);
+    // Rows are ranked by the lowest index among each row and its candidates, which keeps a
+    // cluster's rows together: the float64 rows their lists share then stay in cache instead of
+    // coming from memory once per list (measured: the ranking was bound by that traffic).
+    let mut order: Vec<(u32, u32)> = (0..n)
+        .map(|i| {
+            let cand = &top.index[i * cap..i * cap + top.len[i] as usize];
+            let low = cand.iter().copied().min().unwrap_or(u32::MAX);
+            (low.min(i as u32), i as u32)
+        })
+        .collect();
+    order.sort_unstable();
+    let width = k_eff.max(1);
+    let mut ranked_nb = vec![0u32; n * width];
+    let mut ranked_r = vec![(f64::NAN, f64::NAN); n];
+    let open: Vec<Option<f64>> = ranked_nb
+        .par_chunks_mut(width)
+        .zip(ranked_r.par_iter_mut())
+        .zip(order.par_iter())
+        .map_init(Vec::new, |keep, ((nb, (r1, r2)), &(_, i))| {
+            let i = i as usize;
+            let len = top.len[i] as usize;
+            let (cand, scores) = (
+                &top.index[i * cap..i * cap + len],
+                &top.score[i * cap..i * cap + len],
+            );
+            let delta_i = screen.delta[i];
+            may_rank(cand, scores, &screen.delta, delta_i, k_eff.max(2), keep);
+            let nb = &mut nb[..k_eff];
+            let threshold = rank(rows, i, keep, (norms[i], norm_min), nb, r1, r2);
+            if all_kept {
+                return None;
+            }
+            let worst = top.score[i * cap + cap - 1];
+            let bound = f64::from(worst) + screen.delta[i] + screen.delta_max;
+            (bound >= threshold).then_some(threshold)
+        })
+        .collect();
+    let mut neighbours = vec![0u32; n * width];
     let mut r1 = vec![f64::NAN; n];
     let mut r2 = vec![f64::NAN; n];
-    neighbours
-        .par_chunks_mut(k_eff.max(1))
-        .zip(r1.par_iter_mut().zip(r2.par_iter_mut()))
-        .enumerate()
-        .for_each(|(i, (nb, (r1, r2)))| {
-            let xi = rows.row64(i);
-            let len = top.len[i] as usize;
-            let cand = &top.index[i * cap..i * cap + len];
-            let others: Vec<&[f64]> = cand.iter().map(|&j| rows.row64(j as usize)).collect();
-            let mut scored = Vec::with_capacity(len);
-            dot_dist64(xi, &others, &mut scored);
-            let mut by_sim: Vec<(f64, f64, u32)> = scored
-                .iter()
-                .zip(cand)
-                .map(|(&(dot, dist), &j)| (dot, dist, j))
-                .collect();
-            by_sim.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-            if k_eff > 0 {
-                for (slot, c) in nb.iter_mut().zip(&by_sim) {
-                    *slot = c.2;
-                }
-            }
-            by_sim.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)));
-            if let Some(c) = by_sim.first() {
-                *r1 = c.1;
-            }
-            if let Some(c) = by_sim.get(1) {
-                *r2 = c.1;
-            }
-        });
+    for (slot, &(_, i)) in order.iter().enumerate() {
+        let i = i as usize;
+        neighbours[i * width..(i + 1) * width]
+            .copy_from_slice(&ranked_nb[slot * width..(slot + 1) * width]);
+        (r1[i], r2[i]) = ranked_r[slot];
+    }
+    let (ids, thresholds): (Vec<u32>, Vec<f64>) = open
+        .iter()
+        .zip(&order)
+        .filter_map(|(t, &(_, i))| t.map(|t| (i, t)))
+        .unzip();
+    let found = screen.above(&ids, &thresholds);
+    let redone: Vec<(Vec<u32>, f64, f64)> = ids
+        .par_iter()
+        .zip(&found)
+        .map(|(&i, cand)| {
+            let i = i as usize;
+            let mut nb = vec![0u32; k_eff];
+            let (mut a, mut b) = (f64::NAN, f64::NAN);
+            rank(rows, i, cand, (norms[i], norm_min), &mut nb, &mut a, &mut b);
+            (nb, a, b)
+        })
+        .collect();
+    for (&i, (nb, a, b)) in ids.iter().zip(redone) {
+        let i = i as usize;
+        neighbours[i * k_eff..(i + 1) * k_eff].copy_from_slice(&nb);
+        (r1[i], r2[i]) = (a, b);
+    }
     if k_eff == 0 {
         neighbours.clear();
     }
-    KnnResult {
+    let stats = ScreenStats {
+        kernel: screen.kernel(),
+        rescreened: ids.len(),
+    };
+    let result = KnnResult {
         k: k_eff,
         neighbours,
         r1,
         r2,
-    }
+    };
+    (result, stats)
 }
 
 /// Brute-force float64 reference of [`knn_pass`] (quadratic; for tests and small inputs).

@@ -1,9 +1,11 @@
 //! Corpus metrics: graph structure and embedding-space semantics, as metric-fixtures/README.md defines them.
 
+mod bf16;
 pub mod embedding;
 mod error;
 pub mod graph;
 pub mod knn;
+mod screen;
 mod sum;
 
 use serde::Serialize;

@@ -19,6 +19,9 @@ pub const CANDIDATE_MARGIN: usize = 6;
 /// Gram entries tested together before any per-entry branch.
 const SCAN_CHUNK: usize = 16;
 
+/// Slots of a 16-lane top list (one AVX-512 register of float32).
+const LANES: usize = 16;
+
 /// L2-normalised rows in float64 (the screens round their own copies).
 #[derive(Debug, Clone)]
 pub struct UnitRows {
@@ -57,24 +60,27 @@ impl KnnResult {
     }
 }
 
-/// The candidates' order: higher screened product first, ties to the lower index. Any total
-/// order agreeing with the products' numeric order serves the certificate; this one also makes
-/// the kept lists independent of the order candidates arrive in.
-fn order(a: &(f32, u32), b: &(f32, u32)) -> std::cmp::Ordering {
-    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+/// `a` ranks before `b`: higher product, ties to the lower index. Any total order agreeing
+/// with the products' numeric order serves the certificate; this one also makes the kept lists
+/// independent of the order candidates arrive in.
+#[inline]
+fn better(sa: f32, ia: u32, sb: f32, ib: u32) -> bool {
+    sa > sb || (sa == sb && ia < ib)
 }
 
-/// Per-row candidate buffers, flat: row i owns `slots` entries (a few times `cap`), appended
-/// unordered; a full buffer is cut back to its best `cap` by a selection, which raises the row's
-/// floor. (A sorted list per row cost ~40 ns per insertion in branch misses; an append costs a
-/// few, the cuts a few more.)
+/// Per-row top lists, flat: row i owns `width` slots, sorted best first, empty slots last
+/// (-inf, `u32::MAX`). With `cap <= 16` a row is one AVX-512 register of products and one of
+/// indices, and an insertion is a compare, a popcount and a lane shift, without branches (the
+/// scalar insertion's branch misses cost ~40 ns per candidate; appending to a buffer cut back by
+/// a selection, tried first, spent 7-9 % of the pass in the selections).
 struct TopLists {
     cap: usize,
-    slots: usize,
-    entry: Vec<(f32, u32)>,
-    len: Vec<u32>,
-    /// The `cap`-th best product once a buffer was cut; -inf before, so every candidate is
-    /// taken. Products below it can never be kept.
+    width: usize,
+    simd: bool,
+    score: Vec<f32>,
+    index: Vec<u32>,
+    /// The `cap`-th best product so far (-inf until `cap` are held). Products below it can
+    /// never be kept.
     floor: Vec<f32>,
 }
 
@@ -86,31 +92,88 @@ struct Kept {
 }
 
 impl TopLists {
-    fn new(rows: usize, cap: usize) -> Self {
-        let slots = 3 * cap.max(1);
+    fn new(rows: usize, cap: usize, avx512: bool) -> Self {
+        let width = if cap <= LANES { LANES } else { cap };
         TopLists {
             cap,
-            slots,
-            entry: vec![(f32::NEG_INFINITY, u32::MAX); rows * slots],
-            len: vec![0; rows],
-            floor: vec![f32::NEG_INFINITY; rows],
+            width,
+            simd: avx512 && width == LANES,
+            score: vec![f32::NEG_INFINITY; rows * width],
+            index: vec![u32::MAX; rows * width],
+            floor: vec![
+                if cap == 0 {
+                    f32::INFINITY
+                } else {
+                    f32::NEG_INFINITY
+                };
+                rows
+            ],
         }
     }
 
     #[inline]
     fn push(&mut self, row: usize, s: f32, j: u32) {
-        let mut len = self.len[row] as usize;
-        if len == self.slots {
-            len = self.cut(row);
-            if s < self.floor[row] {
-                return;
-            }
+        #[cfg(target_arch = "x86_64")]
+        if self.simd {
+            // SAFETY: `simd` is set only where the CPU has AVX-512F and rows are 16 wide.
+            #[allow(unsafe_code)]
+            unsafe {
+                self.push16(row, s, j)
+            };
+            self.floor[row] = self.score[row * LANES + self.cap - 1];
+            return;
         }
-        self.entry[row * self.slots + len] = (s, j);
-        self.len[row] = len as u32 + 1;
+        let base = row * self.width;
+        let last = base + self.cap - 1;
+        if !better(s, j, self.score[last], self.index[last]) {
+            return;
+        }
+        let mut pos = last;
+        while pos > base && better(s, j, self.score[pos - 1], self.index[pos - 1]) {
+            self.score[pos] = self.score[pos - 1];
+            self.index[pos] = self.index[pos - 1];
+            pos -= 1;
+        }
+        self.score[pos] = s;
+        self.index[pos] = j;
+        self.floor[row] = self.score[last];
     }
 
-    /// Offers row `i`'s products with rows `first..` (`line`) to both sides' buffers, testing
+    /// The insertion on a 16-lane row: the lanes ranking before the candidate are a prefix
+    /// (the row is sorted), so their count is its position; the lanes after it move one up.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F; `width` must be 16 and `row` a row of the lists.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn push16(&mut self, row: usize, s: f32, j: u32) {
+        use std::arch::x86_64::*;
+        let base = row * LANES;
+        assert!(base + LANES <= self.score.len() && base + LANES <= self.index.len());
+        let (sp, ip) = (
+            self.score.as_mut_ptr().add(base),
+            self.index.as_mut_ptr().add(base),
+        );
+        let (sc, ix) = (_mm512_loadu_ps(sp), _mm512_loadu_si512(ip.cast()));
+        let (sv, jv) = (_mm512_set1_ps(s), _mm512_set1_epi32(j as i32));
+        let before = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(sc, sv)
+            | (_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(sc, sv) & _mm512_cmplt_epu32_mask(ix, jv));
+        let pos = before.count_ones();
+        if pos as usize >= self.cap {
+            return;
+        }
+        let iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        let after = !((1u32 << (pos + 1)) - 1) as u16;
+        let from = _mm512_mask_sub_epi32(iota, after, iota, _mm512_set1_epi32(1));
+        let at = 1u16 << pos;
+        let sc = _mm512_mask_mov_ps(_mm512_permutexvar_ps(from, sc), at, sv);
+        let ix = _mm512_mask_mov_epi32(_mm512_permutexvar_epi32(from, ix), at, jv);
+        _mm512_storeu_ps(sp, sc);
+        _mm512_storeu_si512(ip.cast(), ix);
+    }
+
+    /// Offers row `i`'s products with rows `first..` (`line`) to both sides' lists, testing
     /// sixteen at a time with AVX-512 compares where `simd` says the CPU has them.
     fn scan(&mut self, i: usize, first: usize, line: &[f32], simd: bool) {
         #[cfg(target_arch = "x86_64")]
@@ -174,7 +237,7 @@ impl TopLists {
         let mut j = first;
         for chunk in line.chunks(SCAN_CHUNK) {
             // Masks of a whole chunk first (most chunks hold no candidate for either side once
-            // the buffers have been cut), then only the set bits.
+            // the lists have filled), then only the set bits.
             let (mut mi, mut mj) = masks(chunk, &self.floor[j..j + chunk.len()], floor_i);
             // A floor only rises, so a bit set against an older floor is tested again.
             while mi != 0 {
@@ -197,25 +260,14 @@ impl TopLists {
         }
     }
 
-    /// Cuts a full buffer back to its best `cap`; returns the new length.
-    #[cold]
-    fn cut(&mut self, row: usize) -> usize {
-        let base = row * self.slots;
-        let held = &mut self.entry[base..base + self.slots];
-        if self.cap == 0 {
-            self.floor[row] = f32::INFINITY;
-        } else {
-            held.select_nth_unstable_by(self.cap - 1, order);
-            self.floor[row] = held[self.cap - 1].0;
-        }
-        self.len[row] = self.cap as u32;
-        self.cap
-    }
-
     fn merge(mut self, other: TopLists) -> TopLists {
-        for row in 0..self.len.len() {
-            let base = row * other.slots;
-            for &(s, j) in &other.entry[base..base + other.len[row] as usize] {
+        for row in 0..self.floor.len() {
+            let base = row * other.width;
+            for p in base..base + other.cap {
+                let (s, j) = (other.score[p], other.index[p]);
+                if j == u32::MAX {
+                    break;
+                }
                 if s >= self.floor[row] {
                     self.push(row, s, j);
                 }
@@ -225,40 +277,19 @@ impl TopLists {
     }
 
     /// Each row's best `cap`, sorted.
-    fn finish(mut self) -> Kept {
-        let (cap, slots) = (self.cap, self.slots);
-        let rows = self.len.len();
-        if cap == 0 {
-            let len = vec![0; rows];
-            return Kept {
-                score: Vec::new(),
-                index: Vec::new(),
-                len,
-            };
+    fn finish(self) -> Kept {
+        let (cap, width) = (self.cap, self.width);
+        let rows = self.floor.len();
+        let mut score = Vec::with_capacity(rows * cap);
+        let mut index = Vec::with_capacity(rows * cap);
+        let mut len = Vec::with_capacity(rows);
+        for row in 0..rows {
+            let held = &self.index[row * width..row * width + cap];
+            len.push(held.iter().take_while(|&&j| j != u32::MAX).count() as u32);
+            score.extend_from_slice(&self.score[row * width..row * width + cap]);
+            index.extend_from_slice(held);
         }
-        let mut score = vec![f32::NEG_INFINITY; rows * cap];
-        let mut index = vec![u32::MAX; rows * cap];
-        self.entry
-            .par_chunks_mut(slots)
-            .zip(self.len.par_iter_mut())
-            .zip(score.par_chunks_mut(cap).zip(index.par_chunks_mut(cap)))
-            .for_each(|((held, len), (score, index))| {
-                let held = &mut held[..*len as usize];
-                if held.len() > cap {
-                    held.select_nth_unstable_by(cap - 1, order);
-                }
-                let held = &mut held[..(*len as usize).min(cap)];
-                held.sort_unstable_by(order);
-                for (k, &(s, j)) in held.iter().enumerate() {
-                    (score[k], index[k]) = (s, j);
-                }
-                *len = held.len() as u32;
-            });
-        Kept {
-            score,
-            index,
-            len: self.len,
-        }
+        Kept { score, index, len }
     }
 }
 
@@ -326,7 +357,7 @@ fn candidates(screen: &Screen<'_>, n: usize, cap: usize) -> Kept {
 }
 
 /// Offers the products of the block `pairs` to lists of `cap` per row, one set per pool thread
-/// (made once: a rayon `fold` made one per split, each n x slots, and merged them all), merged.
+/// (made once: a rayon `fold` made one per split, each n x 16, and merged them all), merged.
 /// Any partition of the pairs gives the same merged lists: each keeps its row's best `cap`
 /// under a total order. (Offering the diagonal blocks first, to start every thread's lists
 /// from their floors, saved only 6 % of the offers: not kept.)
@@ -339,7 +370,7 @@ fn offer(screen: &Screen<'_>, pairs: &[(usize, usize)], n: usize, cap: usize) ->
         // Only this thread takes this slot, so the lock is never contended.
         let mut guard = state[slot].lock().unwrap_or_else(|e| e.into_inner());
         let (top, gram) =
-            guard.get_or_insert_with(|| (TopLists::new(n, cap), vec![0f32; BLOCK * BLOCK]));
+            guard.get_or_insert_with(|| (TopLists::new(n, cap, simd), vec![0f32; BLOCK * BLOCK]));
         let (i0, i1) = screen.span(bi);
         let (j0, j1) = screen.span(bj);
         let w = j1 - j0;
@@ -361,7 +392,7 @@ fn offer(screen: &Screen<'_>, pairs: &[(usize, usize)], n: usize, cap: usize) ->
         .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
         .map(|(top, _)| top)
         .reduce(TopLists::merge)
-        .unwrap_or_else(|| TopLists::new(n, cap))
+        .unwrap_or_else(|| TopLists::new(n, cap, simd))
 }
 
 /// `(x_i . x_j, |x_i - x_j|)` for each candidate `j`, appended to `out` in `cand`'s order: four

@@ -3,13 +3,13 @@
 //! screen's error has a certified bound.
 //!
 //! The screen only proposes candidates; `knn` re-ranks them in float64 and proves, row by row,
-//! that no other row could have ranked (see `knn::Screen`).
+//! that no other row could have ranked (see `screen::Screen` and `knn::knn_pass_with`).
 
 #![allow(unsafe_code)]
 
 use rayon::prelude::*;
 
-use super::knn::UnitRows;
+use super::rows::UnitRows;
 
 /// Rows per micro-tile of the kernel.
 pub(super) const MR: usize = 8;

@@ -9,6 +9,7 @@
 
 use rayon::prelude::*;
 
+pub use super::rows::{gram_block, UnitRows};
 pub use super::screen::ScreenKernel;
 use super::screen::{Screen, BLOCK};
 
@@ -21,24 +22,6 @@ const SCAN_CHUNK: usize = 16;
 
 /// Slots of a 16-lane top list (one AVX-512 register of float32).
 const LANES: usize = 16;
-
-/// L2-normalised rows in float64 (the screens round their own copies).
-#[derive(Debug, Clone)]
-pub struct UnitRows {
-    /// Number of rows.
-    pub rows: usize,
-    /// Row dimension.
-    pub dim: usize,
-    /// Row-major rows in float64.
-    pub f64: Vec<f64>,
-}
-
-impl UnitRows {
-    /// Row `i` in float64.
-    pub fn row64(&self, i: usize) -> &[f64] {
-        &self.f64[i * self.dim..(i + 1) * self.dim]
-    }
-}
 
 /// Result of the pass.
 #[derive(Debug, Clone)]
@@ -293,47 +276,6 @@ impl TopLists {
     }
 }
 
-/// `out[i * b_rows + j] = a_i . b_j` for row-major `a` (a_rows x dim) and `b` (b_rows x dim),
-/// through gemm on the calling thread (its AVX-512 kernels where the build has `x86-v4` and the
-/// CPU has them). Also the routers' kNN product, so one safe wrapper owns the `unsafe` call.
-///
-/// # Panics
-/// When `a` or `b` is not a whole number of `dim`-wide rows, or `out` is shorter than
-/// `a_rows * b_rows`.
-#[allow(unsafe_code)]
-pub fn gram_block(a: &[f32], b: &[f32], dim: usize, out: &mut [f32]) {
-    let (a_rows, b_rows) = (a.len() / dim, b.len() / dim);
-    assert!(a.len() == a_rows * dim && b.len() == b_rows * dim);
-    assert!(out.len() >= a_rows * b_rows);
-    // SAFETY: the asserts above keep every access in bounds: dst is a_rows x b_rows with row
-    // stride b_rows inside `out`; lhs is `a` (row stride dim); rhs is b^T, element (p, j) at
-    // b[j * dim + p]. The three slices cannot alias (`out` is a unique borrow).
-    unsafe {
-        gemm::gemm(
-            a_rows,
-            b_rows,
-            dim,
-            out.as_mut_ptr(),
-            1,
-            b_rows as isize,
-            false,
-            a.as_ptr(),
-            1,
-            dim as isize,
-            b.as_ptr(),
-            dim as isize,
-            1,
-            0.0,
-            1.0,
-            false,
-            false,
-            false,
-            // Parallelism comes from rayon over block pairs.
-            gemm::Parallelism::None,
-        );
-    }
-}
-
 /// Whether this CPU has AVX-512F.
 fn avx512f() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -544,8 +486,9 @@ pub fn knn_pass(rows: &UnitRows, k: usize) -> KnnResult {
 ///
 /// Each row keeps its best `k + CANDIDATE_MARGIN` screened products, re-ranked in float64. The
 /// rows left out have screened products at most the worst kept one, so true products at most
-/// that plus the screen's bound; when that stays below the row's threshold (see [`rank`]) none of
-/// them could have ranked and the row is certified. The other rows are screened again against
+/// that plus the screen's bound; when that stays below the row's threshold (its k-th float64
+/// product, and the product a row would need to come within its second distance, each less
+/// float64's own rounding) none of them could have ranked and the row is certified. The other rows are screened again against
 /// every row, keeping all that may reach their threshold, and ranked again.
 pub fn knn_pass_with(rows: &UnitRows, k: usize, kernel: ScreenKernel) -> (KnnResult, ScreenStats) {
     let n = rows.rows;

@@ -5,6 +5,7 @@ pub mod embedding;
 mod error;
 pub mod graph;
 pub mod knn;
+mod rows;
 mod screen;
 mod sum;
 

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::bf16::{bf16_simd, Bf16Rows, MR};
-use super::knn::{gram_block, UnitRows};
+use super::rows::{gram_block, UnitRows};
 
 /// Rows per Gram block: a 512 x 512 float32 block (1 MiB) stays in L2 while it is scanned.
 pub(super) const BLOCK: usize = 512;

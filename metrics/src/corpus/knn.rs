@@ -488,8 +488,9 @@ pub fn knn_pass(rows: &UnitRows, k: usize) -> KnnResult {
 /// rows left out have screened products at most the worst kept one, so true products at most
 /// that plus the screen's bound; when that stays below the row's threshold (its k-th float64
 /// product, and the product a row would need to come within its second distance, each less
-/// float64's own rounding) none of them could have ranked and the row is certified. The other rows are screened again against
-/// every row, keeping all that may reach their threshold, and ranked again.
+/// float64's own rounding) none of them could have ranked and the row is certified. The other
+/// rows are screened again against every row, keeping all that may reach their threshold, and
+/// ranked again.
 pub fn knn_pass_with(rows: &UnitRows, k: usize, kernel: ScreenKernel) -> (KnnResult, ScreenStats) {
     let n = rows.rows;
     let k_eff = k.min(n.saturating_sub(1));
@@ -500,26 +501,15 @@ pub fn knn_pass_with(rows: &UnitRows, k: usize, kernel: ScreenKernel) -> (KnnRes
     let norm_min = norms.iter().copied().fold(f64::INFINITY, f64::min);
     // With every other row a candidate, nothing was left out.
     let all_kept = cap >= n.saturating_sub(1);
-    // Rows are ranked by the lowest index among each row and its candidates, which keeps a
-    // cluster's rows together: the float64 rows their lists share then stay in cache instead of
-    // coming from memory once per list (measured: the ranking was bound by that traffic).
-    let mut order: Vec<(u32, u32)> = (0..n)
-        .map(|i| {
-            let cand = &top.index[i * cap..i * cap + top.len[i] as usize];
-            let low = cand.iter().copied().min().unwrap_or(u32::MAX);
-            (low.min(i as u32), i as u32)
-        })
-        .collect();
-    order.sort_unstable();
     let width = k_eff.max(1);
-    let mut ranked_nb = vec![0u32; n * width];
-    let mut ranked_r = vec![(f64::NAN, f64::NAN); n];
-    let open: Vec<Option<f64>> = ranked_nb
+    let mut neighbours = vec![0u32; n * width];
+    let mut r1 = vec![f64::NAN; n];
+    let mut r2 = vec![f64::NAN; n];
+    let open: Vec<Option<f64>> = neighbours
         .par_chunks_mut(width)
-        .zip(ranked_r.par_iter_mut())
-        .zip(order.par_iter())
-        .map_init(Vec::new, |keep, ((nb, (r1, r2)), &(_, i))| {
-            let i = i as usize;
+        .zip(r1.par_iter_mut().zip(r2.par_iter_mut()))
+        .enumerate()
+        .map_init(Vec::new, |keep, (i, (nb, (r1, r2)))| {
             let len = top.len[i] as usize;
             let (cand, scores) = (
                 &top.index[i * cap..i * cap + len],
@@ -537,19 +527,10 @@ pub fn knn_pass_with(rows: &UnitRows, k: usize, kernel: ScreenKernel) -> (KnnRes
             (bound >= threshold).then_some(threshold)
         })
         .collect();
-    let mut neighbours = vec![0u32; n * width];
-    let mut r1 = vec![f64::NAN; n];
-    let mut r2 = vec![f64::NAN; n];
-    for (slot, &(_, i)) in order.iter().enumerate() {
-        let i = i as usize;
-        neighbours[i * width..(i + 1) * width]
-            .copy_from_slice(&ranked_nb[slot * width..(slot + 1) * width]);
-        (r1[i], r2[i]) = ranked_r[slot];
-    }
     let (ids, thresholds): (Vec<u32>, Vec<f64>) = open
         .iter()
-        .zip(&order)
-        .filter_map(|(t, &(_, i))| t.map(|t| (i, t)))
+        .enumerate()
+        .filter_map(|(i, t)| t.map(|t| (i as u32, t)))
         .unzip();
     let found = screen.above(&ids, &thresholds);
     let redone: Vec<(Vec<u32>, f64, f64)> = ids

@@ -105,8 +105,8 @@ impl<'a> Screen<'a> {
                 (None, f32, err, qnorm)
             }
             _ => {
-                let bf = Bf16Rows::new(rows);
-                let (err, qnorm) = (bf.err.clone(), bf.norm.clone());
+                let mut bf = Bf16Rows::new(rows);
+                let (err, qnorm) = (std::mem::take(&mut bf.err), std::mem::take(&mut bf.norm));
                 (Some(bf), Vec::new(), err, qnorm)
             }
         };

@@ -169,14 +169,7 @@ impl TopLists {
             return;
         }
         let _ = simd;
-        self.scan_with(i, first, line, |chunk, floors, floor_i| {
-            let (mut mi, mut mj) = (0u32, 0u32);
-            for (t, (&s, &f)) in chunk.iter().zip(floors).enumerate() {
-                mi |= u32::from(s >= floor_i) << t;
-                mj |= u32::from(s >= f) << t;
-            }
-            (mi, mj)
-        });
+        self.scan_with(i, first, line, masks_scalar);
     }
 
     /// # Safety
@@ -188,12 +181,7 @@ impl TopLists {
         use std::arch::x86_64::*;
         self.scan_with(i, first, line, |chunk, floors, floor_i| {
             if chunk.len() < SCAN_CHUNK {
-                let (mut mi, mut mj) = (0u32, 0u32);
-                for (t, (&s, &f)) in chunk.iter().zip(floors).enumerate() {
-                    mi |= u32::from(s >= floor_i) << t;
-                    mj |= u32::from(s >= f) << t;
-                }
-                return (mi, mj);
+                return masks_scalar(chunk, floors, floor_i);
             }
             // SAFETY: both slices hold 16 floats (SCAN_CHUNK), the CPU has AVX-512F.
             unsafe {
@@ -274,6 +262,16 @@ impl TopLists {
         }
         Kept { score, index, len }
     }
+}
+
+/// A chunk's two bit masks, `chunk[t] >= floor_i` and `chunk[t] >= floors[t]`, in plain code.
+fn masks_scalar(chunk: &[f32], floors: &[f32], floor_i: f32) -> (u32, u32) {
+    let (mut mi, mut mj) = (0u32, 0u32);
+    for (t, (&s, &f)) in chunk.iter().zip(floors).enumerate() {
+        mi |= u32::from(s >= floor_i) << t;
+        mj |= u32::from(s >= f) << t;
+    }
+    (mi, mj)
 }
 
 /// Whether this CPU has AVX-512F.

@@ -88,7 +88,7 @@ perf:
     cargo run --release -p corpora --example perf_search
     cargo run --release -p corpora --example perf_ann -- 1000000 1000 --store target/perf/ann
     cargo run --release -p paradigms --example perf_ppr
-    cargo run --release -p paradigms --example perf_ppr_scale -- $(bash scripts/perf-venv.sh --igraph)
+    cargo run --release -p paradigms --example perf_ppr_scale -- --threads 2 $(bash scripts/perf-venv.sh --igraph)
     cargo run --release -p metrics --example perf_metrics -- $(bash scripts/perf-venv.sh --python)
     cargo run --release -p routers --example perf_cv
     cargo run --release -p routers --example perf_cv -- 100000 --budget 60

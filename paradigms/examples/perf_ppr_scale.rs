@@ -1,9 +1,11 @@
 //! The certified PPR engine on synthetic knowledge graphs from 200k to 2M nodes.
 //!
-//! `cargo run --release -p paradigms --example perf_ppr_scale [NODES...] [--igraph PYTHON]`
+//! `cargo run --release -p paradigms --example perf_ppr_scale [NODES...] [--threads 2] [--igraph PYTHON]`
 //! (default sizes 200,000 500,000 1,000,000 2,000,000). For each size: the graph
 //! ([`synthetic_kg`], seed fixed), the factor's build time (once per graph), and the wall time per
-//! query of [`certified_ppr`] over 100 queries of 1-20 seeds (weights in (0.4, 1]), one thread.
+//! query of [`certified_ppr`] over 100 queries of 1-20 seeds (weights in (0.4, 1]), one thread;
+//! with `--threads 2` the same queries again with the certificate's sweep on two threads
+//! ([`CertifiedWorkspace::with_threads`]), whose top lists must equal one thread's bit for bit.
 //! With `--igraph PYTHON` (a Python with python-igraph and numpy, e.g. the venv `just perf`
 //! makes), the largest graph also runs through igraph's PRPACK on the first 10 queries in the
 //! same run (`scripts/ppr_igraph.py`), and the ratio and the top-100 agreement are printed.
@@ -46,7 +48,7 @@ struct Measured {
     tops: Vec<Vec<(u32, f64)>>,
 }
 
-fn measure(nodes: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured) {
+fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured) {
     let t = Instant::now();
     let csr = synthetic_kg(nodes, SEED);
     let gen_s = t.elapsed().as_secs_f64();
@@ -58,38 +60,64 @@ fn measure(nodes: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured) {
     let (eliminated, core) = factor.sizes();
     let (elim_entries, core_entries) = factor.entries();
     let qs = queries(nodes, SEED ^ nodes as u64);
-    let mut ws = CertifiedWorkspace::default();
-    certified_ppr(&factor, &csr, &qs[0], TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("warm-up");
-    let mut times = Vec::with_capacity(QUERIES);
-    let mut tops = Vec::with_capacity(QUERIES);
-    let mut certified = 0;
-    let (mut iterations, mut checks) = (0, 0);
-    let t = Instant::now();
-    for q in &qs {
-        let tq = Instant::now();
-        let r = certified_ppr(&factor, &csr, q, TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("ppr");
-        times.push(tq.elapsed().as_secs_f64() * 1e3);
-        certified += usize::from(r.certified);
-        (iterations, checks) = (iterations + r.iterations, checks + r.checks);
-        tops.push(r.top);
-    }
-    let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
-    times.sort_by(f64::total_cmp);
+    let run = |threads: usize| {
+        let mut ws = CertifiedWorkspace::with_threads(threads);
+        certified_ppr(&factor, &csr, &qs[0], TOP, MIN_SCORE, DEFAULT_TIE, &mut ws)
+            .expect("warm-up");
+        let mut times = Vec::with_capacity(QUERIES);
+        let mut tops = Vec::with_capacity(QUERIES);
+        let mut certified = 0;
+        let (mut iterations, mut checks) = (0, 0);
+        let t = Instant::now();
+        for q in &qs {
+            let tq = Instant::now();
+            let r =
+                certified_ppr(&factor, &csr, q, TOP, MIN_SCORE, DEFAULT_TIE, &mut ws).expect("ppr");
+            times.push(tq.elapsed().as_secs_f64() * 1e3);
+            certified += usize::from(r.certified);
+            (iterations, checks) = (iterations + r.iterations, checks + r.checks);
+            tops.push(r.top);
+        }
+        let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
+        times.sort_by(f64::total_cmp);
+        let line = format!(
+            "certified PPR {ms:.2} ms/query (p50 {:.2}, p95 {:.2}, max {:.2}), certified \
+             {certified}/{QUERIES}, {:.1} CG iterations and {:.2} checks per query (load {})",
+            percentile(&times, 0.5),
+            percentile(&times, 0.95),
+            times[times.len() - 1],
+            iterations as f64 / QUERIES as f64,
+            checks as f64 / QUERIES as f64,
+            load()
+        );
+        (Measured { ms, tops }, line)
+    };
+    let (one, line) = run(1);
     println!(
         "{nodes:>9} nodes {:>9} edges (LCC {:.3}, {comps} components, max degree {max_degree}; \
          generated in {gen_s:.1} s): factor {factor_s:.1} s ({eliminated} eliminated with {elim_entries} entries, \
-         core {core} with {core_entries} in its triangle); certified PPR {ms:.2} ms/query (p50 {:.2}, p95 {:.2}, max {:.2}), certified \
-         {certified}/{QUERIES}, {:.1} CG iterations and {:.2} checks per query (load {})",
+         core {core} with {core_entries} in its triangle); one thread: {line}",
         csr.edge_count(),
         largest as f64 / nodes as f64,
-        percentile(&times, 0.5),
-        percentile(&times, 0.95),
-        times[times.len() - 1],
-        iterations as f64 / QUERIES as f64,
-        checks as f64 / QUERIES as f64,
-        load()
     );
-    (csr, qs, Measured { ms, tops })
+    if threads > 1 {
+        let (two, line) = run(threads);
+        let same = one.tops.iter().zip(&two.tops).all(|(a, b)| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
+        });
+        println!(
+            "{:>9} two threads: {line}; {:.2}x one thread's time, top lists {} bit for bit",
+            "",
+            two.ms / one.ms,
+            if same { "the same" } else { "NOT the same" }
+        );
+        assert!(same, "two threads changed a top list");
+        return (csr, qs, two);
+    }
+    (csr, qs, one)
 }
 
 /// igraph's PRPACK on the same graph and the first queries: its ms/query and its top lists.
@@ -159,19 +187,31 @@ fn main() {
         .position(|a| a == "--igraph")
         .and_then(|i| args.get(i + 1))
         .cloned();
-    let mut sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let threads: usize = args
+        .iter()
+        .position(|a| a == "--threads")
+        .and_then(|i| args.get(i + 1))
+        .map_or(1, |t| t.parse::<usize>().expect("--threads takes 1 or 2"))
+        .clamp(1, 2);
+    let mut sizes: Vec<usize> = args
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i == 0 || !["--threads", "--igraph"].contains(&args[i - 1].as_str()))
+        .filter_map(|(_, a)| a.parse().ok())
+        .collect();
     if sizes.is_empty() {
         sizes = vec![200_000, 500_000, 1_000_000, 2_000_000];
     }
     println!("{}", corpora::index::machine_line());
     println!(
         "certified PPR (tie {DEFAULT_TIE:e}, top-{TOP}, floor {MIN_SCORE:e}, damping 0.85) on \
-         synthetic MuSiQue-shaped KGs, seed {SEED:#x}, {QUERIES} queries of 1-20 seeds, one thread"
+         synthetic MuSiQue-shaped KGs, seed {SEED:#x}, {QUERIES} queries of 1-20 seeds, one thread{}",
+        if threads > 1 { " and two" } else { "" }
     );
     let mut last = None;
     let mut per_size = Vec::new();
     for &n in &sizes {
-        let (csr, qs, m) = measure(n);
+        let (csr, qs, m) = measure(n, threads);
         per_size.push((n, m.ms));
         last = Some((csr, qs, m));
     }
@@ -204,11 +244,12 @@ fn main() {
                 .count();
             println!(
                 "python-igraph PRPACK at {} nodes: {ms:.1} ms/query over {} queries ({info}); \
-                 certified PPR {:.2} ms/query: {:.1}x faster (goal >= 30x, < 20 ms at 2M); \
+                 certified PPR {:.2} ms/query ({threads} thread{}): {:.1}x faster (goal >= 30x, < 20 ms at 2M); \
                  top-{TOP} sets equal up to a boundary tie on {same}/{} queries (load {})",
                 csr.node_count(),
                 sub.len(),
                 m.ms,
+                if threads > 1 { "s" } else { "" },
                 ms / m.ms,
                 sub.len(),
                 load()

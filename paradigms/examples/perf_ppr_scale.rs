@@ -217,7 +217,8 @@ fn main() {
     }
     if let [(n0, ms0), .., (n1, ms1)] = per_size[..] {
         println!(
-            "scaling: {:.1}x the nodes cost {:.1}x the time per query ({:.2} -> {:.2} ms)",
+            "scaling ({threads} thread{}): {:.1}x the nodes cost {:.1}x the time per query ({:.2} -> {:.2} ms)",
+            if threads > 1 { "s" } else { "" },
             n1 as f64 / n0 as f64,
             ms1 / ms0,
             ms0,

@@ -191,8 +191,11 @@ fn main() {
         .iter()
         .position(|a| a == "--threads")
         .and_then(|i| args.get(i + 1))
-        .map_or(1, |t| t.parse::<usize>().expect("--threads takes 1 or 2"))
-        .clamp(1, 2);
+        .map_or(1, |t| match t.parse() {
+            Ok(n @ (1 | 2)) => n,
+            _ => panic!("--threads takes 1 or 2, not {t:?}"),
+        });
+    let label = if threads > 1 { "2 threads" } else { "1 thread" };
     let mut sizes: Vec<usize> = args
         .iter()
         .enumerate()
@@ -217,8 +220,7 @@ fn main() {
     }
     if let [(n0, ms0), .., (n1, ms1)] = per_size[..] {
         println!(
-            "scaling ({threads} thread{}): {:.1}x the nodes cost {:.1}x the time per query ({:.2} -> {:.2} ms)",
-            if threads > 1 { "s" } else { "" },
+            "scaling ({label}): {:.1}x the nodes cost {:.1}x the time per query ({:.2} -> {:.2} ms)",
             n1 as f64 / n0 as f64,
             ms1 / ms0,
             ms0,
@@ -245,12 +247,11 @@ fn main() {
                 .count();
             println!(
                 "python-igraph PRPACK at {} nodes: {ms:.1} ms/query over {} queries ({info}); \
-                 certified PPR {:.2} ms/query ({threads} thread{}): {:.1}x faster (goal >= 30x, < 20 ms at 2M); \
+                 certified PPR {:.2} ms/query ({label}): {:.1}x faster (goal >= 30x, < 20 ms at 2M); \
                  top-{TOP} sets equal up to a boundary tie on {same}/{} queries (load {})",
                 csr.node_count(),
                 sub.len(),
                 m.ms,
-                if threads > 1 { "s" } else { "" },
                 ms / m.ms,
                 sub.len(),
                 load()

@@ -1,4 +1,4 @@
-//! `lr`: multinomial logistic regression (linfa-logistic) on standardised features.
+//! `lr`: multinomial logistic regression (linfa-logistic's model and optimiser) on standardised features.
 //!
 //! linfa's `MultiLogisticRegression` minimises `-sum_i ln softmax(x_i W + b)_{y_i} + alpha/2 ||W||^2`
 //! with L-BFGS. We use L2 weight alpha = 10 (the loss is a sum over rows, so this is
@@ -13,11 +13,13 @@
 //! is that shape) for over 80 minutes. Float32 was used until 2026-12-04; float64 costs 1.2-2x
 //! (5-fold CV of 8,000 synthetic rows x 403 features: lr 0.91 -> 1.61 s, util-lr 4.5 -> 6.2 s)
 //! at the same held-out accuracy, and also fits the large sets where float32 could not step.
+//!
+//! The fit is linfa's, run by `lr_fit` with products that do not repack the training matrix
+//! on every call: the same model bit for bit, checked against linfa in that module's tests.
 
 use bench_core::{BenchError, Result, RoutingRow, RoutingSchema, RoutingSet};
-use linfa::prelude::*;
-use linfa_logistic::{MultiFittedLogisticRegression, MultiLogisticRegression};
-use ndarray::Array1;
+
+use super::lr_fit::{fit_multinomial, MultiLogistic};
 
 use super::prep::Standardizer;
 use super::{boxed, fitted, model_entry, Model, PresentClasses};
@@ -27,6 +29,8 @@ use crate::entry::{Family, RouterEntry};
 pub const ALPHA: f32 = 10.0;
 /// Most L-BFGS iterations per fit.
 pub const MAX_ITERATIONS: u64 = 30;
+/// L-BFGS stops once the gradient's norm is below this (linfa's default).
+pub const GRADIENT_TOLERANCE: f64 = 1e-4;
 
 /// The registry entry of `lr`.
 pub fn entry() -> RouterEntry {
@@ -47,7 +51,7 @@ pub struct Logistic {
     pub alpha: f32,
     /// Most L-BFGS iterations (default [`MAX_ITERATIONS`]).
     pub max_iterations: u64,
-    fitted: Option<(Standardizer, MultiFittedLogisticRegression<f64, usize>)>,
+    fitted: Option<(Standardizer, MultiLogistic)>,
 }
 
 impl Default for Logistic {
@@ -73,13 +77,15 @@ impl std::fmt::Debug for Logistic {
 impl Model for Logistic {
     fn fit(&mut self, train: &RoutingSet, _: &PresentClasses) -> Result<()> {
         let st = Standardizer::fit_all(&train.rows, &train.schema);
-        let x = st.matrix(&train.rows).mapv(f64::from);
-        let y = Array1::from(train.labels());
-        let model = MultiLogisticRegression::default()
-            .alpha(f64::from(self.alpha))
-            .max_iterations(self.max_iterations)
-            .fit(&Dataset::new(x, y))
-            .map_err(|e| BenchError::Invalid(format!("router lr: fit failed: {e}")))?;
+        let x = st.matrix(&train.rows);
+        let model = fit_multinomial(
+            x,
+            &train.labels(),
+            f64::from(self.alpha),
+            self.max_iterations,
+            GRADIENT_TOLERANCE,
+        )
+        .map_err(|e| BenchError::Invalid(format!("router lr: fit failed: {e}")))?;
         self.fitted = Some((st, model));
         Ok(())
     }
@@ -89,7 +95,7 @@ impl Model for Logistic {
         let x = st.matrix(rows);
         let p = model.predict_probabilities(&x.mapv(f64::from));
         // linfa orders its probability columns by sorted class label.
-        let classes = model.classes();
+        let classes = &model.classes;
         Ok(p.rows()
             .into_iter()
             .map(|pr| {

@@ -18,6 +18,7 @@ pub(crate) mod gbt;
 pub(crate) mod hist;
 pub(crate) mod knn;
 pub mod lr;
+pub(crate) mod lr_fit;
 pub(crate) mod mlp;
 pub mod nn;
 pub(crate) mod prep;

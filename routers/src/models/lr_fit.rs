@@ -147,8 +147,9 @@ enum Data {
 impl Problem {
     fn new(x: Array2<f32>, target: Array2<f64>, alpha: f64) -> Self {
         let nf = x.ncols();
+        // No rows or no features: nothing to stream, ndarray's products do.
         #[cfg(target_arch = "x86_64")]
-        let data = match fast_products() {
+        let data = match fast_products().filter(|_| x.nrows() > 0 && nf > 0) {
             Some(v3) => Data::Fast {
                 v3,
                 panels: pack(&x.view()),
@@ -391,6 +392,8 @@ mod tests {
         check(1200, 40, 5, 0.1, 100);
         // More classes than the register-tiled kernels take: the one-class-at-a-time loops.
         check(450, 37, 9, 1.0, 20);
+        // No features at all (only the intercepts are fitted).
+        check(50, 0, 3, 10.0, 30);
     }
 
     /// Where AVX2 and FMA exist the packed products must be ndarray's bit for bit; elsewhere

@@ -20,7 +20,6 @@
 use bench_core::{BenchError, Result, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::lr_fit::{fit_multinomial, MultiLogistic};
-
 use super::prep::Standardizer;
 use super::{boxed, fitted, model_entry, Model, PresentClasses};
 use crate::entry::{Family, RouterEntry};

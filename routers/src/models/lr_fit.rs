@@ -5,24 +5,12 @@
 //! dgemm. With two to seven columns those calls copy ("pack") the whole training matrix before
 //! multiplying: a profile of `util-lr` (5-fold CV, 8,000 rows x 403 features) spent 47 % of its
 //! time in `pack_avx2` and 30 % in the kernel. This module runs the same L-BFGS on the same loss
-//! with those two products done another way:
-//!
-//! - `X . W`: the training matrix is packed once per fit into panels of eight rows (what
-//!   matrixmultiply repacks per call), and each panel's products run as one fused multiply-add
-//!   chain per entry over each block of 256 features, the blocks' sums then added in order;
-//! - `X^T . G`: rows of `X` are read as they are stored, each output entry a fused multiply-add
-//!   chain over each block of 256 rows, the blocks added in order;
-//! - `X` is kept in float32, as the standardised features are: widening is exact, so the
-//!   arithmetic is the same and half the bytes stream;
-//! - the cost and the gradient at the same point share one `X . W` (argmin asks for both).
-//!
-//! That is matrixmultiply's order of operations on CPUs with FMA (its AVX2 kernel: one chain per
-//! entry over each 256-long stretch of the shared dimension, added into the result stretch by
-//! stretch), so every product is bit for bit ndarray's, and so is every L-BFGS iterate and the
-//! fitted model: `fit_matches_linfa_bit_for_bit` checks it against linfa itself. At first use a
-//! self-check compares both products with ndarray's on a matrix that crosses the block borders;
-//! on a CPU without FMA (where matrixmultiply runs another kernel), off x86-64, or on any
-//! mismatch, the products are ndarray's own, still the same result, only slower.
+//! (memory 10, More-Thuente, linfa's parameter arithmetic operation for operation) with the two
+//! products from [`super::products::TrainingMatrix`], which keeps `X` once and multiplies in
+//! matrixmultiply's order, so each product is ndarray's bit for bit; the cost and the gradient
+//! at the same point share one `X . W` (argmin asks for both). So every L-BFGS iterate and the
+//! fitted model are linfa's: `fit_matches_linfa_bit_for_bit` checks it against linfa itself.
+//! Where that cannot be done (no AVX2 and FMA, off x86-64) the products are ndarray's own.
 
 use std::sync::Mutex;
 
@@ -35,10 +23,7 @@ use argmin_math::{
 };
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, Zip};
 
-#[cfg(target_arch = "x86_64")]
-mod products;
-#[cfg(target_arch = "x86_64")]
-use products::{fast_products, pack, xtd_rows, xw_packed};
+use super::products::TrainingMatrix;
 
 /// A multinomial logistic regression fitted as linfa's `MultiLogisticRegression` fits it:
 /// weights `W` (features x classes), intercepts `b` and the sorted class labels.
@@ -120,7 +105,7 @@ pub(crate) fn fit_multinomial(
 
 /// The loss, its gradient and the training data, packed once.
 struct Problem {
-    data: Data,
+    x: TrainingMatrix,
     nf: usize,
     target: Array2<f64>,
     alpha: f64,
@@ -129,39 +114,11 @@ struct Problem {
     memo: Mutex<Option<(Array2<f64>, Array2<f64>)>>,
 }
 
-/// The training matrix as the products read it.
-enum Data {
-    /// Float32 values (each exactly a float64 once widened, so the products' arithmetic is the
-    /// same and half the memory streams), row-major and in panels of eight rows, each panel
-    /// feature by feature (zero rows pad the last).
-    #[cfg(target_arch = "x86_64")]
-    Fast {
-        v3: pulp::x86::V3,
-        x: Array2<f32>,
-        panels: Vec<f32>,
-    },
-    /// ndarray's products on the float64 matrix.
-    Plain(Array2<f64>),
-}
-
 impl Problem {
     fn new(x: Array2<f32>, target: Array2<f64>, alpha: f64) -> Self {
-        let nf = x.ncols();
-        // No rows or no features: nothing to stream, ndarray's products do.
-        #[cfg(target_arch = "x86_64")]
-        let data = match fast_products().filter(|_| x.nrows() > 0 && nf > 0) {
-            Some(v3) => Data::Fast {
-                v3,
-                panels: pack(&x.view()),
-                x: x.as_standard_layout().into_owned(),
-            },
-            None => Data::Plain(x.mapv(f64::from)),
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let data = Data::Plain(x.mapv(f64::from));
         Problem {
-            data,
-            nf,
+            nf: x.ncols(),
+            x: TrainingMatrix::new(x),
             target,
             alpha,
             memo: Mutex::new(None),
@@ -178,11 +135,7 @@ impl Problem {
         }
         let nf = self.nf;
         let params = w.slice(s![..nf, ..]);
-        let xw = match &self.data {
-            #[cfg(target_arch = "x86_64")]
-            Data::Fast { v3, x, panels } => xw_packed(*v3, panels, x.nrows(), &params),
-            Data::Plain(x) => x.dot(&params),
-        };
+        let xw = self.x.xw(&params);
         let h = xw + w.row(nf);
         // linfa's `log_sum_exp` over axis 1: the whole matrix's max, then a fold per row.
         let max = h
@@ -223,11 +176,7 @@ impl Gradient for Problem {
         let prob = self.log_prob(&p.0).mapv_into(f64::exp);
         let diff = prob - &self.target;
         let params = p.0.slice(s![..nf, ..]);
-        let xtd = match &self.data {
-            #[cfg(target_arch = "x86_64")]
-            Data::Fast { v3, x, .. } => xtd_rows(*v3, &x.view(), &diff.view()),
-            Data::Plain(x) => x.t().dot(&diff),
-        };
+        let xtd = self.x.xtd(&diff.view());
         let dw = xtd + &(&params * self.alpha);
         let mut grad = Array2::zeros(p.0.raw_dim());
         grad.slice_mut(s![..nf, ..]).assign(&dw);
@@ -394,17 +343,6 @@ mod tests {
         check(450, 37, 9, 1.0, 20);
         // No features at all (only the intercepts are fitted).
         check(50, 0, 3, 10.0, 30);
-    }
-
-    /// Where AVX2 and FMA exist the packed products must be ndarray's bit for bit; elsewhere
-    /// matrixmultiply runs another kernel and ndarray's own products must be chosen.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_fast_products_are_ndarrays_where_the_cpu_has_fma() {
-        assert_eq!(
-            fast_products().is_some(),
-            pulp::x86::V3::try_new().is_some()
-        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub(crate) mod lr_fit;
 pub(crate) mod mlp;
 pub mod nn;
 pub(crate) mod prep;
+pub(crate) mod products;
 pub(crate) mod rf;
 pub(crate) mod svm;
 pub(crate) mod two_tower;

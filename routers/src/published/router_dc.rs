@@ -16,6 +16,7 @@ use ndarray::{Array1, Array2, Axis};
 
 use crate::entry::{Family, RouterContext, RouterEntry};
 use crate::models::prep::Standardizer;
+use crate::models::products::TrainingMatrix;
 use crate::models::{seed_for, ABSENT};
 use crate::rng::SplitMix64;
 use crate::seed_papers::outcome_of_class;
@@ -145,20 +146,27 @@ impl Router for RouterDc {
             ));
         }
         let st = Standardizer::fit_all(&train.rows, &train.schema);
-        let x = with_bias(&st, &rows);
+        // Kept once for the two products of every epoch (float32, as the standardised features
+        // and the bias are: the products are ndarray's bit for bit, without its copy of `x`
+        // per call; see `models::products`).
+        let x32 = st.matrix(&rows);
+        let x32 =
+            ndarray::concatenate(Axis(1), &[x32.view(), Array2::ones((rows.len(), 1)).view()])
+                .expect("same rows");
+        let d = x32.ncols();
+        let x = TrainingMatrix::new(x32);
         let pos: Array2<f64> = Array2::from_shape_fn((rows.len(), k), |(i, c)| {
             f64::from(u8::from(
                 outcome_of_class(&rows[i], c).is_some_and(|o| o.correct),
             ))
         });
         let mut rng = SplitMix64::new(self.seed);
-        let d = x.ncols();
         let mut w = Array2::from_shape_fn((DIM, d), |_| rng.normal() / (d as f64).sqrt());
         let mut kk = Array2::from_shape_fn((k, DIM), |_| rng.normal());
         let (mut aw, mut ak) = (Adam::new(w.dim()), Adam::new(kk.dim()));
         let n = rows.len() as f64;
         for epoch in 1..=EPOCHS {
-            let q = x.dot(&w.t());
+            let q = x.xw(&w.t());
             let (qn, qnorm) = normalise(&q);
             let (kn, knorm) = normalise(&kk);
             let mut s = qn.dot(&kn.t()) / TAU;
@@ -183,7 +191,8 @@ impl Router for RouterDc {
             let g_kn = ds.t().dot(&qn) / TAU;
             let g_q = through_norm(&g_qn, &qn, &qnorm);
             let g_k = through_norm(&g_kn, &kn, &knorm);
-            let mut g_w = g_q.t().dot(&x);
+            // `g_q^T x`, as `(x^T g_q)^T`.
+            let mut g_w = x.xtd(&g_q.view()).reversed_axes();
             g_w.scaled_add(DECAY, &w);
             aw.step(&mut w, &g_w, epoch as i32);
             ak.step(&mut kk, &g_k, epoch as i32);

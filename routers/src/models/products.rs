@@ -146,6 +146,10 @@ mod tests {
             (600, 404, 32),
             (70, 30, 9),
             (8, 1, 13),
+            (20, 11, 0),
+            // Enough rows and features for several parallel tasks of each product.
+            (3001, 403, 2),
+            (2100, 404, 32),
         ] {
             let (x, w, d) = data(m, nf, nc, (m * 7 + nc) as u64);
             let Some(rows) = Rows::new(&x.view()) else {

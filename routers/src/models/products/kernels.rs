@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use ndarray::{Array2, ArrayView2};
 use pulp::x86::V3;
 use pulp::{f32x4, f64x4};
+use rayon::prelude::*;
 
 use super::{KC, PANEL};
 
@@ -54,20 +55,42 @@ pub(super) fn xw(v3: V3, panels: &[f32], m: usize, w: &ArrayView2<'_, f64>) -> A
     let (nf, nc) = w.dim();
     let w = row_major(w);
     let mut out = Array2::zeros((m, nc));
+    if nc == 0 {
+        return out;
+    }
     let out_slice = out.as_slice_mut().expect("a standard layout");
-    pulp::Simd::vectorize(
-        v3,
-        Xw {
-            v3,
-            panels,
-            m,
-            nf,
-            nc,
-            w: &w,
-            out: out_slice,
-        },
-    );
+    // Groups of panels on rayon's threads (rows are independent: the same bits on any count).
+    let per = tasks(m.div_ceil(PANEL), MIN_PANELS);
+    let size = PANEL * nf;
+    out_slice
+        .par_chunks_mut(per * PANEL * nc)
+        .zip(panels.par_chunks(per * size))
+        .for_each(|(out, panels)| {
+            let m = out.len() / nc;
+            pulp::Simd::vectorize(
+                v3,
+                Xw {
+                    v3,
+                    panels,
+                    m,
+                    nf,
+                    nc,
+                    w: &w,
+                    out,
+                },
+            );
+        });
     out
+}
+
+/// Fewest panels, and fewest feature vectors, a parallel task takes (below that the task costs
+/// more than it saves).
+const MIN_PANELS: usize = 64;
+const MIN_VECTORS: usize = 8;
+
+/// Items per task for `n` items: about four tasks per thread, at least `min` items each.
+fn tasks(n: usize, min: usize) -> usize {
+    n.div_ceil(4 * rayon::current_num_threads()).max(min).max(1)
 }
 
 struct Xw<'a> {
@@ -192,21 +215,46 @@ pub(super) fn xtd(v3: V3, x: &ArrayView2<'_, f32>, d: &ArrayView2<'_, f64>) -> A
     let (m, nf) = x.dim();
     let nc = d.ncols();
     let mut out = Array2::zeros((nf, nc));
+    if nc == 0 {
+        return out;
+    }
     let x = x.as_slice().expect("a standard layout");
     let d = row_major(d);
     let out_slice = out.as_slice_mut().expect("a standard layout");
-    pulp::Simd::vectorize(
-        v3,
-        Xtd {
+    // Ranges of features on rayon's threads (each entry's chain stays whole: the same bits on
+    // any count); the features past the last whole vector go with the last range.
+    let vectors = nf / 4;
+    let per = tasks(vectors, MIN_VECTORS);
+    let mut starts: Vec<usize> = (0..vectors).step_by(per).collect();
+    if starts.is_empty() {
+        starts.push(0);
+    }
+    let mut pieces: Vec<(usize, usize, &mut [f64])> = Vec::with_capacity(starts.len());
+    let mut rest = out_slice;
+    for (k, &va) in starts.iter().enumerate() {
+        let vb = starts.get(k + 1).copied().unwrap_or(vectors);
+        let end = if vb == vectors { nf } else { vb * 4 };
+        let (piece, tail) = rest.split_at_mut((end - va * 4) * nc);
+        pieces.push((va, vb, piece));
+        rest = tail;
+    }
+    pieces.into_par_iter().for_each(|(va, vb, out)| {
+        pulp::Simd::vectorize(
             v3,
-            x,
-            d: &d,
-            m,
-            nf,
-            nc,
-            out: out_slice,
-        },
-    );
+            Xtd {
+                v3,
+                x,
+                d: &d,
+                m,
+                nf,
+                nc,
+                va,
+                vb,
+                last: vb == vectors,
+                out,
+            },
+        );
+    });
     out
 }
 
@@ -218,6 +266,11 @@ struct Xtd<'a> {
     m: usize,
     nf: usize,
     nc: usize,
+    /// Feature vectors `va..vb` (features `4 va..4 vb`), and with `last` the features past the
+    /// last whole vector; `out` holds exactly those features' rows.
+    va: usize,
+    vb: usize,
+    last: bool,
     out: &'a mut [f64],
 }
 
@@ -233,12 +286,15 @@ impl pulp::WithSimd for Xtd<'_> {
             m,
             nf,
             nc,
+            va,
+            vb,
+            last,
             out,
         } = self;
-        let vectors = nf / 4;
+        let span = vb - va;
         let tiles = tiles(nc, 7, 4);
-        // Chains in `acc` between row groups: column `j`'s vector `v` at `j * vectors + v`.
-        let mut acc = vec![v3.splat_f64x4(0.0); nc * vectors];
+        // Chains in `acc` between row groups: column `j`'s vector `va + v` at `j * span + v`.
+        let mut acc = vec![v3.splat_f64x4(0.0); nc * span];
         for i0 in (0..m).step_by(KC) {
             let rows = i0..(i0 + KC).min(m);
             let first = i0 == 0;
@@ -248,62 +304,67 @@ impl pulp::WithSimd for Xtd<'_> {
                 // Whole tiles of feature vectors (as many as the column tile leaves registers
                 // for), then single vectors.
                 for &(c0, ct) in &tiles {
-                    let mut v0 = 0;
-                    while v0 < vectors {
+                    let mut v0 = va;
+                    while v0 < vb {
                         let at = Tile {
                             c0,
                             nc,
                             p0: v0,
-                            m,
+                            m: va,
                             nf,
                         };
-                        let left = vectors - v0;
+                        let acc = &mut acc[..];
+                        let left = vb - v0;
                         let step = match ct {
-                            1 if left >= 8 => xtd_tile::<1, 8>(v3, x, d, &sub, at, &mut acc),
-                            2 if left >= 6 => xtd_tile::<2, 6>(v3, x, d, &sub, at, &mut acc),
-                            3 if left >= 4 => xtd_tile::<3, 4>(v3, x, d, &sub, at, &mut acc),
-                            4 if left >= 3 => xtd_tile::<4, 3>(v3, x, d, &sub, at, &mut acc),
-                            5 if left >= 2 => xtd_tile::<5, 2>(v3, x, d, &sub, at, &mut acc),
-                            6 if left >= 2 => xtd_tile::<6, 2>(v3, x, d, &sub, at, &mut acc),
-                            7 if left >= 2 => xtd_tile::<7, 2>(v3, x, d, &sub, at, &mut acc),
-                            1 => xtd_tile::<1, 1>(v3, x, d, &sub, at, &mut acc),
-                            2 => xtd_tile::<2, 1>(v3, x, d, &sub, at, &mut acc),
-                            3 => xtd_tile::<3, 1>(v3, x, d, &sub, at, &mut acc),
-                            4 => xtd_tile::<4, 1>(v3, x, d, &sub, at, &mut acc),
-                            5 => xtd_tile::<5, 1>(v3, x, d, &sub, at, &mut acc),
-                            6 => xtd_tile::<6, 1>(v3, x, d, &sub, at, &mut acc),
-                            _ => xtd_tile::<7, 1>(v3, x, d, &sub, at, &mut acc),
+                            1 if left >= 8 => xtd_tile::<1, 8>(v3, x, d, &sub, at, span, acc),
+                            2 if left >= 6 => xtd_tile::<2, 6>(v3, x, d, &sub, at, span, acc),
+                            3 if left >= 4 => xtd_tile::<3, 4>(v3, x, d, &sub, at, span, acc),
+                            4 if left >= 3 => xtd_tile::<4, 3>(v3, x, d, &sub, at, span, acc),
+                            5 if left >= 2 => xtd_tile::<5, 2>(v3, x, d, &sub, at, span, acc),
+                            6 if left >= 2 => xtd_tile::<6, 2>(v3, x, d, &sub, at, span, acc),
+                            7 if left >= 2 => xtd_tile::<7, 2>(v3, x, d, &sub, at, span, acc),
+                            1 => xtd_tile::<1, 1>(v3, x, d, &sub, at, span, acc),
+                            2 => xtd_tile::<2, 1>(v3, x, d, &sub, at, span, acc),
+                            3 => xtd_tile::<3, 1>(v3, x, d, &sub, at, span, acc),
+                            4 => xtd_tile::<4, 1>(v3, x, d, &sub, at, span, acc),
+                            5 => xtd_tile::<5, 1>(v3, x, d, &sub, at, span, acc),
+                            6 => xtd_tile::<6, 1>(v3, x, d, &sub, at, span, acc),
+                            _ => xtd_tile::<7, 1>(v3, x, d, &sub, at, span, acc),
                         };
                         v0 += step;
                     }
                 }
             }
+            // `out`'s row `f` is feature `4 va + f`.
             let mut store = |f: usize, j: usize, v: f64| {
-                let o = &mut out[f * nc + j];
+                let o = &mut out[(f - 4 * va) * nc + j];
                 *o = if first { v + 0.0 } else { *o + v };
             };
             for j in 0..nc {
-                let vals: &[f64] = pulp::bytemuck::cast_slice(&acc[j * vectors..(j + 1) * vectors]);
+                let vals: &[f64] = pulp::bytemuck::cast_slice(&acc[j * span..(j + 1) * span]);
                 for (f, &v) in vals.iter().enumerate() {
-                    store(f, j, v);
+                    store(4 * va + f, j, v);
                 }
             }
             // The features past the last whole vector.
-            for f in vectors * 4..nf {
-                for j in 0..nc {
-                    let mut chain = 0.0f64;
-                    for i in rows.clone() {
-                        chain = f64::from(x[i * nf + f]).mul_add(d[i * nc + j], chain);
+            if last {
+                for f in (nf / 4) * 4..nf {
+                    for j in 0..nc {
+                        let mut chain = 0.0f64;
+                        for i in rows.clone() {
+                            chain = f64::from(x[i * nf + f]).mul_add(d[i * nc + j], chain);
+                        }
+                        store(f, j, chain);
                     }
-                    store(f, j, chain);
                 }
             }
         }
     }
 }
 
-/// Columns `c0..c0 + CT`, feature vectors `v0..v0 + T` (`v0` in `at.p0`) of `X^T D` over
-/// `rows`, continuing the chains kept in `acc`; returns `T`.
+/// Columns `c0..c0 + CT`, feature vectors `v0..v0 + T` (`v0` in `at.p0`, the task's first
+/// vector `va` in `at.m`) of `X^T D` over `rows`, continuing the chains kept in `acc` (`span`
+/// vectors per column); returns `T`.
 #[inline(always)]
 fn xtd_tile<const CT: usize, const T: usize>(
     v3: V3,
@@ -311,14 +372,18 @@ fn xtd_tile<const CT: usize, const T: usize>(
     d: &[f64],
     rows: &std::ops::Range<usize>,
     at: Tile,
+    span: usize,
     acc: &mut [f64x4],
 ) -> usize {
     let Tile {
-        c0, nc, p0: v0, nf, ..
+        c0,
+        nc,
+        p0: v0,
+        m: va,
+        nf,
     } = at;
-    let vectors = nf / 4;
-    let mut a: [[f64x4; T]; CT] =
-        std::array::from_fn(|j| std::array::from_fn(|t| acc[(c0 + j) * vectors + v0 + t]));
+    let slot = |j: usize, t: usize| (c0 + j) * span + v0 - va + t;
+    let mut a: [[f64x4; T]; CT] = std::array::from_fn(|j| std::array::from_fn(|t| acc[slot(j, t)]));
     for i in rows.clone() {
         let r = &x[i * nf + v0 * 4..i * nf + (v0 + T) * 4];
         let row: [f64x4; T] = std::array::from_fn(|t| {
@@ -334,7 +399,7 @@ fn xtd_tile<const CT: usize, const T: usize>(
     }
     for j in 0..CT {
         for t in 0..T {
-            acc[(c0 + j) * vectors + v0 + t] = a[j][t];
+            acc[slot(j, t)] = a[j][t];
         }
     }
     T

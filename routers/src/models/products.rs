@@ -147,9 +147,9 @@ mod tests {
             (70, 30, 9),
             (8, 1, 13),
             (20, 11, 0),
-            // Enough rows and features for several parallel tasks of each product.
-            (3001, 403, 2),
-            (2100, 404, 32),
+            // Enough entries for several parallel tasks of each product.
+            (10_007, 403, 2),
+            (10_000, 404, 32),
         ] {
             let (x, w, d) = data(m, nf, nc, (m * 7 + nc) as u64);
             let Some(rows) = Rows::new(&x.view()) else {

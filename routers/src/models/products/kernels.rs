@@ -60,7 +60,7 @@ pub(super) fn xw(v3: V3, panels: &[f32], m: usize, w: &ArrayView2<'_, f64>) -> A
     }
     let out_slice = out.as_slice_mut().expect("a standard layout");
     // Groups of panels on rayon's threads (rows are independent: the same bits on any count).
-    let per = tasks(m.div_ceil(PANEL), MIN_PANELS);
+    let per = tasks(m.div_ceil(PANEL), m * nf);
     let size = PANEL * nf;
     out_slice
         .par_chunks_mut(per * PANEL * nc)
@@ -83,14 +83,19 @@ pub(super) fn xw(v3: V3, panels: &[f32], m: usize, w: &ArrayView2<'_, f64>) -> A
     out
 }
 
-/// Fewest panels, and fewest feature vectors, a parallel task takes (below that the task costs
-/// more than it saves).
-const MIN_PANELS: usize = 64;
-const MIN_VECTORS: usize = 8;
+/// Entries of `X` from which a product is split over threads. Smaller products stay whole:
+/// cross-validation already runs folds on every thread, and splitting a util-lr-sized product
+/// (4,300 x 403) measured no gain; at router-dc's 80,000 x 404 the fold that runs last alone
+/// gets both cores.
+const PARALLEL_ENTRIES: usize = 4_000_000;
 
-/// Items per task for `n` items: about four tasks per thread, at least `min` items each.
-fn tasks(n: usize, min: usize) -> usize {
-    n.div_ceil(4 * rayon::current_num_threads()).max(min).max(1)
+/// Items per task for `n` items of a product over `entries` entries of `X`: about four tasks
+/// per thread, or one task below [`PARALLEL_ENTRIES`].
+fn tasks(n: usize, entries: usize) -> usize {
+    if entries < PARALLEL_ENTRIES {
+        return n.max(1);
+    }
+    n.div_ceil(4 * rayon::current_num_threads()).max(1)
 }
 
 struct Xw<'a> {
@@ -224,7 +229,7 @@ pub(super) fn xtd(v3: V3, x: &ArrayView2<'_, f32>, d: &ArrayView2<'_, f64>) -> A
     // Ranges of features on rayon's threads (each entry's chain stays whole: the same bits on
     // any count); the features past the last whole vector go with the last range.
     let vectors = nf / 4;
-    let per = tasks(vectors, MIN_VECTORS);
+    let per = tasks(vectors, m * nf);
     let mut starts: Vec<usize> = (0..vectors).step_by(per).collect();
     if starts.is_empty() {
         starts.push(0);

@@ -4,10 +4,10 @@
 //! matrix `X` by a few new columns at every step. ndarray hands each product to
 //! matrixmultiply's dgemm, which first copies ("packs") all of `X`: in a profile of util-lr
 //! that copy took 47 % of the time. [`Rows`] keeps `X` once, row-major and in panels of
-//! [`PANEL`] rows (what matrixmultiply packs per call), in float32 where `X` came from float32
+//! eight rows (what matrixmultiply packs per call), in float32 where `X` came from float32
 //! features (widening is exact, so the arithmetic is unchanged and half the bytes stream).
 //!
-//! Every output entry is one fused multiply-add chain from zero over each [`KC`]-long stretch
+//! Every output entry is one fused multiply-add chain from zero over each 256-long stretch
 //! of the shared dimension, the stretches added in order: matrixmultiply's order of operations
 //! with its AVX2-FMA kernel, so results equal ndarray's bit for bit. A self-check at first use
 //! compares both products with ndarray's on matrices that cross every border (panel, stretch,
@@ -48,14 +48,6 @@ impl TrainingMatrix {
     }
 }
 
-/// Rows per packed panel of `X` (matrixmultiply's dgemm kernel height).
-#[cfg(target_arch = "x86_64")]
-const PANEL: usize = 8;
-/// Length of the shared dimension's stretches over which one chain runs (matrixmultiply's
-/// `D_KC`, 256 unless its build sets `MATMUL_DGEMM_KC`; the self-check would then fail).
-#[cfg(target_arch = "x86_64")]
-const KC: usize = 256;
-
 /// A training matrix kept for [`Rows::xw`] and [`Rows::xtd`].
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Rows {
@@ -92,15 +84,11 @@ impl Rows {
             return None;
         }
         let v3 = kernels::checked()?;
-        Some(Rows::with(v3, x))
-    }
-
-    fn with(v3: pulp::x86::V3, x: &ArrayView2<'_, f32>) -> Rows {
-        Rows {
+        Some(Rows {
             v3,
             panels: kernels::pack(x),
             x: x.as_standard_layout().into_owned(),
-        }
+        })
     }
 
     /// `X W` (`W`: as many rows as `X` has columns).

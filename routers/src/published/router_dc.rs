@@ -70,10 +70,15 @@ impl RouterDc {
     }
 }
 
-fn with_bias(st: &Standardizer, rows: &[RoutingRow]) -> Array2<f64> {
-    let x = st.matrix(rows).mapv(f64::from);
+/// The standardised features and a bias column of ones (float32: each value exact).
+fn with_bias32(st: &Standardizer, rows: &[RoutingRow]) -> Array2<f32> {
+    let x = st.matrix(rows);
     let ones = Array2::ones((rows.len(), 1));
     ndarray::concatenate(Axis(1), &[x.view(), ones.view()]).expect("same rows")
+}
+
+fn with_bias(st: &Standardizer, rows: &[RoutingRow]) -> Array2<f64> {
+    with_bias32(st, rows).mapv(f64::from)
 }
 
 /// Row-normalised copy and the norms.
@@ -149,10 +154,7 @@ impl Router for RouterDc {
         // Kept once for the two products of every epoch (float32, as the standardised features
         // and the bias are: the products are ndarray's bit for bit, without its copy of `x`
         // per call; see `models::products`).
-        let x32 = st.matrix(&rows);
-        let x32 =
-            ndarray::concatenate(Axis(1), &[x32.view(), Array2::ones((rows.len(), 1)).view()])
-                .expect("same rows");
+        let x32 = with_bias32(&st, &rows);
         let d = x32.ncols();
         let x = TrainingMatrix::new(x32);
         let pos: Array2<f64> = Array2::from_shape_fn((rows.len(), k), |(i, c)| {

@@ -1,4 +1,4 @@
-//! The x86-64 kernels behind [`super::Rows`]: AVX2 and FMA through pulp, accumulators in registers by tiles of columns.
+//! The x86-64 kernels behind `Rows`: AVX2 and FMA through pulp, accumulators in registers by tiles of columns.
 
 use std::sync::OnceLock;
 
@@ -7,7 +7,11 @@ use pulp::x86::V3;
 use pulp::{f32x4, f64x4};
 use rayon::prelude::*;
 
-use super::{KC, PANEL};
+/// Rows per packed panel of `X` (matrixmultiply's dgemm kernel height).
+const PANEL: usize = 8;
+/// Length of the shared dimension's stretches over which one chain runs (matrixmultiply's
+/// `D_KC`, 256 unless its build sets `MATMUL_DGEMM_KC`; the self-check would then fail).
+const KC: usize = 256;
 
 /// `a`'s entries row by row: borrowed when it is laid out so (router-dc's 80,000 x 32 factor
 /// would otherwise be copied every epoch).
@@ -426,11 +430,12 @@ pub(super) fn checked() -> Option<V3> {
         let (m, nf) = (2 * KC + 13, KC + 45);
         let x = Array2::from_shape_fn((m, nf), |_| next() as f32);
         let x64 = x.mapv(f64::from);
-        let rows = super::Rows::with(v3, &x.view());
+        let panels = pack(&x.view());
         let same = [3, 11].iter().all(|&nc| {
             let w = Array2::from_shape_fn((nf, nc), |_| next());
             let d = Array2::from_shape_fn((m, nc), |_| next());
-            rows.xw(&w.view()) == x64.dot(&w) && rows.xtd(&d.view()) == x64.t().dot(&d)
+            xw(v3, &panels, m, &w.view()) == x64.dot(&w)
+                && xtd(v3, &x.view(), &d.view()) == x64.t().dot(&d)
         });
         same.then_some(v3)
     })

@@ -81,6 +81,20 @@ pub struct CertifiedPpr {
     pub checks: usize,
 }
 
+impl CertifiedPpr {
+    /// Before any work: empty, certified (so it is a query without seed mass's answer).
+    pub(super) fn nothing_yet() -> Self {
+        CertifiedPpr {
+            top: Vec::new(),
+            certified: true,
+            top_error: 0.0,
+            max_error: 0.0,
+            iterations: 0,
+            checks: 0,
+        }
+    }
+}
+
 /// First CG tolerance (preconditioned residual norm relative to its start). A check costs
 /// about four iterations; with the symmetry classes taking the exact ties off the table, 1e-7
 /// certifies 95% of the MuSiQue-sized graph's queries at the first check in ~5 iterations
@@ -149,47 +163,11 @@ pub fn certified_ppr(
     tie: f64,
     ws: &mut CertifiedWorkspace,
 ) -> Result<CertifiedPpr, PprError> {
-    let damping = factor.damping;
-    check_damping(damping)?;
-    let seeds = normalise_seeds(csr, seeds)?;
-    let n = csr.node_count();
-    if factor.key.0 != n || factor.key.1 != csr.neighbors.len() {
-        return Err(PprError::FactorMismatch);
-    }
-    debug_assert!(
-        factor.fits(csr, damping),
-        "a PPR factor applied to another graph"
-    );
-    let mut result = CertifiedPpr {
-        top: Vec::new(),
-        certified: true,
-        top_error: 0.0,
-        max_error: 0.0,
-        iterations: 0,
-        checks: 0,
-    };
-    ws.seeds.clear();
-    ws.scale = 0.0;
-    if seeds.is_empty() {
+    let mut result = CertifiedPpr::nothing_yet();
+    if !factor.start(csr, seeds, ws)? {
         return Ok(result);
     }
-    let isolated: f64 = seeds
-        .iter()
-        .filter(|&&(s, _)| csr.degree(s) == 0)
-        .map(|&(_, w)| w)
-        .sum();
-    ws.scale = 1.0 / (1.0 - damping * isolated);
-    let (c, e) = (factor.core, factor.eliminated);
-    ws.rhs.resize(n, 0.0);
-    ws.mark.resize(n, false);
-    ws.y.resize(n + 1, 0.0);
-    ws.seeds.extend(
-        seeds
-            .iter()
-            .map(|&(v, w)| (factor.position[v as usize], (1.0 - damping) * w)),
-    );
-    ws.seeds.sort_unstable_by_key(|s| s.0);
-    factor.forward(ws);
+    let c = factor.core;
     // Taken out of the workspace while `certify` borrows the rest of it.
     let mut cg = std::mem::take(&mut ws.cg);
     let [x, r, z, p, q] = &mut cg;
@@ -202,8 +180,8 @@ pub fn certified_ppr(
     // product by Eisenstat's trick: with `t = (I + L^T)^-1 p`, it is `t + (I + L)^-1 (p - t)`,
     // one sweep of each triangle, as many entries as one product by `A`. The iterate is kept
     // as `x = (I + L^T)^-1 u`, updated by `a t`, so the solution needs no further sweep.
-    for ((ri, &b), &f) in r.iter_mut().zip(&ws.rhs[..c]).zip(&factor.s_scale) {
-        *ri = b * f;
+    for (ri, b) in r.iter_mut().zip(factor.scaled_rhs(ws)) {
+        *ri = b;
     }
     factor.lower.solve_lower(r);
     p.copy_from_slice(r);
@@ -212,7 +190,7 @@ pub fn certified_ppr(
     let mut tau = FIRST_TOLERANCE;
     loop {
         // CG until the preconditioned residual norm drops below tau relative to the start.
-        while rz > 0.0 && rz > tau * tau * rz0 && result.iterations < 1000 {
+        while cg_goes_on(rz, rz0, tau, result.iterations) {
             result.iterations += 1;
             q.copy_from_slice(p);
             factor.lower.solve_upper(q);
@@ -238,51 +216,135 @@ pub fn certified_ppr(
                 *pi = ri + beta * *pi;
             }
         }
-        // Core solution `D^-1/2 x`, then back-substitution, all by position.
-        for ((yi, &xi), &f) in ws.y[..c].iter_mut().zip(x.iter()).zip(&factor.s_scale) {
-            *yi = xi * f;
+        factor.substitute(&ws.reached, &mut ws.y, x.iter().copied());
+        match check(factor, k, min_score, tie, rz, tau, ws, &mut result) {
+            Some(next) => tau = next,
+            None => break,
         }
-        factor.back_substitute(&ws.reached, &mut ws.y[..c + e]);
-        // Isolated nodes, and the zero that pads `short`.
-        for yi in &mut ws.y[c + e..] {
-            *yi = 0.0;
-        }
-        result.checks += 1;
-        let last = rz <= 0.0 || tau <= 1e-16 || result.iterations >= 1000;
-        let mut shrink = 1.0;
-        if certify(
-            factor,
-            k,
-            min_score,
-            tie,
-            last,
-            ws,
-            &mut result,
-            &mut shrink,
-        ) || last
-        {
-            break;
-        }
-        // The bounds scale with the residual: aim a few times below the estimate.
-        tau *= (shrink / 4.0).clamp(TIGHTEN * 0.1, 0.1);
     }
     ws.cg = cg;
-    // Leave the right-hand side all zero for the next query.
-    for v in &mut ws.rhs[..c] {
-        *v = 0.0;
-    }
-    for &(p, _) in &ws.reached {
-        ws.rhs[p as usize] = 0.0;
-        ws.mark[p as usize] = false;
-    }
-    ws.reached.clear();
-    for &(p, _) in &ws.seeds {
-        ws.rhs[p as usize] = 0.0;
-    }
+    factor.clear_rhs(ws);
     Ok(result)
 }
 
+/// One certificate check of the solution in `ws.y` (counted in `result`): `None` when the query
+/// is done (certified, or CG can go no further), else the tightened tolerance.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check(
+    factor: &PprFactor,
+    k: usize,
+    min_score: f64,
+    tie: f64,
+    rz: f64,
+    tau: f64,
+    ws: &mut CertifiedWorkspace,
+    result: &mut CertifiedPpr,
+) -> Option<f64> {
+    result.checks += 1;
+    let last = rz <= 0.0 || tau <= 1e-16 || result.iterations >= 1000;
+    let mut shrink = 1.0;
+    if certify(factor, k, min_score, tie, last, ws, result, &mut shrink) || last {
+        return None;
+    }
+    // The bounds scale with the residual: aim a few times below the estimate.
+    Some(tau * (shrink / 4.0).clamp(TIGHTEN * 0.1, 0.1))
+}
+
+/// Whether CG goes on: the preconditioned residual norm `sqrt(rz)` is above `tau` relative to
+/// its start.
+pub(super) fn cg_goes_on(rz: f64, rz0: f64, tau: f64, iterations: usize) -> bool {
+    rz > 0.0 && rz > tau * tau * rz0 && iterations < 1000
+}
+
 impl PprFactor {
+    /// A query's set-up: its seeds checked and normalised into `ws.seeds` (by position, with
+    /// their teleport mass), the isolated seeds' `ws.scale`, and the forward elimination
+    /// ([`PprFactor::forward`]). `false` when there is no seed mass (nothing to solve).
+    pub(super) fn start(
+        &self,
+        csr: &Csr,
+        seeds: &[(u32, f64)],
+        ws: &mut CertifiedWorkspace,
+    ) -> Result<bool, PprError> {
+        let damping = self.damping;
+        check_damping(damping)?;
+        let seeds = normalise_seeds(csr, seeds)?;
+        let n = csr.node_count();
+        if self.key.0 != n || self.key.1 != csr.neighbors.len() {
+            return Err(PprError::FactorMismatch);
+        }
+        debug_assert!(
+            self.fits(csr, damping),
+            "a PPR factor applied to another graph"
+        );
+        ws.seeds.clear();
+        ws.scale = 0.0;
+        if seeds.is_empty() {
+            return Ok(false);
+        }
+        let isolated: f64 = seeds
+            .iter()
+            .filter(|&&(s, _)| csr.degree(s) == 0)
+            .map(|&(_, w)| w)
+            .sum();
+        ws.scale = 1.0 / (1.0 - damping * isolated);
+        ws.rhs.resize(n, 0.0);
+        ws.mark.resize(n, false);
+        ws.y.resize(n + 1, 0.0);
+        ws.seeds.extend(
+            seeds
+                .iter()
+                .map(|&(v, w)| (self.position[v as usize], (1.0 - damping) * w)),
+        );
+        ws.seeds.sort_unstable_by_key(|s| s.0);
+        self.forward(ws);
+        Ok(true)
+    }
+
+    /// The core's right-hand side `D^-1/2 b` (by position) from the forward elimination.
+    pub(super) fn scaled_rhs<'a>(
+        &'a self,
+        ws: &'a CertifiedWorkspace,
+    ) -> impl Iterator<Item = f64> + 'a {
+        ws.rhs[..self.core]
+            .iter()
+            .zip(&self.s_scale)
+            .map(|(&b, &f)| b * f)
+    }
+
+    /// Leaves the right-hand side all zero for the next query (and `ws.reached` empty).
+    pub(super) fn clear_rhs(&self, ws: &mut CertifiedWorkspace) {
+        for v in &mut ws.rhs[..self.core] {
+            *v = 0.0;
+        }
+        for &(p, _) in &ws.reached {
+            ws.rhs[p as usize] = 0.0;
+            ws.mark[p as usize] = false;
+        }
+        ws.reached.clear();
+        for &(p, _) in &ws.seeds {
+            ws.rhs[p as usize] = 0.0;
+        }
+    }
+
+    /// Every node's `y` from the core's CG iterate `x` (`y = D^-1/2 x` on the core, then
+    /// back-substitution), all by position; the isolated nodes' and the pad's are 0.
+    pub(super) fn substitute(
+        &self,
+        reached: &[(u32, f64)],
+        y: &mut [f64],
+        x: impl Iterator<Item = f64>,
+    ) {
+        let (c, e) = (self.core, self.eliminated);
+        for ((yi, xi), &f) in y[..c].iter_mut().zip(x).zip(&self.s_scale) {
+            *yi = xi * f;
+        }
+        self.back_substitute(reached, &mut y[..c + e]);
+        for yi in &mut y[c + e..] {
+            *yi = 0.0;
+        }
+    }
+
     /// Forward elimination of the query's seeds (`ws.seeds`, by position, sorted), children
     /// before parents: only the seeds' ancestors get mass. Leaves the core's right-hand side in
     /// `ws.rhs`, the eliminated positions reached in `ws.reached` (ascending), and the largest

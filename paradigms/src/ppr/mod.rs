@@ -29,13 +29,17 @@
 //!   It is the default: exact where it matters (the top-k's order) at a small fraction of power
 //!   iteration's cost on MuSiQue-sized graphs; `examples/perf_ppr.rs` prints the ratio and the
 //!   measured runs are in `docs/performance.md`.
+//! - [`certified_ppr_many`]: the certified engine on a set of queries, [`PPR_LANES`] of them
+//!   sharing each pass over the core's triangle (a pass streams memory, so four vectors cost
+//!   well under four passes) and the groups spread over threads; every result is bit for bit
+//!   [`certified_ppr`]'s. Throughput for a query set known up front, not one query's latency.
 //!
 //! Where the code lives: `exact` (power iteration), `push` (forward push, [`PushWorkspace`]
 //! and its cache of factors), `factor` ([`PprFactor`]: elimination order, the core's Schur
 //! complement, the a priori bound of the solved rows), `storage` (sparse rows, the core's
 //! blocked triangle, the sweep's balanced pieces), `symmetry` (provably tied nodes), `certified`
-//! (the per-query solve and its tightening loop) and `certificate` (the residual sweep and the
-//! proof of the top-k), and `synthetic` (a seeded MuSiQue-shaped graph of any size, for the
+//! (the per-query solve and its tightening loop), `batch` (that solve for many queries, lanes of
+//! one sweep), `certificate` (the residual sweep and the proof of the top-k), and `synthetic` (a seeded MuSiQue-shaped graph of any size, for the
 //! scaling example `examples/perf_ppr_scale.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -44,6 +48,7 @@ use std::sync::Arc;
 use corpora::graph::Csr;
 use serde::{Deserialize, Serialize};
 
+mod batch;
 mod certificate;
 mod certified;
 mod exact;
@@ -55,6 +60,7 @@ mod synthetic;
 #[cfg(test)]
 mod tests;
 
+pub use batch::*;
 pub use certified::*;
 pub use exact::*;
 pub use factor::*;

@@ -135,6 +135,60 @@ impl<C: Copy + Into<u32> + TryFrom<u32>> BlockedTriangle<C> {
     }
 }
 
+impl<C: Copy + Into<u32>> BlockedTriangle<C> {
+    /// [`BlockedTriangle::solve_lower`] on `B` vectors at once, interleaved (`v[i][lane]`): one
+    /// pass over the triangle for all of them, and per lane the same operations in the same
+    /// order, so each lane's result is bit for bit the one-vector sweep's.
+    pub(super) fn solve_lower_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {
+        let Some(last) = v.len().checked_sub(1) else {
+            return;
+        };
+        let mut s = [0.0; B];
+        for ((cols, vals), &r) in self.cols.iter().zip(&self.vals).zip(&self.rows) {
+            let row = clamp(r & !FIRST, last);
+            let mut p = [[0.0; B]; BLOCK];
+            for ((p, &c), &w) in p.iter_mut().zip(cols).zip(vals) {
+                let x = &v[clamp(c.into(), last)];
+                for l in 0..B {
+                    p[l] = w * x[l];
+                }
+            }
+            let mut m = BLOCK;
+            while m > 1 {
+                let h = m / 2;
+                for j in 0..h {
+                    let far = p[m - 1 - j];
+                    for l in 0..B {
+                        p[j][l] += far[l];
+                    }
+                }
+                m -= h;
+            }
+            let start = if r & FIRST != 0 { v[row] } else { s };
+            for l in 0..B {
+                s[l] = start[l] - p[0][l];
+            }
+            v[row] = s;
+        }
+    }
+
+    /// [`BlockedTriangle::solve_upper`] on `B` interleaved vectors, bit for bit per lane.
+    pub(super) fn solve_upper_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {
+        let Some(last) = v.len().checked_sub(1) else {
+            return;
+        };
+        for ((cols, vals), &r) in self.cols.iter().zip(&self.vals).zip(&self.rows).rev() {
+            let x = v[clamp(r & !FIRST, last)];
+            for (&c, &w) in cols.iter().zip(vals) {
+                let t = &mut v[clamp(c.into(), last)];
+                for l in 0..B {
+                    t[l] -= w * x[l];
+                }
+            }
+        }
+    }
+}
+
 /// The core's strict lower triangle, with the narrowest column type its size allows.
 #[derive(Debug, Clone)]
 pub(super) enum Triangle {
@@ -170,6 +224,20 @@ impl Triangle {
         match self {
             Triangle::Narrow(b) => b.solve_upper(v),
             Triangle::Wide(b) => b.solve_upper(v),
+        }
+    }
+
+    pub(super) fn solve_lower_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {
+        match self {
+            Triangle::Narrow(b) => b.solve_lower_lanes(v),
+            Triangle::Wide(b) => b.solve_lower_lanes(v),
+        }
+    }
+
+    pub(super) fn solve_upper_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {
+        match self {
+            Triangle::Narrow(b) => b.solve_upper_lanes(v),
+            Triangle::Wide(b) => b.solve_upper_lanes(v),
         }
     }
 }

@@ -330,6 +330,85 @@ fn check_same_bits(
     assert_eq!(scores(wa), scores(wb));
 }
 
+/// [`certified_ppr_many`] on `queries` with `threads` threads returns, query by query, what
+/// [`certified_ppr`] returns alone, bit for bit (errors included).
+fn check_many(
+    f: &PprFactor,
+    g: &Csr,
+    queries: &[Vec<(u32, f64)>],
+    k: usize,
+    tie: f64,
+    threads: usize,
+) {
+    let bits = |r: &Result<CertifiedPpr, PprError>| {
+        r.as_ref()
+            .map(|r| {
+                let top: Vec<(u32, u64)> = r.top.iter().map(|&(v, s)| (v, s.to_bits())).collect();
+                (
+                    top,
+                    r.certified,
+                    r.top_error.to_bits(),
+                    r.max_error.to_bits(),
+                    r.iterations,
+                    r.checks,
+                )
+            })
+            .map_err(Clone::clone)
+    };
+    let many = certified_ppr_many(f, g, queries, k, 1e-6, tie, threads);
+    assert_eq!(many.len(), queries.len());
+    let mut ws = CertifiedWorkspace::default();
+    for (i, (q, m)) in queries.iter().zip(&many).enumerate() {
+        let one = certified_ppr(f, g, q, k, 1e-6, tie, &mut ws);
+        assert_eq!(
+            bits(m),
+            bits(&one),
+            "query {i} of {}, {threads} threads",
+            queries.len()
+        );
+    }
+}
+
+/// Lanes sharing sweeps change no bit: groups cut short, lanes without seeds or with an
+/// error, queries that check more than once.
+#[test]
+fn many_queries_at_once_are_bit_for_bit_one_at_a_time() {
+    let g = synthetic_kg(20_000, 11);
+    let f = PprFactor::build(&g, 0.85).unwrap();
+    assert!(f.sizes().1 > 1_000, "a core to iterate on");
+    let mut rng = bench_core::rng::SplitMix64::new(5);
+    let mut queries: Vec<Vec<(u32, f64)>> = (0..13)
+        .map(|_| {
+            (0..1 + rng.below(8))
+                .map(|_| (rng.below(20_000) as u32, 0.1 + rng.next_f64()))
+                .collect()
+        })
+        .collect();
+    queries.insert(2, Vec::new());
+    queries.insert(5, vec![(20_000, 1.0)]);
+    queries.insert(6, vec![(3, 0.0)]);
+    for threads in [1, 2, 3] {
+        check_many(&f, &g, &queries, 50, DEFAULT_TIE, threads);
+    }
+    let mut ws = CertifiedWorkspace::default();
+    // A top-1000 makes lanes check once, twice or three times, so lanes stop and resume
+    // while others go on.
+    let checks: Vec<usize> = queries
+        .iter()
+        .filter_map(|q| certified_ppr(&f, &g, q, 1000, 1e-6, DEFAULT_TIE, &mut ws).ok())
+        .map(|r| r.checks)
+        .collect();
+    assert!(
+        checks.contains(&1) && checks.iter().any(|&c| c > 1),
+        "{checks:?}"
+    );
+    for threads in [1, 2] {
+        check_many(&f, &g, &queries, 1000, DEFAULT_TIE, threads);
+    }
+    check_many(&f, &g, &queries, 1000, 0.0, 2);
+    check_many(&f, &g, &[], 50, DEFAULT_TIE, 2);
+}
+
 /// `solve_lower` and `solve_upper` against dense substitution, on triangles with empty
 /// rows, rows of exactly one block and rows of several.
 #[test]
@@ -571,6 +650,22 @@ proptest::proptest! {
                     "tie {tie}: certified {a} ({}) vs exact {b} ({})", score(a), score(b)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn many_small_queries_at_once_are_bit_for_bit_one_at_a_time(
+        (n, edges, seeds) in small_graph(),
+        more in proptest::collection::vec(proptest::collection::vec((0u32..40, 0.05f64..1.0), 0..4), 0..9),
+        k in 1usize..12,
+    ) {
+        let g = Csr::from_edges(n, edges);
+        let f = PprFactor::build(&g, 0.85).unwrap();
+        // Seeds past `n` are errors, in their lanes only.
+        let mut queries = vec![seeds];
+        queries.extend(more);
+        for tie in [DEFAULT_TIE, 0.0] {
+            check_many(&f, &g, &queries, k, tie, 2);
         }
     }
 }

@@ -5,17 +5,24 @@
 //! ([`synthetic_kg`], seed fixed), the factor's build time (once per graph), and the wall time per
 //! query of [`certified_ppr`] over 100 queries of 1-20 seeds (weights in (0.4, 1]), one thread;
 //! with `--threads 2` the same queries again with the certificate's sweep on two threads
-//! ([`CertifiedWorkspace::with_threads`]), whose top lists must equal one thread's bit for bit.
+//! ([`CertifiedWorkspace::with_threads`]), and two single queries at a time, one per core (as
+//! `bench`'s workers run them). Then all 100 queries at once through [`certified_ppr_many`]
+//! ([`PPR_LANES`] queries per sweep of the core, on one thread or, with `--threads 2`, two): its
+//! time per query is throughput, not one query's latency. Every top list must equal the
+//! one-thread one-query run's bit for bit (the example stops otherwise).
 //! With `--igraph PYTHON` (a Python with python-igraph and numpy, e.g. the venv `just perf`
 //! makes), the largest graph also runs through igraph's PRPACK on the first 10 queries in the
-//! same run (`scripts/ppr_igraph.py`), and the ratio and the top-100 agreement are printed.
+//! same run (`scripts/ppr_igraph.py`), and both ratios and the top-100 agreement are printed.
 
 use std::io::Write as _;
 use std::time::Instant;
 
 use corpora::graph::build::components;
 use corpora::graph::Csr;
-use paradigms::ppr::{certified_ppr, synthetic_kg, CertifiedWorkspace, PprFactor, DEFAULT_TIE};
+use paradigms::ppr::{
+    certified_ppr, certified_ppr_many, synthetic_kg, CertifiedWorkspace, PprFactor, DEFAULT_TIE,
+    PPR_LANES,
+};
 
 const SEED: u64 = 0x5EED_2026_0002;
 const QUERIES: usize = 100;
@@ -44,8 +51,11 @@ fn percentile(sorted: &[f64], f: f64) -> f64 {
 }
 
 struct Measured {
+    /// One query at a time: ms per query.
     ms: f64,
     tops: Vec<Vec<(u32, f64)>>,
+    /// Every query through `certified_ppr_many`: ms per query.
+    many_ms: f64,
 }
 
 fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured) {
@@ -90,7 +100,14 @@ fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured
             checks as f64 / QUERIES as f64,
             load()
         );
-        (Measured { ms, tops }, line)
+        (
+            Measured {
+                ms,
+                tops,
+                many_ms: f64::NAN,
+            },
+            line,
+        )
     };
     let (one, line) = run(1);
     println!(
@@ -100,14 +117,18 @@ fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured
         csr.edge_count(),
         largest as f64 / nodes as f64,
     );
-    if threads > 1 {
-        let (two, line) = run(threads);
-        let same = one.tops.iter().zip(&two.tops).all(|(a, b)| {
+    let same_tops = |tops: &[Vec<(u32, f64)>]| {
+        one.tops.iter().zip(tops).all(|(a, b)| {
             a.len() == b.len()
                 && a.iter()
                     .zip(b)
                     .all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
-        });
+        })
+    };
+    let mut single = one.ms;
+    if threads > 1 {
+        let (two, line) = run(threads);
+        let same = same_tops(&two.tops);
         println!(
             "{:>9} two threads: {line}; {:.2}x one thread's time, top lists {} bit for bit",
             "",
@@ -115,9 +136,70 @@ fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured
             if same { "the same" } else { "NOT the same" }
         );
         assert!(same, "two threads changed a top list");
-        return (csr, qs, two);
+        single = two.ms;
+        // Two single queries at a time, one per core, as `bench`'s workers run them.
+        let t = Instant::now();
+        let tops = std::thread::scope(|s| {
+            let halves: Vec<_> = (0..2)
+                .map(|h| {
+                    let (factor, csr, qs) = (&factor, &csr, &qs);
+                    s.spawn(move || {
+                        let mut ws = CertifiedWorkspace::with_threads(1);
+                        qs.iter()
+                            .skip(h)
+                            .step_by(2)
+                            .map(|q| {
+                                certified_ppr(factor, csr, q, TOP, MIN_SCORE, DEFAULT_TIE, &mut ws)
+                                    .expect("ppr")
+                                    .top
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            let halves: Vec<Vec<_>> = halves
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .collect();
+            (0..QUERIES)
+                .map(|i| halves[i % 2][i / 2].clone())
+                .collect::<Vec<_>>()
+        });
+        let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
+        assert!(same_tops(&tops), "two queries at a time changed a top list");
+        println!(
+            "{:>9} two single queries at a time, one per core: {ms:.2} ms/query of throughput \
+             (load {})",
+            "",
+            load()
+        );
     }
-    (csr, qs, one)
+    // Every query at once: CG shares each sweep between PPR_LANES queries.
+    let t = Instant::now();
+    let many = certified_ppr_many(&factor, &csr, &qs, TOP, MIN_SCORE, DEFAULT_TIE, threads);
+    let ms = t.elapsed().as_secs_f64() * 1e3 / QUERIES as f64;
+    let tops: Vec<_> = many.into_iter().map(|r| r.expect("ppr").top).collect();
+    let same = same_tops(&tops);
+    println!(
+        "{:>9} all {QUERIES} queries through certified_ppr_many ({PPR_LANES} per sweep, {threads} \
+         thread{}): {ms:.2} ms/query of throughput, {:.2}x the one-query time above, top lists {} \
+         bit for bit (load {})",
+        "",
+        if threads > 1 { "s" } else { "" },
+        ms / single,
+        if same { "the same" } else { "NOT the same" },
+        load()
+    );
+    assert!(same, "certified_ppr_many changed a top list");
+    (
+        csr,
+        qs,
+        Measured {
+            ms: single,
+            tops: one.tops,
+            many_ms: ms,
+        },
+    )
 }
 
 /// igraph's PRPACK on the same graph and the first queries: its ms/query and its top lists.
@@ -215,16 +297,16 @@ fn main() {
     let mut per_size = Vec::new();
     for &n in &sizes {
         let (csr, qs, m) = measure(n, threads);
-        per_size.push((n, m.ms));
+        per_size.push((n, m.ms, m.many_ms));
         last = Some((csr, qs, m));
     }
-    if let [(n0, ms0), .., (n1, ms1)] = per_size[..] {
+    if let [(n0, ms0, many0), .., (n1, ms1, many1)] = per_size[..] {
         println!(
-            "scaling ({label}): {:.1}x the nodes cost {:.1}x the time per query ({:.2} -> {:.2} ms)",
+            "scaling ({label}): {:.1}x the nodes cost {:.1}x the time per query ({ms0:.2} -> \
+             {ms1:.2} ms one query at a time; {many0:.2} -> {many1:.2} ms through \
+             certified_ppr_many)",
             n1 as f64 / n0 as f64,
             ms1 / ms0,
-            ms0,
-            ms1
         );
     }
     let (Some(python), Some((csr, qs, m))) = (python, last) else {
@@ -247,12 +329,16 @@ fn main() {
                 .count();
             println!(
                 "python-igraph PRPACK at {} nodes: {ms:.1} ms/query over {} queries ({info}); \
-                 certified PPR {:.2} ms/query ({label}): {:.1}x faster (goal >= 30x, < 20 ms at 2M); \
-                 top-{TOP} sets equal up to a boundary tie on {same}/{} queries (load {})",
+                 certified PPR {:.2} ms/query one at a time ({label}): {:.1}x faster; \
+                 {:.2} ms/query through certified_ppr_many ({label}): {:.1}x faster (goal \
+                 >= 30x, < 20 ms at 2M); top-{TOP} sets equal up to a boundary tie on {same}/{} \
+                 queries (load {})",
                 csr.node_count(),
                 sub.len(),
                 m.ms,
                 ms / m.ms,
+                m.many_ms,
+                ms / m.many_ms,
                 sub.len(),
                 load()
             );

@@ -23,7 +23,8 @@ pub struct CertifiedWorkspace {
     pub(super) candidates: Vec<(u32, f64, f64)>,
     /// The largest `|b|`, `|z|`, `|q|` of the last forward elimination ([`SolvedRowBound`]).
     pub(super) known: [f64; 3],
-    pub(super) cg: [Vec<f64>; 5],
+    /// CG's five vectors, one lane ([`solve_lanes`]).
+    pub(super) cg: [Vec<[f64; 1]>; 5],
     /// Threads of the certificate's sweep (0 and 1: the caller's alone).
     pub(super) threads: usize,
 }
@@ -105,21 +106,6 @@ pub(super) const FIRST_TOLERANCE: f64 = 1e-7;
 /// The narrowing assumed where a failed check cannot estimate it.
 pub(super) const TIGHTEN: f64 = 1e-3;
 
-/// `sum a[i] * b[i]` in four interleaved partial sums (a fixed order: the same result on
-/// every run).
-pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0; 4];
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for j in 0..4 {
-            acc[j] += x[j] * y[j];
-        }
-    }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
 /// Personalized PageRank by partial elimination plus conjugate gradients, with a certificate
 /// that its top-k is the exact one.
 ///
@@ -163,68 +149,10 @@ pub fn certified_ppr(
     tie: f64,
     ws: &mut CertifiedWorkspace,
 ) -> Result<CertifiedPpr, PprError> {
-    let mut result = CertifiedPpr::nothing_yet();
-    if !factor.start(csr, seeds, ws)? {
-        return Ok(result);
-    }
-    let c = factor.core;
-    // Taken out of the workspace while `certify` borrows the rest of it.
     let mut cg = std::mem::take(&mut ws.cg);
-    let [x, r, z, p, q] = &mut cg;
-    for v in [&mut *x, &mut *r, &mut *z, &mut *p, &mut *q] {
-        v.clear();
-        v.resize(c, 0.0);
-    }
-    // CG on the split-preconditioned system `(I + L)^-1 A (I + L^T)^-1 u = (I + L)^-1 b'`
-    // (symmetric Gauss-Seidel on the scaled core `A = I + L + L^T`, `b' = D^-1/2 b`), its
-    // product by Eisenstat's trick: with `t = (I + L^T)^-1 p`, it is `t + (I + L)^-1 (p - t)`,
-    // one sweep of each triangle, as many entries as one product by `A`. The iterate is kept
-    // as `x = (I + L^T)^-1 u`, updated by `a t`, so the solution needs no further sweep.
-    for (ri, b) in r.iter_mut().zip(factor.scaled_rhs(ws)) {
-        *ri = b;
-    }
-    factor.lower.solve_lower(r);
-    p.copy_from_slice(r);
-    let mut rz = dot(r, r);
-    let rz0 = rz;
-    let mut tau = FIRST_TOLERANCE;
-    loop {
-        // CG until the preconditioned residual norm drops below tau relative to the start.
-        while cg_goes_on(rz, rz0, tau, result.iterations) {
-            result.iterations += 1;
-            q.copy_from_slice(p);
-            factor.lower.solve_upper(q);
-            for ((zi, &pi), &qi) in z.iter_mut().zip(p.iter()).zip(q.iter()) {
-                *zi = pi - qi;
-            }
-            factor.lower.solve_lower(z);
-            // The product is `q + z`.
-            for (zi, &qi) in z.iter_mut().zip(q.iter()) {
-                *zi += qi;
-            }
-            let a = rz / dot(p, z);
-            for (xi, &qi) in x.iter_mut().zip(q.iter()) {
-                *xi += a * qi;
-            }
-            for (ri, &zi) in r.iter_mut().zip(z.iter()) {
-                *ri -= a * zi;
-            }
-            let rz_next = dot(r, r);
-            let beta = rz_next / rz;
-            rz = rz_next;
-            for (pi, &ri) in p.iter_mut().zip(r.iter()) {
-                *pi = ri + beta * *pi;
-            }
-        }
-        factor.substitute(&ws.reached, &mut ws.y, x.iter().copied());
-        match check(factor, k, min_score, tie, rz, tau, ws, &mut result) {
-            Some(next) => tau = next,
-            None => break,
-        }
-    }
+    let out = solve_lanes(factor, csr, &[seeds], k, min_score, tie, ws, &mut cg);
     ws.cg = cg;
-    factor.clear_rhs(ws);
-    Ok(result)
+    out.into_iter().next().expect("one query, one result")
 }
 
 /// One certificate check of the solution in `ws.y` (counted in `result`): `None` when the query
@@ -434,4 +362,190 @@ impl PprFactor {
             }
         }
     }
+}
+
+/// A query's state while its lane runs.
+struct Lane {
+    result: CertifiedPpr,
+    /// What [`PprFactor::start`] left in the workspace for this query, restored at each check.
+    seeds: Vec<(u32, f64)>,
+    reached: Vec<(u32, f64)>,
+    known: [f64; 3],
+    scale: f64,
+    rz: f64,
+    rz0: f64,
+    tau: f64,
+    /// CG or a check still to come.
+    live: bool,
+}
+
+/// Up to `B` queries, each in its own lane of one CG ([`certified_ppr`] is the one-lane case,
+/// [`certified_ppr_many`] runs [`PPR_LANES`]). Per lane every sweep, dot product and update is
+/// the one-lane operation in the same order, so a query's result does not depend on its
+/// companions; a lane whose CG stops (for a check, or for good) keeps `x`, `r` and `p` while
+/// the others iterate. The workspace ends holding the last query checked (for
+/// [`CertifiedWorkspace::score`] after a one-lane run).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_lanes<const B: usize, Q: AsRef<[(u32, f64)]>>(
+    factor: &PprFactor,
+    csr: &Csr,
+    queries: &[Q],
+    k: usize,
+    min_score: f64,
+    tie: f64,
+    ws: &mut CertifiedWorkspace,
+    [x, r, z, p, q]: &mut [Vec<[f64; B]>; 5],
+) -> Vec<Result<CertifiedPpr, PprError>> {
+    assert!(queries.len() <= B, "more queries than lanes");
+    let c = factor.core;
+    for v in [&mut *x, &mut *r, &mut *z, &mut *p, &mut *q] {
+        v.clear();
+        v.resize(c, [0.0; B]);
+    }
+    let mut lanes: Vec<Result<Lane, PprError>> = Vec::with_capacity(B);
+    for (l, query) in queries.iter().enumerate() {
+        let lane = factor.start(csr, query.as_ref(), ws).map(|live| {
+            if live {
+                for (ri, b) in r.iter_mut().zip(factor.scaled_rhs(ws)) {
+                    ri[l] = b;
+                }
+            }
+            let lane = Lane {
+                result: CertifiedPpr::nothing_yet(),
+                seeds: ws.seeds.clone(),
+                reached: ws.reached.clone(),
+                known: ws.known,
+                scale: ws.scale,
+                rz: 0.0,
+                rz0: 0.0,
+                tau: FIRST_TOLERANCE,
+                live,
+            };
+            if live {
+                factor.clear_rhs(ws);
+            }
+            lane
+        });
+        lanes.push(lane);
+    }
+    let finish = |lanes: Vec<Result<Lane, PprError>>| {
+        lanes
+            .into_iter()
+            .map(|lane| lane.map(|lane| lane.result))
+            .collect()
+    };
+    if !lanes.iter().flatten().any(|l| l.live) {
+        return finish(lanes);
+    }
+    // CG on the split-preconditioned system `(I + L)^-1 A (I + L^T)^-1 u = (I + L)^-1 b'`
+    // (symmetric Gauss-Seidel on the scaled core `A = I + L + L^T`, `b' = D^-1/2 b`), its
+    // product by Eisenstat's trick: with `t = (I + L^T)^-1 p`, it is `t + (I + L)^-1 (p - t)`,
+    // one sweep of each triangle, as many entries as one product by `A`. The iterate is kept
+    // as `x = (I + L^T)^-1 u`, updated by `a t`, so the solution needs no further sweep.
+    factor.lower.solve_lower_lanes(r);
+    p.copy_from_slice(r);
+    let rz = dot_lanes(r, r);
+    for (l, lane) in lanes.iter_mut().enumerate() {
+        if let Ok(lane) = lane {
+            (lane.rz, lane.rz0) = (rz[l], rz[l]);
+        }
+    }
+    loop {
+        // Each lane checks (maybe more than once) where its CG stops: the preconditioned
+        // residual norm below its tolerance relative to the start. The rest iterate.
+        let mut act = [false; B];
+        for (l, slot) in lanes.iter_mut().enumerate() {
+            let Ok(lane) = slot else { continue };
+            while lane.live && !cg_goes_on(lane.rz, lane.rz0, lane.tau, lane.result.iterations) {
+                ws.seeds.clone_from(&lane.seeds);
+                (ws.known, ws.scale) = (lane.known, lane.scale);
+                factor.substitute(&lane.reached, &mut ws.y, x.iter().map(|v| v[l]));
+                match check(
+                    factor,
+                    k,
+                    min_score,
+                    tie,
+                    lane.rz,
+                    lane.tau,
+                    ws,
+                    &mut lane.result,
+                ) {
+                    Some(next) => lane.tau = next,
+                    None => lane.live = false,
+                }
+            }
+            act[l] = lane.live;
+        }
+        if !act.contains(&true) {
+            break;
+        }
+        let mut rz = [0.0; B];
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            if let Some(lane) = lane.as_mut().ok().filter(|_| act[l]) {
+                lane.result.iterations += 1;
+                rz[l] = lane.rz;
+            }
+        }
+        q.copy_from_slice(p);
+        factor.lower.solve_upper_lanes(q);
+        for ((zi, pi), qi) in z.iter_mut().zip(p.iter()).zip(q.iter()) {
+            for l in 0..B {
+                zi[l] = pi[l] - qi[l];
+            }
+        }
+        factor.lower.solve_lower_lanes(z);
+        // The product is `q + z`.
+        for (zi, qi) in z.iter_mut().zip(q.iter()) {
+            for l in 0..B {
+                zi[l] += qi[l];
+            }
+        }
+        let pz = dot_lanes(p, z);
+        let a: [f64; B] = std::array::from_fn(|l| rz[l] / pz[l]);
+        for (xi, qi) in x.iter_mut().zip(q.iter()) {
+            for l in 0..B {
+                let next = xi[l] + a[l] * qi[l];
+                xi[l] = if act[l] { next } else { xi[l] };
+            }
+        }
+        for (ri, zi) in r.iter_mut().zip(z.iter()) {
+            for l in 0..B {
+                let next = ri[l] - a[l] * zi[l];
+                ri[l] = if act[l] { next } else { ri[l] };
+            }
+        }
+        let rz_next = dot_lanes(r, r);
+        let beta: [f64; B] = std::array::from_fn(|l| rz_next[l] / rz[l]);
+        for (pi, ri) in p.iter_mut().zip(r.iter()) {
+            for l in 0..B {
+                let next = ri[l] + beta[l] * pi[l];
+                pi[l] = if act[l] { next } else { pi[l] };
+            }
+        }
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            if let Some(lane) = lane.as_mut().ok().filter(|_| act[l]) {
+                lane.rz = rz_next[l];
+            }
+        }
+    }
+    finish(lanes)
+}
+
+/// `sum a[i] * b[i]` of every lane, each in four interleaved partial sums (a fixed order: the
+/// same result on every run, whatever the other lanes hold).
+fn dot_lanes<const B: usize>(a: &[[f64; B]], b: &[[f64; B]]) -> [f64; B] {
+    let mut acc = [[0.0; 4]; B];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for j in 0..4 {
+            for l in 0..B {
+                acc[l][j] += x[j][l] * y[j][l];
+            }
+        }
+    }
+    std::array::from_fn(|l| {
+        let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x[l] * y[l]).sum();
+        (acc[l][0] + acc[l][1]) + (acc[l][2] + acc[l][3]) + tail
+    })
 }

@@ -38,8 +38,9 @@
 //! and its cache of factors), `factor` ([`PprFactor`]: elimination order, the core's Schur
 //! complement, the a priori bound of the solved rows), `storage` (sparse rows, the core's
 //! blocked triangle, the sweep's balanced pieces), `symmetry` (provably tied nodes), `certified`
-//! (the per-query solve and its tightening loop), `batch` (that solve for many queries, lanes of
-//! one sweep), `certificate` (the residual sweep and the proof of the top-k), and `synthetic` (a seeded MuSiQue-shaped graph of any size, for the
+//! (the solve and its tightening loop, written for `B` queries in the lanes of one sweep:
+//! [`certified_ppr`] runs one lane), `batch` ([`certified_ppr_many`]: groups of [`PPR_LANES`]
+//! over threads), `certificate` (the residual sweep and the proof of the top-k), and `synthetic` (a seeded MuSiQue-shaped graph of any size, for the
 //! scaling example `examples/perf_ppr_scale.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};

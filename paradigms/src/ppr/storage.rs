@@ -92,53 +92,13 @@ impl<C: Copy + Into<u32> + TryFrom<u32>> BlockedTriangle<C> {
             self.rows.push(row as u32 | if k == 0 { FIRST } else { 0 });
         }
     }
-
-    /// `v <- (I + L)^-1 v`: rows first to last, each gathering its columns.
-    pub(super) fn solve_lower(&self, v: &mut [f64]) {
-        let Some(last) = v.len().checked_sub(1) else {
-            return;
-        };
-        let mut s = 0.0;
-        for ((cols, vals), &r) in self.cols.iter().zip(&self.vals).zip(&self.rows) {
-            let row = clamp(r & !FIRST, last);
-            let mut p = [0.0; BLOCK];
-            for ((p, &c), &w) in p.iter_mut().zip(cols).zip(vals) {
-                *p = w * v[clamp(c.into(), last)];
-            }
-            // Pairwise, in a fixed order.
-            let mut m = BLOCK;
-            while m > 1 {
-                let h = m / 2;
-                for j in 0..h {
-                    p[j] += p[m - 1 - j];
-                }
-                m -= h;
-            }
-            let start = if r & FIRST != 0 { v[row] } else { s };
-            s = start - p[0];
-            v[row] = s;
-        }
-    }
-
-    /// `v <- (I + L^T)^-1 v`: rows last to first, each final once reached and scattered into
-    /// its columns.
-    pub(super) fn solve_upper(&self, v: &mut [f64]) {
-        let Some(last) = v.len().checked_sub(1) else {
-            return;
-        };
-        for ((cols, vals), &r) in self.cols.iter().zip(&self.vals).zip(&self.rows).rev() {
-            let x = v[clamp(r & !FIRST, last)];
-            for (&c, &w) in cols.iter().zip(vals) {
-                v[clamp(c.into(), last)] -= w * x;
-            }
-        }
-    }
 }
 
 impl<C: Copy + Into<u32>> BlockedTriangle<C> {
-    /// [`BlockedTriangle::solve_lower`] on `B` vectors at once, interleaved (`v[i][lane]`): one
-    /// pass over the triangle for all of them, and per lane the same operations in the same
-    /// order, so each lane's result is bit for bit the one-vector sweep's.
+    /// `v <- (I + L)^-1 v` for `B` vectors at once, interleaved (`v[i][lane]`): rows first to
+    /// last, each gathering its columns, one pass over the triangle for all lanes. Each lane
+    /// gets the same operations in the same order whatever `B` is, so its result is bit for bit
+    /// the one-lane sweep's.
     pub(super) fn solve_lower_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {
         let Some(last) = v.len().checked_sub(1) else {
             return;
@@ -153,6 +113,7 @@ impl<C: Copy + Into<u32>> BlockedTriangle<C> {
                     p[l] = w * x[l];
                 }
             }
+            // Pairwise, in a fixed order.
             let mut m = BLOCK;
             while m > 1 {
                 let h = m / 2;
@@ -172,7 +133,8 @@ impl<C: Copy + Into<u32>> BlockedTriangle<C> {
         }
     }
 
-    /// [`BlockedTriangle::solve_upper`] on `B` interleaved vectors, bit for bit per lane.
+    /// `v <- (I + L^T)^-1 v` for `B` interleaved vectors: rows last to first, each final once
+    /// reached and scattered into its columns; bit for bit per lane whatever `B` is.
     pub(super) fn solve_upper_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {
         let Some(last) = v.len().checked_sub(1) else {
             return;
@@ -213,18 +175,16 @@ impl Triangle {
         }
     }
 
+    /// One vector's lower sweep (the one-lane case of [`Triangle::solve_lower_lanes`]).
+    #[cfg(test)]
     pub(super) fn solve_lower(&self, v: &mut [f64]) {
-        match self {
-            Triangle::Narrow(b) => b.solve_lower(v),
-            Triangle::Wide(b) => b.solve_lower(v),
-        }
+        self.solve_lower_lanes(v.as_chunks_mut::<1>().0);
     }
 
+    /// One vector's upper sweep.
+    #[cfg(test)]
     pub(super) fn solve_upper(&self, v: &mut [f64]) {
-        match self {
-            Triangle::Narrow(b) => b.solve_upper(v),
-            Triangle::Wide(b) => b.solve_upper(v),
-        }
+        self.solve_upper_lanes(v.as_chunks_mut::<1>().0);
     }
 
     pub(super) fn solve_lower_lanes<const B: usize>(&self, v: &mut [[f64; B]]) {

@@ -305,6 +305,21 @@ fn the_solved_rows_bound_follows_the_factor_it_was_measured_on() {
     check_solved_bound(&f, &ws);
 }
 
+/// A result with its floats as bits, so that equality is bit for bit.
+type ResultBits = (Vec<(u32, u64)>, bool, u64, u64, usize, usize);
+
+fn result_bits(r: &CertifiedPpr) -> ResultBits {
+    let top = r.top.iter().map(|&(v, s)| (v, s.to_bits())).collect();
+    (
+        top,
+        r.certified,
+        r.top_error.to_bits(),
+        r.max_error.to_bits(),
+        r.iterations,
+        r.checks,
+    )
+}
+
 /// Two runs of [`certified_ppr`] agree bit for bit: result and every score.
 fn check_same_bits(
     a: &CertifiedPpr,
@@ -313,18 +328,7 @@ fn check_same_bits(
     wb: &CertifiedWorkspace,
     f: &PprFactor,
 ) {
-    let bits = |r: &CertifiedPpr| {
-        let top: Vec<(u32, u64)> = r.top.iter().map(|&(v, s)| (v, s.to_bits())).collect();
-        (
-            top,
-            r.certified,
-            r.top_error.to_bits(),
-            r.max_error.to_bits(),
-            r.iterations,
-            r.checks,
-        )
-    };
-    assert_eq!(bits(a), bits(b));
+    assert_eq!(result_bits(a), result_bits(b));
     let scores =
         |w: &CertifiedWorkspace| -> Vec<u64> { w.scores(f).iter().map(|s| s.to_bits()).collect() };
     assert_eq!(scores(wa), scores(wb));
@@ -340,21 +344,8 @@ fn check_many(
     tie: f64,
     threads: usize,
 ) {
-    let bits = |r: &Result<CertifiedPpr, PprError>| {
-        r.as_ref()
-            .map(|r| {
-                let top: Vec<(u32, u64)> = r.top.iter().map(|&(v, s)| (v, s.to_bits())).collect();
-                (
-                    top,
-                    r.certified,
-                    r.top_error.to_bits(),
-                    r.max_error.to_bits(),
-                    r.iterations,
-                    r.checks,
-                )
-            })
-            .map_err(Clone::clone)
-    };
+    let bits =
+        |r: &Result<CertifiedPpr, PprError>| r.as_ref().map(result_bits).map_err(Clone::clone);
     let many = certified_ppr_many(f, g, queries, k, 1e-6, tie, threads);
     assert_eq!(many.len(), queries.len());
     let mut ws = CertifiedWorkspace::default();

@@ -11,7 +11,8 @@ use super::*;
 pub const PPR_LANES: usize = 4;
 
 /// [`certified_ppr`] on every query, [`PPR_LANES`] at a time sharing the core's sweeps, the
-/// groups spread over `threads` threads (at least 1). Each result, error included, is bit for
+/// groups spread over `threads` threads (at least 1; each takes the next group in turn and
+/// keeps its own buffers). Each result, error included, is bit for
 /// bit what [`certified_ppr`] returns for that query alone: per lane the sweeps, dot products
 /// and updates are the one-query operations in the same order, and a lane whose CG has stopped
 /// (for a certificate check, or for good) keeps its iterate while the others go on. It serves
@@ -49,7 +50,7 @@ pub fn certified_ppr_many<Q: AsRef<[(u32, f64)]> + Sync>(
             let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
             let mut parts = work();
             for h in helpers {
-                parts.extend(h.join().expect("a PPR thread panicked"));
+                parts.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
             }
             parts
         })

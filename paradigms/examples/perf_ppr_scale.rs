@@ -100,16 +100,9 @@ fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured
             checks as f64 / QUERIES as f64,
             load()
         );
-        (
-            Measured {
-                ms,
-                tops,
-                many_ms: f64::NAN,
-            },
-            line,
-        )
+        (ms, tops, line)
     };
-    let (one, line) = run(1);
+    let (one_ms, one_tops, line) = run(1);
     println!(
         "{nodes:>9} nodes {:>9} edges (LCC {:.3}, {comps} components, max degree {max_degree}; \
          generated in {gen_s:.1} s): factor {factor_s:.1} s ({eliminated} eliminated with {elim_entries} entries, \
@@ -118,25 +111,25 @@ fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured
         largest as f64 / nodes as f64,
     );
     let same_tops = |tops: &[Vec<(u32, f64)>]| {
-        one.tops.iter().zip(tops).all(|(a, b)| {
+        one_tops.iter().zip(tops).all(|(a, b)| {
             a.len() == b.len()
                 && a.iter()
                     .zip(b)
                     .all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
         })
     };
-    let mut single = one.ms;
+    let mut single = one_ms;
     if threads > 1 {
-        let (two, line) = run(threads);
-        let same = same_tops(&two.tops);
+        let (two_ms, two_tops, line) = run(threads);
+        let same = same_tops(&two_tops);
         println!(
             "{:>9} two threads: {line}; {:.2}x one thread's time, top lists {} bit for bit",
             "",
-            two.ms / one.ms,
+            two_ms / one_ms,
             if same { "the same" } else { "NOT the same" }
         );
         assert!(same, "two threads changed a top list");
-        single = two.ms;
+        single = two_ms;
         // Two single queries at a time, one per core, as `bench`'s workers run them.
         let t = Instant::now();
         let tops = std::thread::scope(|s| {
@@ -196,7 +189,7 @@ fn measure(nodes: usize, threads: usize) -> (Csr, Vec<Vec<(u32, f64)>>, Measured
         qs,
         Measured {
             ms: single,
-            tops: one.tops,
+            tops: one_tops,
             many_ms: ms,
         },
     )

@@ -40,8 +40,9 @@
 //! blocked triangle, the sweep's balanced pieces), `symmetry` (provably tied nodes), `certified`
 //! (the solve and its tightening loop, written for `B` queries in the lanes of one sweep:
 //! [`certified_ppr`] runs one lane), `batch` ([`certified_ppr_many`]: groups of [`PPR_LANES`]
-//! over threads), `certificate` (the residual sweep and the proof of the top-k), and `synthetic` (a seeded MuSiQue-shaped graph of any size, for the
-//! scaling example `examples/perf_ppr_scale.rs`).
+//! over threads), `certificate` (the residual sweep and the proof of the top-k), and
+//! `synthetic` (a seeded MuSiQue-shaped graph of any size, for the scaling example
+//! `examples/perf_ppr_scale.rs`).
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;

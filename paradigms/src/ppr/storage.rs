@@ -92,9 +92,7 @@ impl<C: Copy + Into<u32> + TryFrom<u32>> BlockedTriangle<C> {
             self.rows.push(row as u32 | if k == 0 { FIRST } else { 0 });
         }
     }
-}
 
-impl<C: Copy + Into<u32>> BlockedTriangle<C> {
     /// `v <- (I + L)^-1 v` for `B` vectors at once, interleaved (`v[i][lane]`): rows first to
     /// last, each gathering its columns, one pass over the triangle for all lanes. Each lane
     /// gets the same operations in the same order whatever `B` is, so its result is bit for bit

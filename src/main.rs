@@ -1,5 +1,28 @@
 //! The `ragrouter` binary: parses the command line, picks the concrete engines, maps errors to
 //! exit codes (0 success, 1 failure while running, 2 bad input or usage).
+//!
+//! # Modules
+//!
+//! - The commands, one module each under `src/commands/`: `bench`, `corpora`, `setup`, `graph`,
+//!   `generate` (Algorithm 2's question sets), `metrics`, `check-llm`, `route eval` / `route list`,
+//!   `report`, `import` (outcome matrices, docs/outcomes-format.md), `merge` (shard databases) and
+//!   `db info`.
+//! - Flag groups declared once and flattened (`src/args.rs`: `StoreArgs`, `EncoderArgs`,
+//!   `LoadArgs`, `DataArgs`, `LlmArgs`).
+//! - The bad-input error and the checks before any work (`src/checks.rs`).
+//! - Engine assembly offline or LLM-backed, and the vector cache as the routers' question vectors
+//!   (`src/engines.rs`).
+//! - The corpus indicators' storage key and table (`src/indicators.rs`).
+//! - `src/commands/bench/`: the command as steps (`mod.rs`: load the questions, embed, announce the
+//!   mode, then `Step::answer`: graph, paradigms from the registry, `start` the run, execute,
+//!   `report`); the run loop with budget and resume (`execute.rs`); the dry-run estimate
+//!   (`dry_run.rs`); the probe step that writes each question's signals after the tuples,
+//!   resumable (`probe.rs`, `--probes`); what the steps share (`step.rs`: `Step`, `Embedded`,
+//!   `Shared`, the stage clock, a leaf so no step names its parent).
+//! - The end-of-run table (`src/table.rs`).
+//! - The one progress-bar style (`src/progress.rs`).
+//!
+//! Why a crate of its own: the only place that picks concrete engines.
 
 // The binary's doc comments are clap help text (`--db postgres://USER@HOST[:PORT]/DB`,
 // `<corpus>`), shown as written, not rustdoc markup.

@@ -30,6 +30,33 @@
 //! assert_eq!(cost_tokens(&Mode::Offline, 120, 800, 0.0), 800.0);
 //! assert_eq!(cost_tokens(&mode, 0, 0, 3.0), 3.0);
 //! ```
+//!
+//! # Modules
+//!
+//! - Table 3's model (`table3`: routers grouped by `Family`, cells with mean and spread over folds,
+//!   which the terminal and the report both render).
+//! - The vocabulary (`Document`, `Chunk`, `Query`, `QueryType`, `ParadigmId`, `ResultRecord`,
+//!   `PhaseTokens`, `JudgeLabel`, `Mode`).
+//! - The run configuration (`BenchConfig`, every default of decisions.md).
+//! - The plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `TokenEncoder`,
+//!   `Llm`, `Router`).
+//! - The routing vocabulary (`routing`: `RoutingSchema` with typed feature blocks, `RoutingRow`,
+//!   `RoutingSet`, `RouteEvalRow`, the six `CORPUS_INDICATORS` with their keys, feature names and
+//!   labels; `cost_tokens`, the one cost measure routers and reports share).
+//! - The two caches the plug-ins reach through traits (`caches`: `ExtractionCache` for the graph
+//!   build's per-chunk extractions, `ResponseCache` for LLM replies, with their row types).
+//! - The run's `Mode` (`offline`, `llm:MODEL@URL`, `imported:SOURCE`; `Mode::parse` is the one
+//!   place its label is read back).
+//! - Imported outcome matrices' vocabulary (`outcomes`).
+//! - Probe signals and published choices (`signals`).
+//! - Cl100k token counting and chunk windows (`tokens`).
+//! - The seeded generator every sampler shares (`rng`).
+//! - Input decoding shared by every loader (`input`: UTF-8 named by line, BOM, NUL and
+//!   lone-surrogate messages; `strict_json`: JSON that refuses duplicate keys).
+//! - The one sentence splitter and its word lists (`text`).
+//!
+//! Why a crate of its own: the plug-in API: everything else depends on it and on nothing that
+//! depends on it; no database and no async runtime.
 
 #![warn(missing_docs)]
 

@@ -42,6 +42,36 @@
 //! let hits = index.search(&encoder.vector("Where was Marie Curie born?"), 1);
 //! assert_eq!(chunks[hits[0].row as usize].document, "curie");
 //! ```
+//!
+//! # Modules
+//!
+//! - Loaders for the shared data sets and the generic JSONL format, the corpus registry, chunking
+//!   (`load`).
+//! - Evidence statements matched to sentences by meaning (encoder cosine plus a content-word check,
+//!   calibrated on 2Wiki; `load::semantic`, docs/evidence.md).
+//! - The all-MiniLM-L6-v2 encoder, its weights and the vector cache (`embed`).
+//! - Exact inner-product top-K search, faiss behind a feature, the gemm kernel's name and the
+//!   machine line perf output prints (`index`, `index::kernel`).
+//! - For corpora past `approx_min_chunks` an approximate index, built once and stored in the cache
+//!   (`index::stored`): inverted lists (spherical k-means, each probed list scanned by one gemm for
+//!   the whole batch; `[retrieval] index = "ivf"`, `index::ivf`) or an HNSW graph (hnsw_rs) whose
+//!   candidates the exact index rescores (`index = "hnsw"`, `index::hnsw`).
+//! - The knowledge graph: `TripletExtractor` with the offline rule-based and the LLM extractor,
+//!   entity normalisation, the resumable cached build and the CSR adjacency (`graph`).
+//! - Loaders of published outcome matrices, the generic JSON-lines format and Adaptive-RAG's files
+//!   (`outcomes`).
+//! - AdaRAGUE's LLaMA-8B outcomes with answers and SeaKR's uncertainty (`adarague`).
+//! - Question generation of Algorithm 2: sources from the corpus and its graph, the `Generator`
+//!   trait with LLM prompts (`generate::llm`) and graph templates (`generate::offline`),
+//!   verify-then-filter over the `Reader` and `Judge` traits, the set written atomically
+//!   (`generate`).
+//!
+//! Why a crate of its own: heavy dependencies (tokenizers, gemm, faiss; the weights are read with
+//! `safetensors`); features `faiss`, `candle-baseline` (candle's BertModel: perf_encoder's baseline
+//! and `just test-candle`'s cross-check, off by default because candle was an eighth of a clean
+//! build's compile time) and `x86-v4` (gemm's AVX-512 kernels, chosen at run time where the CPU has
+//! them; on by default, `--no-default-features` for the AVX2 ones; they move near-ties in README's
+//! tables, so the kernel is part of the vector cache's key).
 
 #![warn(missing_docs)]
 

@@ -40,6 +40,20 @@
 //! let reply = "Sure:\n```json\n{\"answer\": \"Shakespeare\"}\n```";
 //! assert_eq!(extract_json(reply), Some("{\"answer\": \"Shakespeare\"}"));
 //! ```
+//!
+//! # Modules
+//!
+//! - The OpenAI-compatible client (`OpenAiLlm`: limits, retries, error classes).
+//! - Endpoint settings per role (`config`).
+//! - The SQLite response cache (`CachedLlm`).
+//! - The token budget that reserves each call's bound (cl100k prompt plus `max_tokens`) before it
+//!   is sent (`budget`).
+//! - The endpoint probe of `check-llm` (`check`).
+//! - The synchronous `Embedder` over an embeddings endpoint (`embed`: a dedicated runtime thread,
+//!   so it is safe from async code, `spawn_blocking` and rayon).
+//! - A scripted mock server for tests (`mock`, feature `mock`).
+//!
+//! Why a crate of its own: heavy dependencies (async-openai, reqwest, rustls).
 
 #![warn(missing_docs)]
 

@@ -13,6 +13,24 @@
 //! assert_eq!(exact_match("The Eiffel Tower.", "eiffel tower"), 1.0);
 //! assert!(token_f1("the tower in Paris", "Eiffel Tower") > 0.0);
 //! ```
+//!
+//! # Modules
+//!
+//! - Pure functions: answer quality and the sentence judge (`answer`).
+//! - The offline judge "answer delivered" (`delivered`).
+//! - Corpus structure and semantics (`corpus`: graph metrics, one shared kNN pass for TwoNN and
+//!   hubness whose candidates are screened in bfloat16 or float32 under a certified error bound and
+//!   re-ranked in float64, so exact; dispersion).
+//! - EA-GraphRAG's query complexity s(q) (`query`).
+//! - The answer-agreement probe's signals (`probe`).
+//! - Semantic F1 / coverage / faithfulness (`generation`).
+//! - The evaluation of one tuple: judge label, EM/F1, evidence recall, faithfulness, then semantic
+//!   F1 and coverage per question in one encoder pass (`evaluate`, over the `TokenEncoder` trait).
+//! - The LLM judge (`judge`).
+//! - Routing labels (`labels`).
+//!
+//! Why a crate of its own: reuse: the CLI, the paradigms' evaluation and the routers' features all
+//! call them.
 
 #![warn(missing_docs)]
 

@@ -18,6 +18,34 @@
 //!     [ParadigmId::Naive, ParadigmId::Graph]
 //! );
 //! ```
+//!
+//! # Modules
+//!
+//! - Chunk table and the context-budget cut (`chunks`).
+//! - The dense retriever (`dense`).
+//! - Personalized PageRank: the certified engine (default: exact top-k proven per query), power
+//!   iteration and push (`ppr/`: `exact`, `push`, the certified engine's `factor`, `storage`,
+//!   `symmetry`, `certified` (the solve, written for queries in the lanes of one sweep of the core;
+//!   one query is one lane), `batch` (many queries, groups of four lanes over threads, bit for bit
+//!   the one-query results) and `certificate`; dated measurements in docs/performance.md).
+//! - The GraphRAG retriever of Algorithm 4 (`graph`).
+//! - RRF / interleave / complexity-weighted fusion (`fusion`).
+//! - A retriever memoised per query so the paradigms of a question share one dense ranking and one
+//!   GraphRAG retrieval (`memo`).
+//! - Retrieve-then-read paradigms (`rag`: NaiveRAG, GraphRAG, HybridRAG, Fusion).
+//! - IterativeRAG of Algorithm 3 with offline and LLM evaluators (`iterative`).
+//! - LLM-only (`llm_only`).
+//! - The offline BM25 reader and the LLM reader (`reader`).
+//! - What paradigms are built from and registered with (`toolkit`, a leaf: `Toolkit`, `Evaluator`,
+//!   `PromptSizes`, `CallBounds`, the `Registered` entry with its constructor, cost model and
+//!   whether faithfulness is measured).
+//! - The paradigm registry (`registry`).
+//! - The zero-token probe signals read off these primitives: dense top-k shape, a BM25 index over
+//!   chunks (the `bm25` crate 2.3, default features off: its Okapi scorer over our own lower-cased
+//!   alphanumeric terms), entity linking, the PPR distribution and the seeds' degree and component
+//!   (`probe`).
+//!
+//! Why a crate of its own: the retriever primitives and what is built on them.
 
 #![warn(missing_docs)]
 

@@ -15,6 +15,21 @@
 //! assert_eq!(reports::pareto::frontier(&points), [0, 1, 3]);
 //! assert!(reports::pareto::dominates(points[1], points[2]));
 //! ```
+//!
+//! # Modules
+//!
+//! - Loading runs and evaluations (`load`).
+//! - Pareto frontier (`pareto`) and AIQ (`aiq`) as pure functions, Tables 2 / 3 / 16 (`tables`;
+//!   Table 3 rendered as Markdown and CSV from the same model `route eval` prints,
+//!   `bench_core::table3`).
+//! - Raw exports (`export`).
+//! - Figures 4-7 with plotters and an embedded font (`figures`; series styles and overlap-free
+//!   labels in `figures::placement`, PNG text at the font's glyph positions in `figures::png`).
+//! - The self-contained HTML (`html`).
+//! - The whole report written atomically into a fresh folder swapped in with a manifest of its
+//!   files (`report`, `outdir`).
+//!
+//! Why a crate of its own: analysis apart from drawing; the plotting dependencies.
 
 #![warn(missing_docs)]
 

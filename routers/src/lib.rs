@@ -35,6 +35,46 @@
 //! assert_eq!(acc("oracle"), 1.0);
 //! assert!(acc("knn") <= 1.0);
 //! ```
+//!
+//! # Modules
+//!
+//! - The routing data set from stored tuples (`dataset`).
+//! - Feature sets Q / C / Q+C (`features`).
+//! - The protocol of `route eval` as one library call (`protocol`: run selection, labels, split,
+//!   best-single always, Appendix D.2 inputs for the ML routers, cascades and published routers,
+//!   paired tests, the configuration to store).
+//! - What a router is and may use (`entry`, a leaf: `RouterEntry`, `Family`, `Candidate`,
+//!   `RouterContext` with the seed, the router LLM and the `FitCache` a λ sweep shares).
+//! - The registry (`registry`; `registry::OPT_IN` names the routers `--routers all` leaves out for
+//!   their cost).
+//! - Baselines (`baselines`: Random, Best-fixed, Oracle).
+//! - ML and neural routers (`models`: lr, svm, rf, gbt, knn, mlp, dnn, two-tower, on the small
+//!   dense-net toolkit `models::nn` and the Appendix D.2 input encoding `models::prep`;
+//!   `models::lr_fit` runs linfa-logistic's fit, bit for bit, on `models::products`, which keeps a
+//!   training matrix once and multiplies it bit for bit as ndarray does, without ndarray's per-call
+//!   copy; router-dc uses it too).
+//! - The seed papers' routers and the cost-aware λ sweep (`seed_papers`).
+//! - Table 3's routers from other papers (`published`: Adaptive-RAG's classifier, MBA-RAG's bandit,
+//!   RouterDC).
+//! - Utility routers (`utility`: calibrated P(correct) per paradigm minus λ·cost, cross-fitted
+//!   Platt calibration; `utility::safe`: best-single unless the estimate beats it by a margin tuned
+//!   on the held-out training estimates).
+//! - Best-single / oracle-per-corpus / always-p baselines (`baselines`).
+//! - The expected-cost model the cost-aware, utility and bandit routers share (`cost`).
+//! - External programs over JSON lines (`external`, docs/router-protocol.md).
+//! - Probe signals as features and their billing (`probe`).
+//! - Published routers of an import scored from their own answers (`imported`).
+//! - Cascades in cost order with a calibrated stop (`cascade`).
+//! - Per-signal AUROC, gap share and CostSave@BestSingle (`reading`).
+//! - Cross-validation with per-question predictions and the utility fallback (`eval`).
+//! - Paired bootstrap and exact McNemar tests against best-single (`significance`).
+//! - The terminal renderer of Table 3 (within 100 columns unless `--wide`), `--json` and the
+//!   `route list` catalogue (`table`).
+//! - A synthetic set with a known rule (`synthetic`).
+//!
+//! Why a crate of its own: the plug-in point for routers and the ML dependencies (linfa, smartcore,
+//! ndarray; argmin, the optimiser linfa-logistic runs, for lr's fit; pulp for mba-rag's SIMD loops
+//! and `models::products`, and gemm through metrics' `gram_block` for knn's distances).
 #![warn(missing_docs)]
 
 mod baselines;

@@ -23,6 +23,30 @@
 //! assert!(err.is_bad_input());
 //! # });
 //! ```
+//!
+//! # Modules
+//!
+//! - The results store (SQLite file or shared PostgreSQL database, `DbTarget`) and everything that
+//!   speaks SQL: versioned migrations (`db/schema.rs`) and the core queries (`db.rs`: `Store`,
+//!   `RunSpec`, `RunHandle`).
+//! - What differs per backend (`db/backend.rs`).
+//! - Safe opening (`db/open.rs`) and what a file is and holds (`db/info.rs`).
+//! - Typed reads for routers, reports and the CLI (`reads.rs`: `RunRow`, `RoutingTupleRow`,
+//!   `ReportTupleRow` with `TupleTokens`, `StoredQuestion`; names, modes and labels parsed here,
+//!   once).
+//! - The one run-selection rule of `route eval` and `report` (`runs.rs`).
+//! - Work leases (`leases.rs`).
+//! - Router evaluations (`route_evals.rs`).
+//! - Imported outcome matrices (`imports.rs`).
+//! - Signals and published choices (`signals.rs`).
+//! - Shard merge (`merge.rs`).
+//! - The graph extraction cache and the LLM response cache (`extractions.rs`, `llm_cache.rs`) and
+//!   their bench-core traits (`caches.rs`).
+//! - Its own error `StoreError` (`error.rs`: `Sql`, `Incompatible`, `Invalid`, ...), converted into
+//!   `BenchError` at the boundary.
+//!
+//! Why a crate of its own: the only crate that links sqlx; a private module tree behind one curated
+//! `pub use` list.
 
 #![warn(missing_docs)]
 

@@ -56,15 +56,17 @@ pub fn run(args: &MergeArgs) -> Result<()> {
                 return Err(e.into());
             }
         };
+        // The file alone holds the merge: a copy of it needs no -wal.
+        out.close().await;
         for m in &merged {
             println!(
                 "run {} on {}: {} tuples from {} inputs{} (key {})",
                 m.id,
-                m.corpus,
+                store::printable(&m.corpus),
                 m.tuples,
                 inputs.len(),
                 if m.finished { "" } else { ", unfinished" },
-                &m.run_key[..m.run_key.len().min(12)]
+                store::printable(&m.run_key.chars().take(12).collect::<String>())
             );
         }
         println!("merged into {}", args.out.display());
@@ -73,7 +75,9 @@ pub fn run(args: &MergeArgs) -> Result<()> {
 }
 
 /// Refuses an input given twice: the same file by another path (a link, `./a` and `a`), or a
-/// byte-identical copy. Its tuples would be counted once and the merge would look complete.
+/// byte-identical copy. Its tuples would be counted once and the merge would look complete. A
+/// copy whose bytes differ (`VACUUM`ed) is refused by the merge, which compares what the inputs
+/// hold.
 fn check_distinct(inputs: &[PathBuf]) -> Result<()> {
     let twice = |a: &PathBuf, b: &PathBuf, how: &str| -> anyhow::Error {
         crate::checks::BadInput(format!(

@@ -139,6 +139,7 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             println!("evaluation {id} stored in {db} ({:.1} s)", r.took.as_secs_f64());
         }
         match r.evaluation.failed.len() {
+        store.close().await; // checkpointed: the file alone holds the evaluation
             0 => Ok(()),
             n => Err(anyhow::anyhow!(
                 "{n} router(s) failed: {}",

@@ -16,6 +16,7 @@ use bench_core::{Corpus, Mode, ParadigmId, QueryType, ResultRecord, RouteEvalRow
 use crate::error::{Result, StoreError};
 
 mod backend;
+mod checkpoint;
 mod handle;
 mod info;
 mod open;
@@ -24,7 +25,7 @@ pub use backend::{redact, DbTarget};
 use handle::store_err;
 pub use handle::{Backend, Store};
 pub use info::{DbInfo, Ownership};
-pub use open::APPLICATION_ID;
+pub use open::{printable, APPLICATION_ID};
 
 mod schema;
 pub use schema::SCHEMA_VERSION;
@@ -115,11 +116,11 @@ pub struct SummaryRow {
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. A
-    /// file that is not a ragrouter store, or of a newer schema, is refused untouched
-    /// (`store_open`).
+    /// file that is not a ragrouter store, of a newer schema, or with a corrupt page (`PRAGMA
+    /// quick_check`) is refused untouched (`store_open`).
     pub async fn open(path: &Path) -> Result<Store> {
         let shown = path.display().to_string();
-        open::inspect(path).await?;
+        open::inspect(path, true).await?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 StoreError::io(format!("creating the directory of database {shown}"), e)
@@ -141,7 +142,8 @@ impl Store {
     /// the caller's (`store_open` marks and migrates a file before WAL is switched on).
     pub(crate) async fn connect_sqlite(url: &str, path: String, wal: bool) -> Result<Store> {
         sqlx::any::install_default_drivers();
-        let opts = AnyConnectOptions::from_str(url).map_err(|e| store_err(&path, e))?;
+        let opts =
+            checkpoint::quiet(AnyConnectOptions::from_str(url).map_err(|e| store_err(&path, e))?);
         let pool = AnyPoolOptions::new()
             .max_connections(1)
             .idle_timeout(None)
@@ -157,8 +159,9 @@ impl Store {
             })
             .connect_with(opts)
             .await
-            .map_err(|e| store_err(&path, e))?;
+            .map_err(open::open_err(&path))?;
         Ok(Store {
+            closer: None,
             pool,
             path,
             backend: Backend::Sqlite,
@@ -183,8 +186,33 @@ impl Store {
     }
 
     /// Closes the connections (a merge input or output must be released before it is moved).
+    /// A writable SQLite store first folds its write-ahead log into the file (`PRAGMA
+    /// wal_checkpoint(TRUNCATE)`), so the file alone is the data; when another process holds the
+    /// store and the checkpoint cannot finish, one line on stderr says the writes are in the
+    /// `-wal`. Every command that writes calls this on success; a store dropped without it (an
+    /// error path) is checkpointed all the same when its last clone goes.
     pub async fn close(&self) {
+        if self.closer.as_ref().is_some_and(|c| c.take()) && self.checkpoint().await == Some(false)
+        {
+            checkpoint::note_held(&self.path);
+        }
         self.pool.close().await;
+    }
+
+    /// The final checkpoint on the store's own connection, waiting briefly for other processes;
+    /// `Some(true)` when it finished, `None` when the connection is gone.
+    async fn checkpoint(&self) -> Option<bool> {
+        let mut conn = self.pool.acquire().await.ok()?;
+        let wait = format!(
+            "PRAGMA busy_timeout = {}",
+            checkpoint::CHECKPOINT_WAIT.as_millis()
+        );
+        sqlx::raw_sql(&wait).execute(&mut *conn).await.ok()?;
+        let busy: i64 = sqlx::query_scalar(checkpoint::CHECKPOINT)
+            .fetch_one(&mut *conn)
+            .await
+            .ok()?;
+        Some(busy == 0)
     }
 
     /// The file path, or the PostgreSQL URL without its password: what messages show.
@@ -192,7 +220,13 @@ impl Store {
         &self.path
     }
 
+    /// A database error of this store; on PostgreSQL a server that went away is said so.
     pub(crate) fn err(&self, e: sqlx::Error) -> StoreError {
+        if self.backend == Backend::Postgres {
+            if let Some(gone) = backend::pg_gone(&self.path, &e) {
+                return gone;
+            }
+        }
         store_err(&self.path, e)
     }
 

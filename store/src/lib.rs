@@ -64,7 +64,7 @@ mod runs;
 mod signals;
 
 pub use db::{
-    redact, Backend, DbInfo, DbTarget, Ownership, RunHandle, RunSpec, Store, SummaryRow,
+    printable, redact, Backend, DbInfo, DbTarget, Ownership, RunHandle, RunSpec, Store, SummaryRow,
     APPLICATION_ID, SCHEMA_VERSION,
 };
 pub use error::{Result, StoreError};

@@ -20,6 +20,9 @@ const KEYED: &[&str] = &[
 /// Inputs of one merge: SQLite attaches at most 10 databases to a connection.
 const MAX_INPUTS: usize = 9;
 
+/// A tuple's identity across files: (run key, question, paradigm).
+type TupleKey = (String, String, String);
+
 /// What a merge did for one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergedRun {
@@ -45,14 +48,48 @@ impl Store {
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
+    /// (run key, question, paradigm) of every tuple the database holds: what a shard is,
+    /// whatever the bytes of its file (a `VACUUM`ed copy holds the same).
+    async fn tuple_keys(&self) -> Result<BTreeSet<TupleKey>> {
+        let rows = sqlx::query(
+            "SELECT r.run_key, t.query_id, t.paradigm FROM results t JOIN runs r ON r.id = t.run_id",
+        )
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect())
+    }
+
     /// Checks that every input is a results database of this schema (opening migrates an
-    /// older one) and that all hold the same runs (run keys); writes nothing else.
+    /// older one), that all hold the same runs (run keys), and that no two hold the same
+    /// tuples (one shard given twice, by a copy whatever its bytes); writes nothing else.
     pub async fn check_same_runs(inputs: &[&Path]) -> Result<()> {
         let mut keys: Option<(BTreeSet<String>, &Path)> = None;
+        let mut held: Vec<(&Path, BTreeSet<TupleKey>)> = Vec::new();
         for &input in inputs {
             let store = Store::open_existing(input).await?;
-            let these: BTreeSet<String> = store.run_keys().await?.into_keys().collect();
+            let read =
+                async { Ok::<_, StoreError>((store.run_keys().await?, store.tuple_keys().await?)) }
+                    .await;
             store.close().await;
+            let (runs, tuples) = read?;
+            let these: BTreeSet<String> = runs.into_keys().collect();
+            if let Some((first, _)) = held
+                .iter()
+                .find(|(_, t)| !tuples.is_empty() && *t == tuples)
+            {
+                return Err(StoreError::Invalid(format!(
+                    "merge: {} and {} hold the same {} tuples (the same questions and paradigms \
+                     of the same runs): each shard must be given once",
+                    first.display(),
+                    input.display(),
+                    tuples.len()
+                )));
+            }
+            held.push((input, tuples));
             match &keys {
                 None => keys = Some((these, input)),
                 Some((first, first_path)) if *first != these => {
@@ -63,7 +100,10 @@ impl Store {
                         first_path.display(),
                         input.display(),
                         only.iter()
-                            .map(|k| &k[..k.len().min(12)])
+                            .map(
+                                |k| crate::printable(&k.chars().take(12).collect::<String>())
+                                    .into_owned()
+                            )
                             .collect::<Vec<_>>()
                             .join(", ")
                     )));

@@ -494,7 +494,9 @@ impl Step<'_> {
             &self.embedded.cache,
         )
         .await?;
-        Ok((Some((g, index)), Some(signature), t.elapsed().as_secs_f64()))
+        // Checkpointed: the file alone holds the run (an early return is, when the store drops).
+        store.close().await;
+        Ok(())
     }
 
     /// Resumes or starts the run (recording the LLM and embedding settings, and dropping tuples

@@ -5,11 +5,18 @@ use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, AnyPool};
 
+use std::sync::Arc;
+
+use super::checkpoint::Closer;
+
 use crate::error::{Result, StoreError};
 
 /// The results database.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// A writable SQLite file's final checkpoint (`None` for PostgreSQL, memory and read-only
+    /// opens). First, so that a drop checkpoints while the pool's connection is still open.
+    pub(super) closer: Option<Arc<Closer>>,
     pub(super) pool: AnyPool,
     /// The file path, or the PostgreSQL URL without its password: what messages show.
     pub(super) path: String,
@@ -30,11 +37,7 @@ impl Store {
         map: impl FnMut(&AnyRow) -> Result<T>,
     ) -> Result<Vec<T>> {
         let fetched = statement.fetch_all(&self.pool).await;
-        fetched
-            .map_err(|e| store_err(&self.path, e))?
-            .iter()
-            .map(map)
-            .collect()
+        fetched.map_err(|e| self.err(e))?.iter().map(map).collect()
     }
 
     /// The row `statement` returns, if any, made into a `T` by `map`.
@@ -45,7 +48,7 @@ impl Store {
     ) -> Result<Option<T>> {
         match statement.fetch_optional(&self.pool).await {
             Ok(found) => found.as_ref().map(map).transpose(),
-            Err(e) => Err(store_err(&self.path, e)),
+            Err(e) => Err(self.err(e)),
         }
     }
 
@@ -55,7 +58,7 @@ impl Store {
             .execute(&self.pool)
             .await
             .map(drop)
-            .map_err(|e| store_err(&self.path, e))
+            .map_err(|e| self.err(e))
     }
 }
 

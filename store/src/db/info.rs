@@ -6,7 +6,7 @@ use std::path::Path;
 use sqlx::Connection;
 
 use super::handle::Store;
-use super::open::{self, Found, APPLICATION_ID};
+use super::open::{self, printable, side_file, Found, APPLICATION_ID};
 use super::schema::SCHEMA_VERSION;
 use crate::error::{Result, StoreError};
 
@@ -46,6 +46,9 @@ pub struct DbInfo {
     pub others: Vec<String>,
     /// Of ours: (runs, finished runs).
     pub runs: Option<(i64, i64)>,
+    /// The length of a `-wal` beside a WAL-mode file without its `-shm`: its writes are not
+    /// counted (reading them would create the `-shm`).
+    pub unmerged_wal: Option<u64>,
 }
 
 impl Store {
@@ -63,10 +66,17 @@ impl Store {
             tables: Vec::new(),
             others: Vec::new(),
             runs: None,
+            unmerged_wal: None,
         };
-        let Some(v) = open::view(path).await? else {
+        let Some(v) = open::view(path, open::LOOK_WAIT, false).await? else {
             return Ok(info);
         };
+        if v.header.wal && !side_file(path, "-shm").exists() {
+            info.unmerged_wal = std::fs::metadata(side_file(path, "-wal"))
+                .ok()
+                .map(|m| m.len())
+                .filter(|&n| n > 0);
+        }
         info.exists = true;
         info.wal = v.header.wal;
         info.application_id = v.application_id;
@@ -86,7 +96,7 @@ impl Store {
             Err(StoreError::Incompatible(why)) => Ownership::NotOurs(why),
             Err(e) => return Err(e),
         };
-        let mut conn = open::read_only(path, &shown, v.header).await?;
+        let mut conn = open::read_only(path, &shown, v.header, open::LOOK_WAIT).await?;
         let counted = async {
             for (kind, name) in &v.objects {
                 if name.starts_with("sqlite_") {
@@ -100,7 +110,7 @@ impl Store {
                         .map_err(open::read_err(&shown))?;
                     info.tables.push((name.clone(), n));
                 } else {
-                    info.others.push(format!("{kind} {name}"));
+                    info.others.push(format!("{kind} {}", printable(name)));
                 }
             }
             if matches!(info.ownership, Ownership::Ours { .. }) {
@@ -180,12 +190,21 @@ impl std::fmt::Display for DbInfo {
                 rows("route_evals")
             )?;
         }
+        if let Some(n) = self.unmerged_wal {
+            writeln!(
+                f,
+                "note: the counts leave out {}-wal ({n} bytes): writes not yet merged into the \
+                 file, which cannot be read without its -shm beside it (db info creates no file); \
+                 a command that writes to this store merges them",
+                self.path
+            )?;
+        }
         writeln!(f, "tables (rows):")?;
         if self.tables.is_empty() {
             writeln!(f, "  none")?;
         }
         for (t, n) in &self.tables {
-            writeln!(f, "  {t:<22} {n}")?;
+            writeln!(f, "  {:<22} {n}", printable(t))?;
         }
         if !self.others.is_empty() {
             writeln!(f, "other objects: {}", self.others.join(", "))?;

@@ -8,19 +8,27 @@
 //! marked on its next write). Anything else in `sqlite_schema` (a view, a trigger, an index or
 //! table of someone else) makes the file foreign.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::any::AnyConnectOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{AnyConnection, ConnectOptions, Connection};
 
+use super::checkpoint::{quiet, Closer};
 use super::handle::{store_err, Store};
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::error::{Result, StoreError};
 
 /// How long an opener waits for another process's lock (schema creation, a long write).
 pub(super) const BUSY_WAIT: Duration = Duration::from_secs(30);
+
+/// How long `db info` waits for another process's lock: it only looks.
+pub(super) const LOOK_WAIT: Duration = Duration::from_secs(5);
 
 /// The application id every results file carries (header bytes 68-71): "rgrt".
 pub const APPLICATION_ID: i32 = 0x7267_7274;
@@ -75,24 +83,44 @@ fn invalid(shown: &str, what: &str) -> StoreError {
     ))
 }
 
-/// An SQLite failure on a file we only read: a corrupt or non-SQLite file is bad input.
-pub(super) fn read_err(shown: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
-    move |e: sqlx::Error| match &e {
-        sqlx::Error::Database(d)
-            if d.code()
-                .and_then(|c| c.parse::<i64>().ok())
-                .is_some_and(|c| matches!(c & 0xff, 11 | 26)) =>
-        {
-            invalid(
-                shown,
-                &format!(
-                    "is corrupt or not an SQLite database (SQLite: {})",
-                    d.message()
-                ),
-            )
-        }
+/// SQLite's primary result code of a database error (the low byte of an extended code).
+fn primary_code(e: &sqlx::Error) -> Option<i64> {
+    match e {
+        sqlx::Error::Database(d) => d.code()?.parse::<i64>().ok().map(|c| c & 0xff),
+        _ => None,
+    }
+}
+
+/// An SQLite failure while opening a file: a corrupt (code 11) or non-SQLite (26) file is bad
+/// input; anything else, a lock included, stays the engine's error.
+pub(super) fn open_err(shown: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
+    move |e: sqlx::Error| match (&e, primary_code(&e)) {
+        (sqlx::Error::Database(d), Some(11 | 26)) => invalid(
+            shown,
+            &format!(
+                "is corrupt or not an SQLite database (SQLite: {})",
+                d.message()
+            ),
+        ),
         _ => store_err(shown, e),
     }
+}
+
+/// An SQLite failure on a file we read or open: as [`open_err`], and a lock another process
+/// still held when the wait ran out (code 5 or 6) is said plainly.
+pub(super) fn read_err(shown: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
+    move |e: sqlx::Error| match primary_code(&e) {
+        Some(5 | 6) => held(shown),
+        _ => open_err(shown)(e),
+    }
+}
+
+/// Another process holds the lock a command waited for.
+fn held(shown: &str) -> StoreError {
+    StoreError::Other(format!(
+        "results database {shown}: another process holds the store (its lock was still held \
+         when the wait ran out); try again when that process is done"
+    ))
 }
 
 /// Reads and checks the header: SQLite's magic, a page size, and a length of whole pages that
@@ -138,22 +166,45 @@ fn read_header(path: &Path, shown: &str, len: u64) -> Result<Header> {
 }
 
 /// A read-only connection that creates nothing beside the file: a WAL-mode file without both
-/// side files is read as immutable (a normal open would create `-wal` and `-shm`).
+/// side files is read as immutable (a normal open would create `-wal` and `-shm`). It waits
+/// `wait` for another process's lock.
 pub(super) async fn read_only(
     path: &Path,
     shown: &str,
     header: Header,
+    wait: Duration,
 ) -> Result<SqliteConnection> {
     let immutable =
         header.wal && !(side_file(path, "-wal").exists() && side_file(path, "-shm").exists());
-    SqliteConnectOptions::new()
-        .filename(path)
-        .read_only(true)
-        .immutable(immutable)
-        .busy_timeout(BUSY_WAIT)
-        .connect()
+    quiet(
+        SqliteConnectOptions::new()
+            .filename(path)
+            .read_only(true)
+            .immutable(immutable)
+            .busy_timeout(wait),
+    )
+    .connect()
+    .await
+    .map_err(read_err(shown))
+}
+
+/// `PRAGMA quick_check` on an open read-only connection: a store with a corrupt page is
+/// refused before a command writes to it. It reads every page (see docs/performance.md).
+async fn quick_check(conn: &mut SqliteConnection, shown: &str) -> Result<()> {
+    let found: Vec<String> = sqlx::query_scalar("PRAGMA quick_check(3)")
+        .fetch_all(conn)
         .await
-        .map_err(read_err(shown))
+        .map_err(read_err(shown))?;
+    if found.len() == 1 && found[0] == "ok" {
+        return Ok(());
+    }
+    Err(invalid(
+        shown,
+        &format!(
+            "is corrupt (SQLite's integrity check: {})",
+            printable(&found.join("; "))
+        ),
+    ))
 }
 
 /// The markers and objects of an open database.
@@ -187,12 +238,29 @@ async fn sqlite_objects(conn: &mut SqliteConnection, shown: &str) -> Result<Vec<
 }
 
 /// Looks at `path` read-only; `None` when there is no file or an empty one. Refuses a
-/// directory, a FIFO or device, a non-SQLite, truncated or corrupt file, all without changing
-/// a byte or creating a file beside it.
-pub(super) async fn view(path: &Path) -> Result<Option<View>> {
+/// directory, a FIFO or device, a symbolic link loop, a non-SQLite, truncated or corrupt file
+/// (every page checked when `verify`), all without changing a byte or creating a file beside
+/// it. Waits `wait` for another process's lock.
+pub(super) async fn view(path: &Path, wait: Duration, verify: bool) -> Result<Option<View>> {
     let shown = path.display().to_string();
     let len = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(StoreError::Invalid(format!(
+                "results database {shown}: a part of the path before the file name is not a \
+                 directory; --db takes a file path"
+            )))
+        }
+        // ELOOP: the path's links never reach a file (the kind is not stable in std yet).
+        Err(e)
+            if e.raw_os_error() == Some(40) && cfg!(target_os = "linux")
+                || std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) =>
+        {
+            return Err(StoreError::Invalid(format!(
+                "results database {shown} is a loop of symbolic links (following them never \
+                 reaches a file); --db takes a file path"
+            )))
+        }
         Err(e) => return Err(StoreError::io(format!("results database {shown}"), e)),
         Ok(m) if m.is_dir() => {
             return Err(StoreError::Invalid(format!(
@@ -211,7 +279,7 @@ pub(super) async fn view(path: &Path) -> Result<Option<View>> {
         Ok(m) => m.len(),
     };
     let header = read_header(path, &shown, len)?;
-    let mut conn = read_only(path, &shown, header).await?;
+    let mut conn = read_only(path, &shown, header, wait).await?;
     let read = async {
         let application_id: i64 = sqlx::query_scalar("PRAGMA application_id")
             .fetch_one(&mut conn)
@@ -222,6 +290,9 @@ pub(super) async fn view(path: &Path) -> Result<Option<View>> {
             .await
             .map_err(read_err(&shown))?;
         let objects = sqlite_objects(&mut conn, &shown).await?;
+        if verify && !objects.is_empty() {
+            quick_check(&mut conn, &shown).await?;
+        }
         Ok::<_, StoreError>((application_id, version, objects))
     }
     .await;
@@ -235,9 +306,10 @@ pub(super) async fn view(path: &Path) -> Result<Option<View>> {
     }))
 }
 
-/// Looks at `path` read-only and says whether it is new or ours; refuses anything else.
-pub(super) async fn inspect(path: &Path) -> Result<Found> {
-    match view(path).await? {
+/// Looks at `path` read-only and says whether it is new or ours; refuses anything else, and
+/// with `verify` a file with a corrupt page (checked before a command writes to it).
+pub(super) async fn inspect(path: &Path, verify: bool) -> Result<Found> {
+    match view(path, BUSY_WAIT, verify).await? {
         None => Ok(Found::New),
         Some(v) => classify(
             &path.display().to_string(),
@@ -325,7 +397,7 @@ pub(super) fn classify(
         let list = |s: Vec<&Object>| {
             s.iter()
                 .take(6)
-                .map(|(t, n)| format!("{t} {n}"))
+                .map(|(t, n)| format!("{t} {}", printable(n)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -354,9 +426,9 @@ pub(super) fn describe(objects: &[Object]) -> String {
         .filter(|(_, n)| !n.starts_with("sqlite_"))
         .map(|(t, n)| {
             if t == "table" {
-                n.clone()
+                printable(n).into_owned()
             } else {
-                format!("{t} {n}")
+                format!("{t} {}", printable(n))
             }
         })
         .collect();
@@ -365,6 +437,19 @@ pub(super) fn describe(objects: &[Object]) -> String {
         listed.push_str(", ...");
     }
     format!("tables: {}", or_none(listed))
+}
+
+/// A name read from a database as it may be printed: Rust's quoted, escaped form
+/// (`"x\u{1b}[31m"`, as corpus names are shown in errors) when it holds a control or invisible
+/// character, a quote or a backslash; else as it is. A foreign file's names reach the terminal,
+/// where an escape sequence would recolour it and a newline forge an output line.
+pub fn printable(name: &str) -> Cow<'_, str> {
+    let quoted = format!("{name:?}");
+    if quoted.get(1..quoted.len() - 1) == Some(name) {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(quoted)
+    }
 }
 
 fn newer(shown: &str, version: i64) -> StoreError {
@@ -402,13 +487,14 @@ impl Store {
     /// refuses a directory, a non-SQLite file, another application's database and a newer
     /// schema. Writes nothing.
     pub async fn check(path: &Path) -> Result<()> {
-        inspect(path).await.map(|_| ())
+        inspect(path, true).await.map(|_| ())
     }
 
     /// Opens an existing results store for reading and adding evaluations (`route eval`):
     /// a missing or empty file is an error, never a new schema.
     pub async fn open_existing(path: &Path) -> Result<Store> {
-        match inspect(path).await? {
+        // `open` checks every page before it writes.
+        match inspect(path, false).await? {
             Found::New => Err(no_results(path)),
             Found::Ours(_) => Store::open(path).await,
         }
@@ -419,7 +505,7 @@ impl Store {
     /// write), since the readers expect this build's columns.
     pub async fn open_read_only(path: &Path) -> Result<Store> {
         let shown = path.display().to_string();
-        let Some(v) = view(path).await? else {
+        let Some(v) = view(path, BUSY_WAIT, false).await? else {
             return Err(no_results(path));
         };
         match classify(
@@ -452,9 +538,8 @@ impl Store {
     pub(super) async fn connect_writable(path: &Path) -> Result<Store> {
         let shown = path.display().to_string();
         sqlx::any::install_default_drivers();
-        let mut conn = <AnyConnection as Connection>::connect(&write_url(path))
-            .await
-            .map_err(read_err(&shown))?;
+        let opts = AnyConnectOptions::from_str(&write_url(path)).map_err(read_err(&shown))?;
+        let mut conn = quiet(opts).connect().await.map_err(read_err(&shown))?;
         let migrated = migrate_on(&mut conn, &shown, true).await;
         let _ = conn.close().await;
         migrated?;
@@ -465,6 +550,11 @@ impl Store {
                 Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_millis(500));
+                }
+                Err(e) if is_busy(&e) => return Err(held(&shown)),
+                Ok(mut store) => {
+                    store.closer = Some(Arc::new(Closer::new(path.to_path_buf(), shown)));
+                    return Ok(store);
                 }
                 other => return other,
             }
@@ -494,11 +584,11 @@ fn no_results(path: &Path) -> StoreError {
 /// several processes opening a new file one creates the schema, the others wait and find it),
 /// marked with [`APPLICATION_ID`] and migrated. A refusal rolls back: nothing written.
 async fn migrate_on(conn: &mut AnyConnection, shown: &str, classify_first: bool) -> Result<()> {
-    let err = |e| store_err(shown, e);
+    let err = read_err(shown);
     sqlx::raw_sql("PRAGMA busy_timeout = 30000; PRAGMA foreign_keys = ON;")
         .execute(&mut *conn)
         .await
-        .map_err(err)?;
+        .map_err(&err)?;
     sqlx::raw_sql("BEGIN IMMEDIATE")
         .execute(&mut *conn)
         .await
@@ -514,14 +604,17 @@ async fn migrate_on(conn: &mut AnyConnection, shown: &str, classify_first: bool)
             sqlx::raw_sql(&format!("PRAGMA application_id = {APPLICATION_ID}"))
                 .execute(&mut *conn)
                 .await
-                .map_err(err)?;
+                .map_err(&err)?;
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            sqlx::raw_sql(sql).execute(&mut *conn).await.map_err(err)?;
+            sqlx::raw_sql(sql).execute(&mut *conn).await.map_err(&err)?;
+            super::schema::data_step(i + 1, &mut *conn)
+                .await
+                .map_err(&err)?;
             sqlx::raw_sql(&format!("PRAGMA user_version = {}", i + 1))
                 .execute(&mut *conn)
                 .await
-                .map_err(err)?;
+                .map_err(&err)?;
         }
         Ok(())
     }
@@ -531,7 +624,7 @@ async fn migrate_on(conn: &mut AnyConnection, shown: &str, classify_first: bool)
     } else {
         "ROLLBACK"
     };
-    let ended = sqlx::raw_sql(end).execute(&mut *conn).await.map_err(err);
+    let ended = sqlx::raw_sql(end).execute(&mut *conn).await.map_err(&err);
     applied.and(ended.map(|_| ()))
 }
 

@@ -13,7 +13,9 @@ pub const MANIFEST: &str = "report-manifest.json";
 
 /// Refuses a folder a report may not replace: a path that is not a folder, or a folder holding a
 /// file that no earlier report listed in its manifest (the user's own files, or a report written
-/// before manifests existed). A missing folder or an empty one is fine.
+/// before manifests existed). A missing folder or an empty one is fine. The walk stops at the
+/// first such file, and looks at a folder's own files before the folders inside it, so a
+/// foreign tree (`/`, a home folder) is refused at once rather than listed whole.
 pub fn check_out_dir(out: &Path) -> Result<()> {
     let shown = out.display();
     let meta = match fs::symlink_metadata(out) {
@@ -26,16 +28,10 @@ pub fn check_out_dir(out: &Path) -> Result<()> {
             "report --out {shown}: not a folder (give a folder to write the report into)"
         )));
     }
-    let files = files_under(out)?;
-    if files.is_empty() {
-        return Ok(());
-    }
     let listed = read_manifest(out)?;
     let manifest = PathBuf::from(MANIFEST);
-    if let Some(foreign) = files
-        .iter()
-        .find(|f| **f != manifest && !listed.contains(*f))
-    {
+    let foreign = first_file_outside(out, |f| *f == manifest || listed.contains(f))?;
+    if let Some(foreign) = foreign {
         let why = if listed.is_empty() {
             format!("the folder has no {MANIFEST}")
         } else {
@@ -50,22 +46,57 @@ pub fn check_out_dir(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The first file under `dir` (relative to it) that `known` does not accept, breadth first: a
+/// folder's files before its subfolders. Links count as files and are not followed. A folder
+/// that cannot be listed is bad input too: a report could not replace it.
+fn first_file_outside(dir: &Path, known: impl Fn(&PathBuf) -> bool) -> Result<Option<PathBuf>> {
+    let mut todo = std::collections::VecDeque::from([PathBuf::new()]);
+    while let Some(rel) = todo.pop_front() {
+        let here = dir.join(&rel);
+        let unreadable = |e: std::io::Error| {
+            BenchError::Invalid(format!(
+                "report --out {}: cannot list {} ({e}); a report replaces only a folder it can \
+                 read whole: choose a new folder",
+                dir.display(),
+                here.display()
+            ))
+        };
+        let mut entries = fs::read_dir(&here)
+            .map_err(unreadable)?
+            .map(|e| {
+                let e = e?;
+                Ok((e.file_name(), e.file_type()?))
+            })
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(unreadable)?;
+        // Names in order, so the file named is the same on every run.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, kind) in entries {
+            let path = rel.join(name);
+            if kind.is_dir() {
+                todo.push_back(path);
+            } else if !known(&path) {
+                return Ok(Some(path));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// The files under `dir`, relative to it, in order; links count as files and are not followed.
+#[cfg(test)]
 fn files_under(dir: &Path) -> Result<BTreeSet<PathBuf>> {
     let mut out = BTreeSet::new();
     let mut todo = vec![PathBuf::new()];
     while let Some(rel) = todo.pop() {
-        let here = dir.join(&rel);
-        let entries = fs::read_dir(&here)
-            .map_err(|e| BenchError::io(format!("listing {}", here.display()), e))?;
-        for entry in entries {
-            let entry =
-                entry.map_err(|e| BenchError::io(format!("listing {}", here.display()), e))?;
-            let kind = entry
-                .file_type()
-                .map_err(|e| BenchError::io(format!("reading {}", entry.path().display()), e))?;
+        for entry in fs::read_dir(dir.join(&rel)).map_err(|e| BenchError::io("listing", e))? {
+            let entry = entry.map_err(|e| BenchError::io("listing", e))?;
             let path = rel.join(entry.file_name());
-            if kind.is_dir() {
+            if entry
+                .file_type()
+                .map_err(|e| BenchError::io("listing", e))?
+                .is_dir()
+            {
                 todo.push(path);
             } else {
                 out.insert(path);
@@ -129,18 +160,35 @@ pub(crate) fn staging_dir(out: &Path) -> Result<PathBuf> {
     let (parent, name) = parent_and_name(out)?;
     fs::create_dir_all(&parent)
         .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
-    let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)
-            .map_err(|e| BenchError::io(format!("clearing {}", dir.display()), e))?;
+    fresh_sibling(&parent, &name, "staging")
+}
+
+/// Creates `.<name>.<tag>-<pid>` in `parent`, or, where that name is taken, the first free
+/// `.<name>.<tag>-<pid>-<n>`: created exclusively, so the folder is this run's own and only it
+/// is ever removed, never a folder of the same name that was there before.
+fn fresh_sibling(parent: &Path, name: &str, tag: &str) -> Result<PathBuf> {
+    let pid = std::process::id();
+    for n in 0..1000u32 {
+        let dir = match n {
+            0 => parent.join(format!(".{name}.{tag}-{pid}")),
+            n => parent.join(format!(".{name}.{tag}-{pid}-{n}")),
+        };
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(BenchError::io(format!("creating {}", dir.display()), e)),
+        }
     }
-    fs::create_dir(&dir).map_err(|e| BenchError::io(format!("creating {}", dir.display()), e))?;
-    Ok(dir)
+    Err(BenchError::Other(format!(
+        "no free name for the report's {tag} folder in {}: 1000 names .{name}.{tag}-{pid}-N are taken",
+        parent.display()
+    )))
 }
 
 /// Writes the manifest of `files` into `staging` and puts `staging` in the place of `out`: the
-/// old folder (checked by [`check_out_dir`]) is moved aside, the new one renamed in, the old one
-/// removed. Should the second rename fail, the old folder is put back.
+/// old folder (checked by [`check_out_dir`]) is moved aside into a folder this run created, the
+/// new one renamed in, and the old report's files removed. Should the second rename fail, the
+/// old folder is put back.
 pub(crate) fn swap_in(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
     let listed: Vec<String> = files
         .iter()
@@ -157,17 +205,58 @@ pub(crate) fn swap_in(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<(
     if fs::symlink_metadata(out).is_err() {
         return fs::rename(staging, out).map_err(|e| moved(staging, out, e));
     }
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    if old.exists() {
-        fs::remove_dir_all(&old)
-            .map_err(|e| BenchError::io(format!("clearing {}", old.display()), e))?;
+    // An empty folder of our own, which the rename of a folder replaces: the old report can
+    // never land on, or in, a folder that was there before.
+    let old = fresh_sibling(&parent, &name, "old")?;
+    if let Err(e) = fs::rename(out, &old) {
+        let _ = fs::remove_dir(&old);
+        return Err(moved(out, &old, e));
     }
-    fs::rename(out, &old).map_err(|e| moved(out, &old, e))?;
     if let Err(e) = fs::rename(staging, out) {
         let _ = fs::rename(&old, out);
         return Err(moved(staging, out, e));
     }
-    fs::remove_dir_all(&old).map_err(|e| BenchError::io(format!("removing {}", old.display()), e))
+    remove_old_report(&old)
+}
+
+/// Removes the replaced report: the files its manifest lists, the manifest, then its folders
+/// once empty. A file that appeared since the check is kept, with the folder that holds it.
+fn remove_old_report(old: &Path) -> Result<()> {
+    let listed = read_manifest(old)?;
+    for f in listed.iter().chain([&PathBuf::from(MANIFEST)]) {
+        match fs::remove_file(old.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(BenchError::io(
+                    format!("removing {}", old.join(f).display()),
+                    e,
+                ))
+            }
+            _ => {}
+        }
+    }
+    // Deepest folders first; `remove_dir` only ever removes an empty one.
+    let mut dirs = vec![PathBuf::new()];
+    let mut i = 0;
+    while i < dirs.len() {
+        let here = old.join(&dirs[i]);
+        for entry in fs::read_dir(&here).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|k| k.is_dir()) {
+                dirs.push(dirs[i].join(entry.file_name()));
+            }
+        }
+        i += 1;
+    }
+    for d in dirs.iter().rev() {
+        let _ = fs::remove_dir(old.join(d));
+    }
+    if old.exists() {
+        return Err(BenchError::Other(format!(
+            "the new report is in place, but {} (the replaced one) was kept: it holds files \
+             that appeared while the report was written",
+            old.display()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -204,5 +293,41 @@ mod tests {
             1,
             "no sibling left"
         );
+    }
+
+    #[test]
+    fn staging_and_old_folders_are_fresh_and_others_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rep");
+        let pid = std::process::id();
+        // The user's folders under the names a first try would take.
+        let theirs: Vec<PathBuf> = ["staging", "old"]
+            .iter()
+            .map(|t| dir.path().join(format!(".rep.{t}-{pid}")))
+            .collect();
+        for d in &theirs {
+            fs::create_dir(d).unwrap();
+            fs::write(d.join("notes.txt"), "mine").unwrap();
+        }
+        for round in ["a.md", "b.md"] {
+            let staging = staging_dir(&out).unwrap();
+            assert!(!theirs.contains(&staging));
+            fs::write(staging.join(round), round).unwrap();
+            swap_in(&staging, &out, &[PathBuf::from(round)]).unwrap();
+        }
+        for d in &theirs {
+            assert_eq!(fs::read_to_string(d.join("notes.txt")).unwrap(), "mine");
+        }
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            3,
+            "rep and the two of theirs"
+        );
+        // A foreign file at the top is named before anything deeper is listed.
+        fs::create_dir_all(out.join("a/b")).unwrap();
+        fs::write(out.join("a/b/deep.txt"), "d").unwrap();
+        fs::write(out.join("top.txt"), "t").unwrap();
+        let e = check_out_dir(&out).unwrap_err().to_string();
+        assert!(e.contains("top.txt"), "{e}");
     }
 }

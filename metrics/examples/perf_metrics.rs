@@ -294,7 +294,8 @@ fn reference(
     ours: &serde_json::Map<String, serde_json::Value>,
 ) {
     let dir = std::env::temp_dir().join(format!("perf_metrics-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    // Created exclusively: the folder removed at the end is always this run's own.
+    std::fs::create_dir(&dir).expect("a new temp dir");
     let (edges, emb) = (dir.join("edges.tsv"), dir.join("emb.f32"));
     std::fs::write(&edges, tsv).expect("write edges");
     let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();

@@ -202,7 +202,8 @@ fn igraph(
     qs: &[Vec<(u32, f64)>],
 ) -> std::io::Result<(f64, Vec<Vec<u32>>, String)> {
     let dir = std::env::temp_dir().join(format!("perf_ppr_scale-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    // Created exclusively: the folder removed at the end is always this run's own.
+    std::fs::create_dir(&dir)?;
     let edges = dir.join("edges.u32");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&edges)?);
     for a in 0..csr.node_count() as u32 {

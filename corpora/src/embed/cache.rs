@@ -178,7 +178,8 @@ fn write(path: &Path, digest: &[u8; 32], e: &Embeddings) -> Result<()> {
         .map_err(|err| CorpusError::io(format!("creating {}", dir.display()), err))?;
     let tmp = unique_sibling(path, "tmp");
     let res = (|| {
-        let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
+        // `create_new`: a file that was there before is never truncated, nor removed below.
+        let mut f = std::io::BufWriter::new(fs::File::create_new(&tmp)?);
         f.write_all(MAGIC)?;
         f.write_all(&VERSION.to_le_bytes())?;
         f.write_all(&(e.dim as u32).to_le_bytes())?;

@@ -335,7 +335,8 @@ pub(crate) fn sha256_reader(mut r: impl Read) -> io::Result<String> {
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = unique_sibling(path, "tmp");
     let res = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        // `create_new`: a file that was there before is never truncated, nor removed below.
+        let mut f = fs::File::create_new(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)
@@ -395,10 +396,17 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(parent: &Path, tag: &str) -> Result<Self> {
-        let path = unique_sibling(&parent.join(MODEL_NAME), tag);
-        fs::create_dir_all(&path)
-            .map_err(|e| CorpusError::io(format!("creating {}", path.display()), e))?;
-        Ok(TempDir(path))
+        fs::create_dir_all(parent)
+            .map_err(|e| CorpusError::io(format!("creating {}", parent.display()), e))?;
+        // Created exclusively: the folder `Drop` removes is always this one's own.
+        loop {
+            let path = unique_sibling(&parent.join(MODEL_NAME), tag);
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(TempDir(path)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(CorpusError::io(format!("creating {}", path.display()), e)),
+            }
+        }
     }
     fn path(&self) -> &Path {
         &self.0

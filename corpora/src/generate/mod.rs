@@ -695,13 +695,9 @@ pub fn write_set(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "generated".into());
-    let tmp = dir.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
+    let tmp = partial_dir(dir, &file_name)?;
     let io =
         |what: &str, e: std::io::Error| CorpusError::io(format!("{what} {}", tmp.display()), e);
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(|e| io("removing", e))?;
-    }
-    std::fs::create_dir_all(&tmp).map_err(|e| io("creating", e))?;
     let write = |file: &str, text: String| -> Result<()> {
         let mut f = std::fs::File::create(tmp.join(file)).map_err(|e| io("writing into", e))?;
         f.write_all(text.as_bytes())
@@ -765,6 +761,37 @@ pub fn write_set(
     )?;
     std::fs::rename(&tmp, dir)
         .map_err(|e| CorpusError::io(format!("moving {} to {shown}", tmp.display()), e))
+}
+
+/// A new folder `.<name>.partial-<pid>[-n]` beside `dir`, created exclusively: a folder of that
+/// name that was there before is left alone (another name is taken), never emptied.
+fn partial_dir(dir: &std::path::Path, file_name: &str) -> Result<std::path::PathBuf> {
+    let pid = std::process::id();
+    for n in 0..1000u32 {
+        let tmp = match n {
+            0 => dir.with_file_name(format!(".{file_name}.partial-{pid}")),
+            n => dir.with_file_name(format!(".{file_name}.partial-{pid}-{n}")),
+        };
+        if let Some(parent) = tmp.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                crate::error::CorpusError::io(format!("creating {}", parent.display()), e)
+            })?;
+        }
+        match std::fs::create_dir(&tmp) {
+            Ok(()) => return Ok(tmp),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(crate::error::CorpusError::io(
+                    format!("creating {}", tmp.display()),
+                    e,
+                ))
+            }
+        }
+    }
+    Err(crate::error::CorpusError::io(
+        format!("writing the generated set: 1000 names .{file_name}.partial-{pid}-N are taken"),
+        std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+    ))
 }
 
 fn toml_string(s: &str) -> String {

@@ -96,18 +96,22 @@ pub(super) fn write_dir_atomically(
     let parent = target.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent)
         .map_err(|e| CorpusError::io(format!("creating {}", parent.display()), e))?;
-    let tmp = parent.join(format!(
-        ".{}.tmp-{}",
-        target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("index"),
-        std::process::id()
-    ));
-    let _ = fs::remove_dir_all(&tmp);
-    fs::create_dir_all(&tmp)
-        .map_err(|e| CorpusError::io(format!("creating {}", tmp.display()), e))?;
-    fill(&tmp)?;
+    // A fresh name, created exclusively: only a folder this call made is ever removed.
+    let tmp = loop {
+        let tmp = crate::embed::files::unique_sibling(target, "tmp");
+        match fs::create_dir(&tmp) {
+            Ok(()) => break tmp,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(CorpusError::io(format!("creating {}", tmp.display()), e));
+            }
+        }
+    };
+    if let Err(e) = fill(&tmp) {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    // The cache's own entry for this key, written by an earlier run: replaced whole.
     let _ = fs::remove_dir_all(target);
     fs::rename(&tmp, target)
         .map_err(|e| CorpusError::io(format!("renaming into {}", target.display()), e))

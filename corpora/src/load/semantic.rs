@@ -462,7 +462,10 @@ pub(crate) fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
     let io = |e| CorpusError::io(format!("writing {}", path.display()), e);
     std::fs::create_dir_all(dir).map_err(io)?;
     let tmp = crate::embed::files::unique_sibling(path, "tmp");
-    std::fs::write(&tmp, out).map_err(io)?;
+    // `create_new`: a file that was there before is never truncated, nor removed below.
+    std::fs::File::create_new(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, out.as_bytes()))
+        .map_err(io)?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         io(e)

@@ -41,9 +41,14 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         .map(|r| (r.mode.label(), r.cost_unit()))
         .collect();
     if kinds.len() > 1 {
+        let hint = if sel.runs.is_empty() {
+            "choose corpora with --corpora or runs with --runs"
+        } else {
+            "give --runs runs of one mode and cost unit"
+        };
         return Err(BenchError::Invalid(format!(
             "results store {}: the selected runs mix modes or cost units ({}); a report draws one \
-             mode on one cost axis: choose corpora with --corpora or runs with --runs",
+             mode on one cost axis: {hint}",
             store.path(),
             chosen
                 .iter()

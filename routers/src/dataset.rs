@@ -125,8 +125,10 @@ pub(crate) async fn select_runs_pooled(
     if modes.len() > 1 && !(pool_sources && all_imported) {
         let hint = if all_imported {
             "runs of different imported sources are not pooled unless asked: choose corpora with --corpora, or pass --pool-sources"
-        } else {
+        } else if sel.run_ids.is_empty() {
             "choose runs with --runs or corpora with --corpora"
+        } else {
+            "give --runs runs of one mode"
         };
         return Err(BenchError::Invalid(format!(
             "the selected runs mix modes ({}): a routing data set needs tuples of one mode; {hint}",

@@ -54,9 +54,9 @@ pub fn register_fonts() -> Result<()> {
     outcome
 }
 
-/// Maps a drawing error to the core error.
-pub fn draw_err<E: std::fmt::Debug>(e: E) -> BenchError {
-    BenchError::Other(format!("drawing a figure: {e:?}"))
+/// Maps a drawing error to the core error, by its message (not its `Debug` form).
+pub fn draw_err<E: std::fmt::Display>(e: E) -> BenchError {
+    BenchError::Other(format!("drawing a figure: {e}"))
 }
 
 /// A figure that draws itself on any plotters backend.
@@ -69,7 +69,9 @@ pub trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
 }
 
-/// Draws `fig` as SVG (returned) and as a PNG written to `png`.
+/// Draws `fig` as SVG (returned) and as a PNG written to `png`. The PNG is drawn and encoded in
+/// memory and written here, so a failed write (a full disk) is an error that says so, never a
+/// silently short file.
 pub fn render<F: Figure>(fig: &F, png: &Path) -> Result<String> {
     register_fonts()?;
     let mut svg = String::new();
@@ -79,12 +81,26 @@ pub fn render<F: Figure>(fig: &F, png: &Path) -> Result<String> {
         fig.draw(&root)?;
         root.present().map_err(draw_err)?;
     }
+    let (w, h) = fig.size();
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = png::KernedBitmap::new(BitMapBackend::new(png, fig.size())).into_drawing_area();
+        let root = png::KernedBitmap::new(BitMapBackend::with_buffer(&mut pixels, (w, h)))
+            .into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         fig.draw(&root)?;
         root.present().map_err(draw_err)?;
     }
+    let what = format!("writing figure {} ({})", fig.name(), png.display());
+    let mut bytes = Vec::new();
+    image::ImageEncoder::write_image(
+        image::codecs::png::PngEncoder::new(&mut bytes),
+        &pixels,
+        w,
+        h,
+        image::ColorType::Rgb8,
+    )
+    .map_err(|e| BenchError::Other(format!("{what}: {e}")))?;
+    std::fs::write(png, bytes).map_err(|e| BenchError::io(what, e))?;
     Ok(svg)
 }
 
@@ -121,4 +137,36 @@ pub fn label<DB: DrawingBackend>(
     let st = style.pos(Pos::new(h, v));
     area.draw(&Text::new(s.to_owned(), pos, st))
         .map_err(draw_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A blank figure: only its file is of interest.
+    struct Blank;
+
+    impl Figure for Blank {
+        fn name(&self) -> &str {
+            "blank"
+        }
+        fn size(&self) -> (u32, u32) {
+            (40, 30)
+        }
+        fn draw<DB: DrawingBackend>(&self, _: &DrawingArea<DB, Shift>) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn h25_a_full_disk_is_named_as_a_person_reads_it() {
+        // /dev/full accepts the open and fails every write with ENOSPC, as a full disk does.
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("blank.png");
+        std::os::unix::fs::symlink("/dev/full", &png).unwrap();
+        let e = render(&Blank, &png).unwrap_err().to_string();
+        assert!(e.contains("writing figure blank"), "{e}");
+        assert!(e.contains("No space left on device"), "{e}");
+        assert!(!e.contains("IoError") && !e.contains("Custom {"), "{e}");
+    }
 }

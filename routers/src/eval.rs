@@ -9,6 +9,8 @@
 //! numbers (not the timings) are the same on every run.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -209,13 +211,15 @@ impl Fallback {
 }
 
 /// How `evaluate_with` measures.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub(crate) struct EvalOptions {
     /// What a `cannot-answer` prediction plays.
     pub fallback: Fallback,
     /// Per row of the set, the probe's bill: every router that reads features (all but the
     /// baselines and Oracle) pays it (`crate::probe`). Empty: no probe was read.
     pub bills: Arc<Vec<crate::probe::ProbeBill>>,
+    /// Told a line as each router finishes all its folds (`None`: nothing is said).
+    pub progress: Option<crate::protocol::Notices>,
 }
 
 impl EvalOptions {
@@ -255,6 +259,7 @@ pub fn evaluate(
         &EvalOptions {
             fallback: Fallback::MostFrequent,
             bills: Arc::default(),
+            progress: None,
         },
     )
 }
@@ -322,11 +327,14 @@ pub(crate) fn evaluate_with(
         }
     }
     let fb = fallbacks(set, folds, ctx, opts.fallback)?;
+    let progress = Progress::new(jobs.iter().map(|j| j.0.name.clone()), opts.progress.clone());
     let per_job: Vec<Result<FoldResult>> = jobs
         .par_iter()
         .map(|(e, p, fi, f)| {
             let bills = opts.pays_probe(e).then(|| opts.bills.as_slice());
-            evaluate_fold(set, e, *p, *fi as u32, f, ctx, &fb[*fi], bills)
+            let r = evaluate_fold(set, e, *p, *fi as u32, f, ctx, &fb[*fi], bills);
+            progress.job_done(&e.name, r.is_err());
+            r
         })
         .collect();
     // A router that fails on any fold is reported with its first error and left out whole
@@ -355,6 +363,54 @@ pub(crate) fn evaluate_with(
         skipped,
         failed,
     })
+}
+
+/// Counts each router's finished jobs (its folds, times its sweep) and tells a line when a
+/// router's last one ends, so a long evaluation shows where it is.
+struct Progress {
+    /// Per router name: jobs left, and whether one failed.
+    left: BTreeMap<String, (AtomicUsize, AtomicBool)>,
+    /// Routers finished so far; held while a line is told, so the counts come in order.
+    finished: std::sync::Mutex<usize>,
+    started: Instant,
+    tell: Option<crate::protocol::Notices>,
+}
+
+impl Progress {
+    fn new(names: impl Iterator<Item = String>, tell: Option<crate::protocol::Notices>) -> Self {
+        let mut left: BTreeMap<String, (AtomicUsize, AtomicBool)> = BTreeMap::new();
+        for name in names {
+            *left.entry(name).or_default().0.get_mut() += 1;
+        }
+        Progress {
+            left,
+            finished: std::sync::Mutex::new(0),
+            started: Instant::now(),
+            tell,
+        }
+    }
+
+    fn job_done(&self, name: &str, failed: bool) {
+        let (Some(tell), Some((left, any_failed))) = (&self.tell, self.left.get(name)) else {
+            return;
+        };
+        any_failed.fetch_or(failed, SeqCst);
+        if left.fetch_sub(1, SeqCst) == 1 {
+            let mut n = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            *n += 1;
+            let how = if any_failed.load(SeqCst) {
+                "failed"
+            } else {
+                "done"
+            };
+            tell(&format!(
+                "route eval: {name} {how} ({}/{} routers, {:.1} s)",
+                *n,
+                self.left.len(),
+                self.started.elapsed().as_secs_f64()
+            ));
+        }
+    }
 }
 
 /// Rank (1-based) of class `truth` when classes are ordered by score, higher first, ties by

@@ -7,7 +7,9 @@
 //! never reads cannot block the harness on a full pipe); on a timeout, a malformed reply or an
 //! early exit the child is killed and reaped, and the error carries the tail of its stderr.
 //! On Unix the program leads its own process group and the whole group is killed, so what it
-//! started (a shell's children, a worker pool) does not live on as orphans.
+//! started (a shell's children, a worker pool) does not live on as orphans. The program
+//! inherits the environment less the keys [`is_withheld`] names, and its stderr is masked
+//! (`store::redact`) before it is shown.
 //! In an evaluation the folds share the program's health: the first fit runs alone, and after a
 //! failure the program is not started again in the other folds.
 
@@ -184,6 +186,12 @@ impl ExternalRouter {
         let mut command = Command::new(&self.spec.argv[0]);
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // The program gets the environment less the keys ragrouter holds for others.
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(is_withheld) {
+                command.env_remove(&name);
+            }
+        }
         let mut child = command
             .args(&self.spec.argv[1..])
             .stdin(Stdio::piped())
@@ -267,7 +275,8 @@ impl ExternalRouter {
                     return Err("exited before replying".to_string())
                 }
             };
-            let v: Value = serde_json::from_str(&reply).map_err(|e| {
+            // Strict, as every input: a key given twice is an error, not the last one winning.
+            let v: Value = bench_core::strict_json::from_str(&reply).map_err(|e| {
                 format!(
                     "reply is not JSON ({e}): {:?}",
                     reply.chars().take(200).collect::<String>()
@@ -305,7 +314,8 @@ impl ExternalRouter {
                     .into_iter()
                     .rev()
                     .collect();
-                msg.push_str(&format!("; stderr:\n{tail}"));
+                // The program's own words may hold a password or a database URL.
+                msg.push_str(&format!("; stderr:\n{}", store::redact(&tail)));
             }
             self.err(msg)
         })
@@ -337,6 +347,15 @@ impl Drop for ExternalRouter {
             }
         }
     }
+}
+
+/// Whether the environment variable `name` is withheld from external routers: the LLM key
+/// (`OPENAI_API_KEY`, the default `api_key_env`) and any other `*_API_KEY`, PostgreSQL's
+/// `PGPASSWORD`, and `RAGROUTER_DB`, whose URL may carry a password. A router needs none of
+/// them: it sees features and answers scores.
+pub fn is_withheld(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.ends_with("API_KEY") || upper == "PGPASSWORD" || upper == "RAGROUTER_DB"
 }
 
 /// Kills the program and, on Unix, every process of the group it leads.
@@ -476,5 +495,27 @@ mod tests {
         assert!(ExternalSpec::parse("nothing").is_err());
         assert!(ExternalSpec::parse("x=").is_err());
         assert!(ExternalSpec::parse("a b=prog").is_err());
+    }
+
+    #[test]
+    fn keys_are_withheld_and_other_variables_kept() {
+        for name in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "my_api_key",
+            "PGPASSWORD",
+            "RAGROUTER_DB",
+        ] {
+            assert!(is_withheld(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "OPENAI_BASE_URL",
+            "API_KEYS_FILE",
+            "PYTHONPATH",
+        ] {
+            assert!(!is_withheld(name), "{name}");
+        }
     }
 }

@@ -155,8 +155,17 @@ pub struct RouterChoice {
     pub external_timeout: Duration,
 }
 
+/// Where [`evaluate_protocol`] says what it is doing while it runs: a line as each router
+/// finishes, and warnings about the data set (`ragrouter route eval` prints them on stderr).
+pub type Notices = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// At most this many distinct probe signals are read as features: each is a column (two with
+/// its presence flag) that every router fits, so the evaluation's time grows steeply with
+/// them. Real imports have tens (AdaRAGUE about 20).
+pub const MAX_SIGNALS: usize = 1000;
+
 /// The routers of a [`RouterChoice`], resolved: what [`evaluate_protocol`] runs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Routers {
     /// One candidate per name, in the order given.
     pub candidates: Vec<Candidate>,
@@ -164,6 +173,18 @@ pub struct Routers {
     pub external: Vec<String>,
     /// Their per-request timeout (recorded too).
     pub external_timeout: Duration,
+    /// Told progress lines and warnings as the evaluation goes (`None`: nothing is said).
+    pub notices: Option<Notices>,
+}
+
+impl fmt::Debug for Routers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Routers")
+            .field("candidates", &self.candidates)
+            .field("external", &self.external)
+            .field("external_timeout", &self.external_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RouterChoice {
@@ -209,6 +230,7 @@ impl RouterChoice {
             candidates: out,
             external: self.external.clone(),
             external_timeout: self.external_timeout,
+            notices: None,
         })
     }
 }
@@ -467,6 +489,17 @@ pub async fn evaluate_protocol(
     };
     let runs = select_runs_pooled(store, &sel, protocol.pool_sources).await?;
     let raw = load_raw(store, &runs).await?;
+    let tell = |line: &str| {
+        if let Some(n) = &routers.notices {
+            n(line)
+        }
+    };
+    if protocol.features.has_probe() {
+        check_signal_count(&raw)?;
+    }
+    for w in leakage_warnings(&raw, protocol) {
+        tell(&format!("warning: {w}"));
+    }
     let n_tuples: usize = raw.iter().map(|c| c.tuples.len()).sum();
     let policy = protocol
         .policy
@@ -539,10 +572,19 @@ pub async fn evaluate_protocol(
         families.push((crate::cascade::AGREE.to_string(), Family::Utility));
     }
     let t = Instant::now();
+    tell(&format!(
+        "route eval: {} routing rows, {} feature columns, {} fold(s); evaluating {} router(s)",
+        set.rows.len(),
+        set.schema.n_features(),
+        folds.len(),
+        cands.len()
+    ));
     let eval_opts = EvalOptions {
         fallback: protocol.fallback,
         bills: Arc::new(data.bills.clone()),
+        progress: routers.notices.clone(),
     };
+    let notices = routers.notices.clone();
     let paper_inputs = protocol.inputs == Inputs::Paper;
     let seed = protocol.seed;
     let own_cost: Vec<f64> = data.bills.iter().map(|b| b.own).collect();
@@ -575,6 +617,9 @@ pub async fn evaluate_protocol(
                         seed,
                     })?,
                 );
+                if let Some(n) = &notices {
+                    n("route eval: cascades done");
+                }
             }
             for (name, choices) in &published {
                 merge(
@@ -617,6 +662,65 @@ pub async fn evaluate_protocol(
         families,
         took: t.elapsed(),
     })
+}
+
+/// Refuses more distinct probe signals than [`MAX_SIGNALS`], before any feature is built.
+fn check_signal_count(raw: &[crate::dataset::RawCorpus]) -> Result<(), BenchError> {
+    let n = crate::probe::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s))).len();
+    if n > MAX_SIGNALS {
+        return Err(BenchError::Invalid(format!(
+            "the selected runs have {n} signals: route eval reads at most {MAX_SIGNALS} signals \
+             as features (each one a column every router fits); use features without p, or \
+             import fewer signals"
+        )));
+    }
+    Ok(())
+}
+
+/// Warnings about questions that would be both trained and tested on: `--split given` whose
+/// train runs hold questions of its test runs, and `--pool-sources` pooling the same questions
+/// from more than one source (the folds then put one copy in training, another in test).
+/// Questions are compared by corpus-independent text.
+fn leakage_warnings(raw: &[crate::dataset::RawCorpus], protocol: &Protocol) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let texts = |keep: &dyn Fn(&RunRef) -> bool| -> BTreeSet<&str> {
+        raw.iter()
+            .filter(|c| keep(&c.run))
+            .flat_map(|c| c.queries.iter().map(|q| q.1.trim()))
+            .collect()
+    };
+    let mut out = Vec::new();
+    if protocol.split == Split::Given {
+        let train = texts(&|r| r.split == Some(bench_core::SplitTag::Train));
+        let test = texts(&|r| r.split == Some(bench_core::SplitTag::Test));
+        let both = test.iter().filter(|q| train.contains(*q)).count();
+        if both > 0 {
+            out.push(format!(
+                "{both} of the {} test questions also appear among the training questions \
+                 (same text): --split given trains on what it tests, so its measures are \
+                 optimistic",
+                test.len()
+            ));
+        }
+    }
+    let modes: BTreeSet<&Mode> = raw.iter().map(|c| &c.run.mode).collect();
+    if protocol.pool_sources && modes.len() > 1 {
+        let mut sources: BTreeMap<&str, BTreeSet<&Mode>> = BTreeMap::new();
+        for c in raw {
+            for q in &c.queries {
+                sources.entry(q.1.trim()).or_default().insert(&c.run.mode);
+            }
+        }
+        let repeated = sources.values().filter(|m| m.len() > 1).count();
+        if repeated > 0 {
+            out.push(format!(
+                "--pool-sources pools {repeated} questions that appear in more than one source \
+                 (same text): the folds may train on one copy and test on another, so the \
+                 measures are optimistic"
+            ));
+        }
+    }
+    out
 }
 
 fn joined(e: tokio::task::JoinError) -> BenchError {

@@ -45,6 +45,21 @@ pub fn run(args: &RouteArgs) -> Result<()> {
     }
 }
 
+/// The longest an external router may take per request: a day.
+const MAX_EXTERNAL_TIMEOUT_S: f64 = 86_400.0;
+
+/// `--external-timeout` as a duration: above 0 and at most a day (a larger value, NaN or
+/// infinity is refused rather than overflowing the duration).
+fn external_timeout(t: f64) -> Result<Duration, BenchError> {
+    if !(t > 0.0 && t <= MAX_EXTERNAL_TIMEOUT_S) {
+        return Err(BenchError::Invalid(format!(
+            "--external-timeout must be a number of seconds above 0 and at most \
+             {MAX_EXTERNAL_TIMEOUT_S} (a day), got {t:?}"
+        )));
+    }
+    Ok(Duration::from_secs_f64(t))
+}
+
 /// The flags as the protocol's typed choices, checked before anything is loaded.
 fn protocol(a: &RouteEvalArgs) -> Result<(Protocol, RouterChoice), BenchError> {
     let classes = (!a.classes.is_empty())
@@ -64,18 +79,20 @@ fn protocol(a: &RouteEvalArgs) -> Result<(Protocol, RouterChoice), BenchError> {
         runs: a.runs.clone(),
         pool_sources: a.pool_sources,
     };
-    let t = a.external_timeout;
-    if t.is_nan() || t <= 0.0 || t.is_infinite() {
-        return Err(BenchError::Invalid(format!(
-            "--external-timeout must be a positive number of seconds, got {t}"
-        )));
-    }
     let choice = RouterChoice {
         names: a.routers.clone(),
         external: a.external.clone(),
-        external_timeout: Duration::from_secs_f64(t),
+        external_timeout: external_timeout(a.external_timeout)?,
     };
     Ok((protocol, choice))
+}
+
+/// Why routers failed, on stderr and masked: an external router's message carries the tail of
+/// its stderr, which may hold a password or a database URL.
+fn print_failed(failed: &[(String, String)]) {
+    for (r, why) in failed {
+        eprintln!("failed {r}: {}", store::redact(why));
+    }
 }
 
 fn eval(a: &RouteEvalArgs) -> Result<()> {
@@ -83,7 +100,9 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
     let (proto, choice) = protocol(a)?;
     crate::checks::check_folder("--cache-dir", &a.cache_dir)?;
     a.encoder.check()?;
-    let routers = choice.resolve()?;
+    let mut routers = choice.resolve()?;
+    // Progress and warnings go to stderr, so stdout stays the table (or the JSON document).
+    routers.notices = Some(Arc::new(|line: &str| eprintln!("{line}")));
     let client = crate::engines::router_llm(a.llm_model.as_deref(), a.llm_base_url.as_deref())?;
     let StoreArgs { db } = &a.store;
     if db.sqlite_path().is_some_and(|p| !p.exists()) {
@@ -120,17 +139,17 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
                 other => other.into(),
             })?;
         let id = r.store(&store).await?;
+        store.close().await; // checkpointed: the file alone holds the evaluation
         if a.json {
             println!("{}", serde_json::to_string_pretty(&r.to_json(id))?);
+            print_failed(&r.evaluation.failed);
         } else {
             println!("{}\n{}", r.tuples_line(), r.rows_line(&proto));
             print!("{}", r.render_tables_with(a.wide));
             for (r, why) in &r.evaluation.skipped {
                 println!("skipped {r}: {why}");
             }
-            for (r, why) in &r.evaluation.failed {
-                println!("failed {r}: {why}");
-            }
+            print_failed(&r.evaluation.failed);
             println!(
                 "R.A routing accuracy, F1 macro F1, MRR mean reciprocal rank, C.R correct rate (cannot-answer plays the {} fallback); percent, mean over folds; cost in {}",
                 proto.fallback.name(),
@@ -139,7 +158,6 @@ fn eval(a: &RouteEvalArgs) -> Result<()> {
             println!("evaluation {id} stored in {db} ({:.1} s)", r.took.as_secs_f64());
         }
         match r.evaluation.failed.len() {
-        store.close().await; // checkpointed: the file alone holds the evaluation
             0 => Ok(()),
             n => Err(anyhow::anyhow!(
                 "{n} router(s) failed: {}",

@@ -11,11 +11,13 @@ pub struct RouteEvalArgs {
     /// external:PROGRAM (repeatable; the argv is split on whitespace, no shell).
     #[arg(long = "external", value_name = "NAME=PROGRAM ARGS")]
     pub external: Vec<String>,
-    /// Seconds an external router may take per request before it is killed.
+    /// Seconds an external router may take per request before it is killed (above 0, at most
+    /// 86400: a day).
     #[arg(long, default_value_t = 60.0)]
     pub external_timeout: f64,
     /// Features the routers see: q (query), c (corpus indicators), p (probe signals) or a
-    /// combination (q+c, q+p, c+p, q+c+p). A router that reads p pays the probe's cost.
+    /// combination (q+c, q+p, c+p, q+c+p). A router that reads p pays the probe's cost; p
+    /// reads at most 1000 distinct signals (more is refused).
     #[arg(long, default_value = "q+c")]
     pub features: String,
     /// Allow runs of different imported sources in one data set (by default `route eval`

@@ -97,6 +97,7 @@ fn h18_an_immediate_stop_mid_run_names_the_server_that_went_away() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("pool timed out"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("went away"), "{err}");
     let server_addr = server
         .url

@@ -27,6 +27,12 @@ use crate::error::{Result, StoreError};
 /// How long an opener waits for another process's lock (schema creation, a long write).
 pub(super) const BUSY_WAIT: Duration = Duration::from_secs(30);
 
+/// "Too many levels of symbolic links".
+#[cfg(target_os = "linux")]
+const ELOOP: i32 = 40;
+#[cfg(not(target_os = "linux"))]
+const ELOOP: i32 = 62;
+
 /// How long `db info` waits for another process's lock: it only looks.
 pub(super) const LOOK_WAIT: Duration = Duration::from_secs(5);
 
@@ -251,11 +257,8 @@ pub(super) async fn view(path: &Path, wait: Duration, verify: bool) -> Result<Op
                  directory; --db takes a file path"
             )))
         }
-        // ELOOP: the path's links never reach a file (the kind is not stable in std yet).
-        Err(e)
-            if e.raw_os_error() == Some(40) && cfg!(target_os = "linux")
-                || std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) =>
-        {
+        // The path's links never reach a file (std's kind for it is not stable yet).
+        Err(e) if e.raw_os_error() == Some(ELOOP) => {
             return Err(StoreError::Invalid(format!(
                 "results database {shown} is a loop of symbolic links (following them never \
                  reaches a file); --db takes a file path"

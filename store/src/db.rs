@@ -144,7 +144,7 @@ impl Store {
         sqlx::any::install_default_drivers();
         let opts =
             checkpoint::quiet(AnyConnectOptions::from_str(url).map_err(|e| store_err(&path, e))?);
-        let pool = AnyPoolOptions::new()
+        let pool = checkpoint::quiet_pool(AnyPoolOptions::new())
             .max_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)

@@ -357,7 +357,11 @@ impl Store {
                 let _ = sqlx::Connection::close(conn).await;
             }
         }
-        let pool = AnyPoolOptions::new()
+        let pool_wait = match std::env::var_os(CONNECT_TIMEOUT_ENV) {
+            Some(_) => wait,
+            None => POOL_WAIT,
+        };
+        let pool = super::checkpoint::quiet_pool(AnyPoolOptions::new())
             .max_connections(8)
             .acquire_timeout(pool_wait)
             .connect_with(opts)

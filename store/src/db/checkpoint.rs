@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sqlx::any::AnyConnectOptions;
+use sqlx::pool::PoolOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
@@ -27,11 +28,20 @@ pub(crate) const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 /// message. sqlx does not re-export `log`'s level type, so the level is read off a default
 /// options value.
 pub(crate) fn quiet<O: ConnectOptions>(opts: O) -> O {
-    let level = AnyConnectOptions::from_str("sqlite::memory:")
-        .expect("a valid URL")
-        .log_settings
-        .statements_level;
-    opts.log_slow_statements(level, Duration::from_secs(1))
+    opts.log_slow_statements(
+        defaults().log_settings.statements_level,
+        Duration::from_secs(1),
+    )
+}
+
+/// `pool` with sqlx's slow-acquire warning at debug too: a task waits for the pool's connection
+/// while another task's statement waits for another process's lock.
+pub(crate) fn quiet_pool<DB: sqlx::Database>(pool: PoolOptions<DB>) -> PoolOptions<DB> {
+    pool.acquire_slow_level(defaults().log_settings.statements_level)
+}
+
+fn defaults() -> AnyConnectOptions {
+    AnyConnectOptions::from_str("sqlite::memory:").expect("a valid URL")
 }
 
 /// The one line a command prints when another process keeps its writes in the `-wal`.

@@ -472,7 +472,10 @@ impl Step<'_> {
             &shared,
             [graph_secs, answer_secs],
         )
-        .await
+        .await?;
+        // Checkpointed: the file alone holds the run (an early return is, when the store drops).
+        store.close().await;
+        Ok(())
     }
 
     /// The knowledge graph when a chosen paradigm reads it (extracting only chunks not in the
@@ -494,9 +497,7 @@ impl Step<'_> {
             &self.embedded.cache,
         )
         .await?;
-        // Checkpointed: the file alone holds the run (an early return is, when the store drops).
-        store.close().await;
-        Ok(())
+        Ok((Some((g, index)), Some(signature), t.elapsed().as_secs_f64()))
     }
 
     /// Resumes or starts the run (recording the LLM and embedding settings, and dropping tuples

@@ -267,6 +267,34 @@ fn pg_connect_timeout() -> Result<Duration> {
     }
 }
 
+/// How long a statement waits for a pooled connection unless $RAGROUTER_PG_CONNECT_TIMEOUT
+/// says otherwise. The pool retries a refused connection until this runs out, so it is how long
+/// a worker takes to notice a server that went away; the statements themselves are short.
+const POOL_WAIT: Duration = Duration::from_secs(5);
+
+/// A PostgreSQL failure that means the server is gone (stopped, crashed, restarting, the
+/// connection cut), said so by host and port; `None` for any other failure.
+pub(super) fn pg_gone(shown: &str, e: &sqlx::Error) -> Option<StoreError> {
+    let server = host_port(shown);
+    let why = match e {
+        sqlx::Error::PoolTimedOut => {
+            "no connection could be opened or freed in time: it refuses connections".to_owned()
+        }
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) => redact(&e.to_string()),
+        // admin_shutdown, crash_shutdown, cannot_connect_now
+        sqlx::Error::Database(d)
+            if d.code()
+                .is_some_and(|c| matches!(c.as_ref(), "57P01" | "57P02" | "57P03")) =>
+        {
+            redact(d.message())
+        }
+        _ => return None,
+    };
+    Some(StoreError::Other(format!(
+        "results database {shown}: the PostgreSQL server at {server} went away ({why})"
+    )))
+}
+
 /// Lock key of schema migrations on PostgreSQL (`pg_advisory_xact_lock`): "rgrt".
 const PG_MIGRATION_LOCK: i64 = 0x7267_7274;
 /// Lock key of run starts on PostgreSQL: workers started at once agree on one run.
@@ -365,37 +393,10 @@ impl Store {
             .max_connections(8)
             .acquire_timeout(pool_wait)
             .connect_with(opts)
-/// How long a statement waits for a pooled connection unless $RAGROUTER_PG_CONNECT_TIMEOUT
-/// says otherwise. The pool retries a refused connection until this runs out, so it is how long
-/// a worker takes to notice a server that went away; the statements themselves are short.
-const POOL_WAIT: Duration = Duration::from_secs(5);
-
-/// A PostgreSQL failure that means the server is gone (stopped, crashed, restarting, the
-/// connection cut), said so by host and port; `None` for any other failure.
-pub(super) fn pg_gone(shown: &str, e: &sqlx::Error) -> Option<StoreError> {
-    let server = host_port(shown);
-    let why = match e {
-        sqlx::Error::PoolTimedOut => {
-            "no connection could be opened or freed in time: it refuses connections".to_owned()
-        }
-        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) => redact(&e.to_string()),
-        // admin_shutdown, crash_shutdown, cannot_connect_now
-        sqlx::Error::Database(d)
-            if d.code()
-                .is_some_and(|c| matches!(c.as_ref(), "57P01" | "57P02" | "57P03")) =>
-        {
-            redact(d.message())
-        }
-        _ => return None,
-    };
-    Some(StoreError::Other(format!(
-        "results database {shown}: the PostgreSQL server at {server} went away ({why})"
-    )))
-}
-
             .await
             .map_err(|e| store_err(&shown, e))?;
         let store = Store {
+            closer: None,
             pool,
             path: shown,
             backend: Backend::Postgres,
@@ -481,10 +482,6 @@ pub(super) fn pg_gone(shown: &str, e: &sqlx::Error) -> Option<StoreError> {
                 .bind(i as i64 + 1)
                 .execute(&mut *tx)
                 .await
-        let pool_wait = match std::env::var_os(CONNECT_TIMEOUT_ENV) {
-            Some(_) => wait,
-            None => POOL_WAIT,
-        };
                 .map_err(|e| self.err(e))?;
         }
         tx.commit().await.map_err(|e| self.err(e))
@@ -492,7 +489,6 @@ pub(super) fn pg_gone(shown: &str, e: &sqlx::Error) -> Option<StoreError> {
 }
 
 #[cfg(test)]
-            closer: None,
 mod tests {
     use super::*;
 

@@ -30,7 +30,8 @@
 //!   speaks SQL: versioned migrations (`db/schema.rs`) and the core queries (`db.rs`: `Store`,
 //!   `RunSpec`, `RunHandle`).
 //! - What differs per backend (`db/backend.rs`).
-//! - Safe opening (`db/open.rs`) and what a file is and holds (`db/info.rs`).
+//! - Safe opening (`db/open.rs`), the final checkpoint of a writer (`db/checkpoint.rs`) and
+//!   what a file is and holds (`db/info.rs`).
 //! - Typed reads for routers, reports and the CLI (`reads.rs`: `RunRow`, `RoutingTupleRow`,
 //!   `ReportTupleRow` with `TupleTokens`, `StoredQuestion`; names, modes and labels parsed here,
 //!   once).

@@ -573,11 +573,10 @@ pub async fn evaluate_protocol(
     }
     let t = Instant::now();
     tell(&format!(
-        "route eval: {} routing rows, {} feature columns, {} fold(s); evaluating {} router(s)",
+        "route eval: {} routing rows, {} feature columns, {} fold(s); evaluating the routers",
         set.rows.len(),
         set.schema.n_features(),
-        folds.len(),
-        cands.len()
+        folds.len()
     ));
     let eval_opts = EvalOptions {
         fallback: protocol.fallback,

@@ -1,6 +1,8 @@
-//! Reading a user's text input file: a missing file, a directory or bytes that are not UTF-8
-//! become one clear message naming the file (and the line of the first bad byte).
+//! Reading a user's text input file: a missing file, a directory, a device or FIFO, a file over
+//! the size cap or bytes that are not UTF-8 become one clear message naming the file (and the
+//! line of the first bad byte).
 
+use std::io::Read;
 use std::path::Path;
 
 use crate::error::{BenchError, Result};
@@ -104,23 +106,100 @@ pub fn nul_message(s: &str) -> Option<String> {
     })
 }
 
-/// Reads a UTF-8 text file the user named; `what` says what it is ("config", "data file").
-/// A missing file and a directory are bad input ([`BenchError::Invalid`]) with one message.
-pub fn read_text(path: &Path, what: &str) -> Result<String> {
+/// The most bytes an input file read whole into memory may hold (a configuration, a corpus, a
+/// question set, an outcome matrix): 1 GiB, hundreds of times the largest shared data set's
+/// file, and far below the memory a read would otherwise take without end (`/dev/zero`).
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// How [`MAX_INPUT_BYTES`] is written in messages.
+const MAX_INPUT_SHOWN: &str = "1 GiB (1073741824 bytes)";
+
+/// Checks, from its metadata and before it is opened, that `path` names a regular file (a
+/// symlink to one is fine); returns its size. A FIFO would block the open until some writer
+/// came, and a device (`/dev/zero`) never ends, so either is bad input, as are a missing file
+/// and a directory. `what` says what the file is ("config", "data file"). Every input file
+/// the user names is checked here, also those read in a stream.
+pub fn check_input_file(path: &Path, what: &str) -> Result<u64> {
+    use std::io::ErrorKind as K;
     let shown = path.display();
-    if path.is_dir() {
+    // ELOOP (40 on Linux): its symbolic links form a loop (no stable ErrorKind names it).
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        K::NotFound => BenchError::Invalid(format!("{what} {shown} does not exist")),
+        K::NotADirectory => BenchError::Invalid(format!(
+            "{what} {shown}: a folder on its path is a file, so it does not exist"
+        )),
+        _ if e.raw_os_error() == Some(40) => {
+            BenchError::Invalid(format!("{what} {shown}: its symbolic links form a loop"))
+        }
+        _ => BenchError::io(format!("reading {what} {shown}"), e),
+    })?;
+    if meta.is_dir() {
         return Err(BenchError::Invalid(format!(
             "{what} {shown} is a directory, not a file"
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            BenchError::Invalid(format!("{what} {shown} does not exist"))
-        } else {
-            BenchError::io(format!("reading {what} {shown}"), e)
+    if !meta.is_file() {
+        return Err(BenchError::Invalid(format!(
+            "{what} {shown}: not a regular file ({}); give a file",
+            kind_of(&meta.file_type())
+        )));
+    }
+    Ok(meta.len())
+}
+
+/// What a file that is neither a regular file nor a directory is, for messages.
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
         }
-    })?;
-    decode_utf8(bytes, &shown.to_string())
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = t;
+    "a special file"
+}
+
+/// Reads a whole input file the user named, checked by [`check_input_file`] and at most
+/// [`MAX_INPUT_BYTES`] long (also when it grows while being read).
+pub fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
+    let shown = path.display();
+    let too_big = |n: u64| {
+        BenchError::Invalid(format!(
+            "{what} {shown}: {n} bytes, more than the {MAX_INPUT_SHOWN} an input file may hold"
+        ))
+    };
+    let len = check_input_file(path, what)?;
+    if len > MAX_INPUT_BYTES {
+        return Err(too_big(len));
+    }
+    let io = |e| BenchError::io(format!("reading {what} {shown}"), e);
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Reads a UTF-8 text file the user named; `what` says what it is ("config", "data file").
+/// A missing file, a directory, a device or FIFO and a file over [`MAX_INPUT_BYTES`] are bad
+/// input ([`BenchError::Invalid`]) with one message.
+pub fn read_text(path: &Path, what: &str) -> Result<String> {
+    let bytes = read_input(path, what)?;
+    decode_utf8(bytes, &path.display().to_string())
 }
 
 #[cfg(test)]
@@ -179,5 +258,25 @@ mod tests {
             matches!(&err, BenchError::Invalid(m) if m.contains("is a directory")),
             "{err}"
         );
+    }
+
+    #[test]
+    fn devices_fifos_and_oversized_files_are_bad_input_unread() {
+        let err = read_text(Path::new("/dev/zero"), "config").unwrap_err();
+        assert!(
+            matches!(&err, BenchError::Invalid(m) if m.contains("not a regular file (a character device)")),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.jsonl");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_INPUT_BYTES + 1).unwrap();
+        let err = read_input(&big, "data file").unwrap_err().to_string();
+        assert!(
+            err.contains("1073741825 bytes, more than the 1 GiB"),
+            "{err}"
+        );
+        f.set_len(3).unwrap();
+        assert_eq!(read_input(&big, "data file").unwrap(), [0, 0, 0]);
     }
 }

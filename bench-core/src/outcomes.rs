@@ -13,6 +13,8 @@ use crate::error::{BenchError, Result};
 use crate::signals::{PublishedChoice, Signal};
 use crate::types::{ParadigmId, QueryType};
 
+pub use crate::signals::MAX_MAGNITUDE;
+
 /// Which part of a data set's own split a run holds; `route eval --split given` trains on
 /// `train` and tests on `test`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -169,9 +171,9 @@ impl OutcomeImport {
                         return Err(bad(format!("{p}: score {s} is outside [0, 1]")));
                     }
                 }
-                if !(o.cost.is_finite() && o.cost >= 0.0) {
+                if !(o.cost.is_finite() && (0.0..=MAX_MAGNITUDE).contains(&o.cost)) {
                     return Err(bad(format!(
-                        "{p}: cost {} is not a finite number >= 0",
+                        "{p}: cost {} is not a number in [0, {MAX_MAGNITUDE:e}]",
                         o.cost
                     )));
                 }
@@ -194,9 +196,9 @@ impl OutcomeImport {
                         c.router
                     )));
                 }
-                if !(c.cost.is_finite() && c.cost >= 0.0) {
+                if !(c.cost.is_finite() && (0.0..=MAX_MAGNITUDE).contains(&c.cost)) {
                     return Err(bad(format!(
-                        "published router {:?}: cost {} is not a finite number >= 0",
+                        "published router {:?}: cost {} is not a number in [0, {MAX_MAGNITUDE:e}]",
                         c.router, c.cost
                     )));
                 }
@@ -296,6 +298,13 @@ mod tests {
         );
         let mut r = record("a", "c", 4);
         r.outcomes[0].1.cost = -1.0;
+        assert!(import(vec![r]).validate().is_err());
+        let mut r = record("a", "c", 4);
+        r.outcomes[0].1.cost = 1e308;
+        let e = import(vec![r]).validate().unwrap_err().to_string();
+        assert!(e.contains("[0, 1e12]"), "{e}");
+        let mut r = record("a", "c", 4);
+        r.signals = vec![Signal::free("s", Some(-1e13), "p", &[])];
         assert!(import(vec![r]).validate().is_err());
         assert!(import(vec![]).validate().is_err());
         let mut r = record("a", "c", 5);

@@ -12,6 +12,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::types::ParadigmId;
 
+/// The largest magnitude an imported number may have (a cost, a step count, a signal's value or
+/// cost): sums over a million questions and squares of features stay far inside float64's
+/// range (about 1e308), and a cost prints in at most 13 digits. Larger values are refused at
+/// import (docs/outcomes-format.md); `outcomes` re-exports it.
+pub const MAX_MAGNITUDE: f64 = 1e12;
+
 /// One signal of one question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
@@ -42,21 +48,25 @@ impl Signal {
         }
     }
 
-    /// Checks the name, a finite value and finite, non-negative costs.
+    /// Checks the name, a value within ±`MAX_MAGNITUDE` and costs in [0, `MAX_MAGNITUDE`]
+    /// (what routers' features and cost sums can hold).
     pub fn validate(&self) -> std::result::Result<(), String> {
         if self.name.trim().is_empty() {
             return Err("a signal needs a non-empty name".into());
         }
-        if self.value.is_some_and(|v| !v.is_finite()) {
+        if self
+            .value
+            .is_some_and(|v| !(v.is_finite() && v.abs() <= MAX_MAGNITUDE))
+        {
             return Err(format!(
-                "signal {:?}: value {:?} is not finite (give null for a missing signal)",
+                "signal {:?}: value {:?} is not a number within ±{MAX_MAGNITUDE:e} (give null for a missing signal)",
                 self.name, self.value
             ));
         }
         for (what, v) in [("cost", self.cost), ("cost_ms", self.cost_ms)] {
-            if !(v.is_finite() && v >= 0.0) {
+            if !(v.is_finite() && (0.0..=MAX_MAGNITUDE).contains(&v)) {
                 return Err(format!(
-                    "signal {:?}: {what} {v} is not a finite number >= 0",
+                    "signal {:?}: {what} {v} is not a number in [0, {MAX_MAGNITUDE:e}]",
                     self.name
                 ));
             }

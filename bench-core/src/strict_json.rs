@@ -17,6 +17,40 @@ pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
     Ok(value)
 }
 
+/// Parses `text` as one JSON object and returns its entries in file order (serde_json's map is
+/// sorted by key, and some files pair their entries with another file's by position); a
+/// duplicate key at any depth is an error, as in [`from_str`].
+pub fn object_entries(text: &str) -> Result<Vec<(String, Value)>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let entries = (&mut de).deserialize_map(OrderedObject)?;
+    de.end()?;
+    Ok(entries)
+}
+
+/// A top-level object's entries in order, each value read by [`Strict`].
+struct OrderedObject;
+
+impl<'de> Visitor<'de> for OrderedObject {
+    type Value = Vec<(String, Value)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<(String, Value)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Strict)?;
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            out.push((key, value));
+        }
+        Ok(out)
+    }
+}
+
 /// A `Value` seed that checks objects for repeated keys, at every depth.
 #[derive(Debug, Clone, Copy)]
 struct Strict;
@@ -118,5 +152,19 @@ mod tests {
         assert!(e.to_string().contains("duplicate key \"id\""), "{e}");
         // Trailing text is still an error.
         assert!(from_str("{} {}").is_err());
+    }
+
+    #[test]
+    fn object_entries_keep_file_order_and_refuse_duplicates() {
+        let e = object_entries(r#"{"b": 1, "a": {"x": [2]}, "c": "s"}"#).unwrap();
+        let keys: Vec<&str> = e.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["b", "a", "c"]);
+        assert_eq!(e[1].1, serde_json::json!({"x": [2]}));
+        for bad in [r#"{"b": 1, "b": 2}"#, r#"{"a": {"x": 1, "x": 1}}"#] {
+            let err = object_entries(bad).unwrap_err().to_string();
+            assert!(err.contains("duplicate key"), "{err}");
+        }
+        assert!(object_entries("[1]").is_err());
+        assert!(object_entries("{} x").is_err());
     }
 }

@@ -8,13 +8,12 @@
 //! (`ragrouter import`, with `metrics`). Corpora are named `adarague-<data set>`, so they never
 //! collide with the FLAN-T5 import's `squad`, `nq`, ...
 
-use std::collections::BTreeMap;
-use std::fmt;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use bench_core::outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
+use bench_core::input::{json_error, nul_message};
+use bench_core::outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag, MAX_MAGNITUDE};
 use bench_core::{ParadigmId, PublishedChoice, QueryType, Signal};
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::error::{CorpusError, Result};
@@ -64,51 +63,52 @@ pub struct AdaragueOptions {
     pub source: Option<String>,
 }
 
-/// A JSON object's entries in file order (serde_json's map is sorted; SeaKR's rows follow the
-/// ground-truth file's order).
-struct Ordered(Vec<(String, Value)>);
+/// A JSON parse error of `text` (read from `file`) at its line and column, lone surrogates named.
+fn json_err(file: &Path, text: &str, e: &serde_json::Error, what: &str) -> CorpusError {
+    let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+    malformed(
+        file,
+        format!("line {} column {}", e.line(), e.column()),
+        format!("{what}: {}", json_error(e, line)),
+    )
+}
 
-impl<'de> Deserialize<'de> for Ordered {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut m: A,
-            ) -> std::result::Result<Ordered, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = m.next_entry::<String, Value>()? {
-                    out.push((k, v));
-                }
-                Ok(Ordered(out))
-            }
-        }
-        d.deserialize_map(V)
+/// `s`, refused when it holds a NUL (the results database cannot store one): `what` names it.
+fn no_nul(file: &Path, at: &str, what: &str, s: String) -> Result<String> {
+    match nul_message(&s) {
+        Some(m) => Err(malformed(file, at.to_string(), format!("{what} {m}"))),
+        None => Ok(s),
     }
 }
 
-fn object(file: &Path) -> Result<Vec<(String, Value)>> {
-    let text = read(file)?;
-    serde_json::from_str::<Ordered>(&text)
-        .map(|o| o.0)
-        .map_err(|e| {
-            malformed(
-                file,
-                format!("line {}", e.line()),
-                format!("expected a JSON object: {e}"),
-            )
-        })
+/// A number of the files checked finite and within `[low, MAX_MAGNITUDE]`, the bound the
+/// arithmetic downstream (costs summed over every question, squared features) holds.
+fn bounded(v: &Value, low: f64) -> Option<f64> {
+    v.as_f64()
+        .filter(|x| x.is_finite() && *x >= low && *x <= MAX_MAGNITUDE)
 }
 
-fn strings(file: &Path) -> Result<Vec<(String, String)>> {
+/// The file's top-level object, its entries in file order (serde_json's map is sorted; SeaKR's
+/// rows follow the ground-truth file's order), parsed strictly: a key given twice at any depth
+/// is an error, and so is a key holding a NUL.
+fn object(file: &Path) -> Result<Vec<(String, Value)>> {
+    let text = read(file)?;
+    let entries = bench_core::strict_json::object_entries(&text)
+        .map_err(|e| json_err(file, &text, &e, "expected a JSON object"))?;
+    for (k, _) in &entries {
+        no_nul(file, &format!("key {k:?}"), "the key", k.clone())?;
+    }
+    Ok(entries)
+}
+
+fn strings(file: &Path, what: &str) -> Result<Vec<(String, String)>> {
     object(file)?
         .into_iter()
         .map(|(k, v)| match v {
-            Value::String(s) => Ok((k, s)),
+            Value::String(s) => {
+                let s = no_nul(file, &format!("key {k:?}"), what, s)?;
+                Ok((k, s))
+            }
             other => Err(malformed(
                 file,
                 format!("key {k:?}"),
@@ -118,12 +118,32 @@ fn strings(file: &Path) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// The entries of a folder upstream's layout requires: a missing folder, or a file in its
+/// place, is named (exit 2), not an I/O error.
+fn list_dir(dir: &Path, what: &str) -> Result<Vec<std::fs::DirEntry>> {
+    if !dir.is_dir() {
+        let why = if dir.exists() {
+            "not a folder"
+        } else {
+            "missing"
+        };
+        return Err(malformed(
+            dir,
+            what.to_string(),
+            format!("{why}: upstream's layout has a folder here (see SOURCE.txt)"),
+        ));
+    }
+    let io = |e| CorpusError::io(format!("reading {}", dir.display()), e);
+    std::fs::read_dir(dir)
+        .map_err(io)?
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(io)
+}
+
 /// The one folder under `root` whose name starts with `{arm}_qa_` and holds data set `ds`.
 fn arm_dir(root: &Path, arm: &str, ds: &str) -> Result<PathBuf> {
-    let entries = std::fs::read_dir(root)
-        .map_err(|e| CorpusError::io(format!("reading {}", root.display()), e))?;
-    let mut found: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
+    let mut found: Vec<PathBuf> = list_dir(root, "arms")?
+        .into_iter()
         .map(|e| e.path())
         .filter(|p| {
             p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
@@ -133,7 +153,12 @@ fn arm_dir(root: &Path, arm: &str, ds: &str) -> Result<PathBuf> {
         .collect();
     found.sort();
     match found.len() {
-        1 => Ok(found.remove(0)),
+        1 if found[0].is_dir() => Ok(found.remove(0)),
+        1 => Err(malformed(
+            &found[0],
+            format!("arm {arm}, data set {ds}"),
+            "not a folder: an arm's answers are a folder of JSON files".into(),
+        )),
         0 => Err(malformed(
             root,
             format!("arm {arm}, data set {ds}"),
@@ -158,10 +183,13 @@ fn arm_files(root: &Path, arm: &str, ds: &str, tag: &str) -> Result<ArmFiles> {
     let dir = arm_dir(root, arm, ds)?;
     let pred_file = dir.join(format!("prediction__{ds}_to_{ds}__{tag}_subsampled.json"));
     let gold_file = dir.join(format!("ground_truth__{ds}_to_{ds}__{tag}_subsampled.json"));
-    let predictions: BTreeMap<String, String> = strings(&pred_file)?.into_iter().collect();
+    let predictions: BTreeMap<String, String> = strings(&pred_file, "the predicted answer")?
+        .into_iter()
+        .collect();
     let gold = object(&gold_file)?
         .into_iter()
         .map(|(k, v)| {
+            let at = format!("key {k:?}");
             let answers = v
                 .as_array()
                 .and_then(|a| {
@@ -173,10 +201,13 @@ fn arm_files(root: &Path, arm: &str, ds: &str, tag: &str) -> Result<ArmFiles> {
                 .ok_or_else(|| {
                     malformed(
                         &gold_file,
-                        format!("key {k:?}"),
+                        at.clone(),
                         "expected a non-empty array of gold answers".into(),
                     )
-                })?;
+                })?
+                .into_iter()
+                .map(|a| no_nul(&gold_file, &at, "a gold answer", a))
+                .collect::<Result<Vec<_>>>()?;
             Ok((k, answers))
         })
         .collect::<Result<Vec<_>>>()?;
@@ -195,16 +226,13 @@ fn arm_files(root: &Path, arm: &str, ds: &str, tag: &str) -> Result<ArmFiles> {
         let m = object(&steps_file)?
             .into_iter()
             .map(|(k, v)| {
-                v.as_f64()
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(|s| (k.clone(), s))
-                    .ok_or_else(|| {
-                        malformed(
-                            &steps_file,
-                            format!("key {k:?}"),
-                            format!("expected a step count >= 0, got {v}"),
-                        )
-                    })
+                bounded(&v, 0.0).map(|s| (k.clone(), s)).ok_or_else(|| {
+                    malformed(
+                        &steps_file,
+                        format!("key {k:?}"),
+                        format!("expected a step count in [0, {MAX_MAGNITUDE:e}], got {v}"),
+                    )
+                })
             })
             .collect::<Result<BTreeMap<_, _>>>()?;
         Some(m)
@@ -219,7 +247,8 @@ fn arm_files(root: &Path, arm: &str, ds: &str, tag: &str) -> Result<ArmFiles> {
 }
 
 /// Question id → (text, data set), from a JSON array of `{"id", "question", "dataset_name"}`
-/// (the test file) or JSON lines of `{"id", "question", "dataset"}` (the training file).
+/// (the test file) or JSON lines of `{"id", "question", "dataset"}` (the training file), parsed
+/// strictly; a question that is empty or blank, or any text holding a NUL, is refused.
 fn questions(file: &Path, lines: bool) -> Result<BTreeMap<String, (String, String)>> {
     let text = read(file)?;
     let records: Vec<(String, Value)> = if lines {
@@ -227,16 +256,21 @@ fn questions(file: &Path, lines: bool) -> Result<BTreeMap<String, (String, Strin
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
             .map(|(i, l)| {
-                serde_json::from_str(l)
-                    .map(|v| (format!("line {}", i + 1), v))
+                let at = format!("line {}", i + 1);
+                bench_core::strict_json::from_str(l)
+                    .map(|v| (at.clone(), v))
                     .map_err(|e| {
-                        malformed(file, format!("line {}", i + 1), format!("not JSON: {e}"))
+                        malformed(
+                            file,
+                            at,
+                            format!("column {}: not JSON: {}", e.column(), json_error(&e, l)),
+                        )
                     })
             })
             .collect::<Result<_>>()?
     } else {
-        match serde_json::from_str::<Value>(&text)
-            .map_err(|e| malformed(file, format!("line {}", e.line()), format!("not JSON: {e}")))?
+        match bench_core::strict_json::from_str(&text)
+            .map_err(|e| json_err(file, &text, &e, "not JSON"))?
         {
             Value::Array(a) => a
                 .into_iter()
@@ -256,16 +290,22 @@ fn questions(file: &Path, lines: bool) -> Result<BTreeMap<String, (String, Strin
     let mut out = BTreeMap::new();
     for (at, r) in records {
         let field = |f: &str| {
-            r.get(f)
+            let s = r
+                .get(f)
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .ok_or_else(|| {
                     malformed(file, at.clone(), format!("field {f:?}: expected a string"))
-                })
+                })?;
+            no_nul(file, &at, &format!("field {f:?}:"), s)
         };
         let id = field("id")?;
+        let question = field("question")?;
+        if question.trim().is_empty() {
+            return Err(malformed(file, at, "field \"question\": is empty".into()));
+        }
         if out
-            .insert(id.clone(), (field("question")?, field(ds_field)?))
+            .insert(id.clone(), (question, field(ds_field)?))
             .is_some()
         {
             return Err(malformed(
@@ -278,29 +318,65 @@ fn questions(file: &Path, lines: bool) -> Result<BTreeMap<String, (String, Strin
     Ok(out)
 }
 
-/// The classifier's per-query choices of one data set: qid → (option, answer, steps).
-fn classifier(root: &Path, ds: &str) -> Result<BTreeMap<String, (ParadigmId, String, f64)>> {
-    let name = format!("{ds}_option_with_probas.json");
+/// Files named `name` below `root` (sorted) and the directory links the walk met. Links are
+/// followed, but every folder is entered once, known by its (device, inode): links that lead
+/// back up or to each other (`loop -> .`) cannot make the walk endless.
+fn find_below(root: &Path, name: &str) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    use std::os::unix::fs::MetadataExt;
+    let io = |p: &Path, e| CorpusError::io(format!("reading {}", p.display()), e);
+    let mut seen = HashSet::new();
     let mut stack = vec![root.to_path_buf()];
-    let mut found = Vec::new();
+    let (mut found, mut links) = (Vec::new(), Vec::new());
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d)
-            .map_err(|e| CorpusError::io(format!("reading {}", d.display()), e))?;
-        for e in entries.filter_map(|e| e.ok()) {
+        let meta = std::fs::metadata(&d).map_err(|e| io(&d, e))?;
+        if !seen.insert((meta.dev(), meta.ino())) {
+            continue;
+        }
+        for e in list_dir(&d, "classifier")? {
             let p = e.path();
-            if p.is_dir() {
+            let kind = e.file_type().map_err(|e| io(&p, e))?;
+            // A link's target decides; a dangling link names nothing.
+            let is_dir = if kind.is_symlink() {
+                let target = std::fs::metadata(&p).ok();
+                if target.as_ref().is_some_and(|m| m.is_dir()) {
+                    links.push(p.clone());
+                }
+                target.is_some_and(|m| m.is_dir())
+            } else {
+                kind.is_dir()
+            };
+            if is_dir {
                 stack.push(p);
-            } else if p.file_name().and_then(|n| n.to_str()) == Some(name.as_str()) {
+            } else if e.file_name().to_str() == Some(name) {
                 found.push(p);
             }
         }
     }
+    found.sort();
+    links.sort();
+    Ok((found, links))
+}
+
+/// The classifier's per-query choices of one data set: qid → (option, answer, steps).
+fn classifier(root: &Path, ds: &str) -> Result<BTreeMap<String, (ParadigmId, String, f64)>> {
+    let name = format!("{ds}_option_with_probas.json");
+    let (found, links) = find_below(root, &name)?;
     let [file] = found.as_slice() else {
-        return Err(malformed(
-            root,
-            format!("data set {ds}"),
-            format!("expected one {name} below, found {}", found.len()),
-        ));
+        // Below `root`, links first: the message is read before its long list of files.
+        let shown = |ps: &[PathBuf]| {
+            ps.iter()
+                .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut why = format!("expected one {name} below, found {}", found.len());
+        if !links.is_empty() {
+            why += &format!(" (following the directory links {})", shown(&links));
+        }
+        if !found.is_empty() {
+            why += &format!(": {}", shown(&found));
+        }
+        return Err(malformed(root, format!("data set {ds}"), why));
     };
     object(file)?
         .into_iter()
@@ -320,12 +396,22 @@ fn classifier(root: &Path, ds: &str) -> Result<BTreeMap<String, (ParadigmId, Str
                 .get("prediction")
                 .and_then(Value::as_str)
                 .ok_or_else(|| at("field \"prediction\": expected a string".into()))?;
+            let answer = no_nul(
+                file,
+                &format!("key {k:?}"),
+                "field \"prediction\":",
+                answer.to_string(),
+            )?;
             let steps = v
                 .get("stepNum")
-                .and_then(Value::as_f64)
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| at("field \"stepNum\": expected a number >= 0".into()))?;
-            Ok((k, (choice, answer.to_string(), steps)))
+                .and_then(|s| bounded(s, 0.0))
+                .ok_or_else(|| {
+                    at(format!(
+                        "field \"stepNum\": expected a number in [0, {MAX_MAGNITUDE:e}], got {}",
+                        v.get("stepNum").unwrap_or(&Value::Null)
+                    ))
+                })?;
+            Ok((k, (choice, answer, steps)))
         })
         .collect()
 }
@@ -339,14 +425,23 @@ fn seakr(dir: &Path, tag: &str) -> Result<Vec<[f64; 4]>> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             let at = |m: String| malformed(&file, format!("line {}", i + 1), m);
-            let v: Value = serde_json::from_str(l).map_err(|e| at(format!("not JSON: {e}")))?;
+            let v = bench_core::strict_json::from_str(l).map_err(|e| {
+                at(format!(
+                    "column {}: not JSON: {}",
+                    e.column(),
+                    json_error(&e, l)
+                ))
+            })?;
             let mut out = [0.0; 4];
             for (slot, f) in out.iter_mut().zip(SEAKR_FIELDS) {
                 *slot = v
                     .get(f)
-                    .and_then(Value::as_f64)
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| at(format!("field {f:?}: expected a finite number")))?;
+                    .and_then(|x| bounded(x, -MAX_MAGNITUDE))
+                    .ok_or_else(|| {
+                        at(format!(
+                            "field {f:?}: expected a number within ±{MAX_MAGNITUDE:e}"
+                        ))
+                    })?;
             }
             Ok(out)
         })
@@ -494,7 +589,8 @@ pub fn load_adarague(opts: &AdaragueOptions) -> Result<Vec<OutcomeImport>> {
                     outcomes,
                     signals,
                     published,
-                    origin: format!("{} {ds} {qid}", root.display()),
+                    // Where in the folder, never the path it was reached by.
+                    origin: format!("Adaptive_Rag/predictions/{tag} {ds} {qid}"),
                 });
             }
         }
@@ -503,10 +599,9 @@ pub fn load_adarague(opts: &AdaragueOptions) -> Result<Vec<OutcomeImport>> {
             split: Some(split),
             cost_unit: "retrieval steps".into(),
             metric: "exact match (harness SQuAD normalisation) of the arms' answers".into(),
+            // No path: an import is the same whatever path its folder is read by.
             config: serde_json::json!({
                 "format": "adarague",
-                "dir": dir.display().to_string(),
-                "queries": qfile.display().to_string(),
                 "split": tag,
                 "costs": {"llm-only": 0, "naive": 1, "iterative": if split == SplitTag::Test { serde_json::json!("stepNum") } else { serde_json::json!(TRAIN_MULTI_STEP_COST) }},
                 "questions_without_text": without_text,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bench_core::outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag};
+use bench_core::outcomes::{ArmOutcome, OutcomeImport, OutcomeRecord, SplitTag, MAX_MAGNITUDE};
 use bench_core::{ParadigmId, PublishedChoice, QueryType, Signal};
 use serde_json::Value;
 
@@ -119,14 +119,23 @@ pub(crate) fn malformed(file: &Path, location: String, message: String) -> Corpu
     }
 }
 
-/// The file as text: bytes that are not UTF-8 are named by line (a leading BOM is dropped).
+/// The file as text: anything but a regular file under the input cap is refused unread, and
+/// bytes that are not UTF-8 are named by line (a leading BOM is dropped).
 pub(crate) fn read(file: &Path) -> Result<String> {
-    let bytes = std::fs::read(file)
-        .map_err(|e| CorpusError::io(format!("reading {}", file.display()), e))?;
+    let bytes = bench_core::input::read_input(file, "input file")?;
     Ok(bench_core::input::decode_utf8(
         bytes,
         &file.display().to_string(),
     )?)
+}
+
+/// The file's name without its folders (where a record came from, kept in its tuples' trace:
+/// never the path, which is no part of an import).
+fn file_name(file: &Path) -> String {
+    file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// A string field's text, refused when it holds a NUL (the results database cannot store it).
@@ -134,6 +143,30 @@ fn no_nul(s: String, field: &str, at: &dyn Fn(String) -> CorpusError) -> Result<
     match bench_core::input::nul_message(&s) {
         Some(m) => Err(at(format!("field {field:?}: {m}"))),
         None => Ok(s),
+    }
+}
+
+/// A number in `[low, MAX_MAGNITUDE]`: the bound the arithmetic downstream holds (costs summed
+/// over every question, features squared), docs/outcomes-format.md.
+fn bounded(v: &Value, low: f64) -> Option<f64> {
+    v.as_f64()
+        .filter(|x| x.is_finite() && *x >= low && *x <= MAX_MAGNITUDE)
+}
+
+/// A cost field: a finite number in `[0, MAX_MAGNITUDE]`.
+fn cost_of(c: &Value, f: &dyn Fn(String) -> CorpusError) -> Result<f64> {
+    bounded(c, 0.0).ok_or_else(|| {
+        f(format!(
+            "field \"cost\": {c} is not a number in [0, {MAX_MAGNITUDE:e}]"
+        ))
+    })
+}
+
+/// A name given as a key (a router's, a signal's), refused when it holds a NUL.
+fn key_name(name: &str, field: &str, at: &dyn Fn(String) -> CorpusError) -> Result<()> {
+    match bench_core::input::nul_message(name) {
+        Some(m) => Err(at(format!("field {field:?}: the name {name:?} {m}"))),
+        None => Ok(()),
     }
 }
 
@@ -166,8 +199,12 @@ fn text_field<'a>(
 /// '-', '_' or '.', not a built-in corpus's name), since it becomes a file and table name.
 fn corpus_field(v: &Value, field: &str, at: &dyn Fn(String) -> CorpusError) -> Result<String> {
     let name = str_field(v, field, at)?;
-    crate::load::check_corpus_name(name)
-        .map_err(|why| at(format!("field {field:?}: corpus name {name:?} {why}")))?;
+    crate::load::check_corpus_name(name).map_err(|why| {
+        at(format!(
+            "field {field:?}: corpus name {} {why}",
+            crate::load::quoted_name(name)
+        ))
+    })?;
     Ok(name.to_string())
 }
 
@@ -291,7 +328,7 @@ pub fn load_adaptive_rag(
             outcomes,
             signals: Vec::new(),
             published: Vec::new(),
-            origin: format!("{} record {i}", question_file.display()),
+            origin: format!("{} record {i}", file_name(question_file)),
         });
     }
     if let Some((id, (_, i))) = correct_sets.iter().find(|(id, _)| !seen.contains_key(*id)) {
@@ -314,10 +351,9 @@ pub fn load_adaptive_rag(
         split,
         cost_unit: "retrieval steps".into(),
         metric: format!("exact match (Adaptive-RAG silver labels, {model})"),
+        // No path: the same files read by another path are the same import.
         config: serde_json::json!({
             "format": "adaptive-rag",
-            "queries": queries.map(|q| q.display().to_string()),
-            "labels": labels.display().to_string(),
             "mapping": spec.to_json(),
         }),
         records,
@@ -408,7 +444,7 @@ pub fn load_outcomes_jsonl(
             }
             let answer = match o.get("answer") {
                 None | Some(Value::Null) => None,
-                Some(Value::String(a)) => Some(a.clone()),
+                Some(Value::String(a)) => Some(no_nul(a.clone(), "answer", &f)?),
                 Some(_) => return Err(f("field \"answer\": expected a string".into())),
             };
             let source_correct = match o.get("correct") {
@@ -442,10 +478,7 @@ pub fn load_outcomes_jsonl(
                     .get(&p)
                     .copied()
                     .ok_or_else(|| f(format!("no \"cost\", and --cost gives none for {p}")))?,
-                Some(c) => c
-                    .as_f64()
-                    .filter(|c| c.is_finite() && *c >= 0.0)
-                    .ok_or_else(|| f(format!("field \"cost\": {c} is not a finite number >= 0")))?,
+                Some(c) => cost_of(c, &f)?,
             };
             outcomes.push((
                 p,
@@ -477,7 +510,7 @@ pub fn load_outcomes_jsonl(
             outcomes,
             signals,
             published,
-            origin: format!("{}:{line_no}", file.display()),
+            origin: format!("{}:{line_no}", file_name(file)),
         });
     }
     let stem = file
@@ -489,9 +522,9 @@ pub fn load_outcomes_jsonl(
         split,
         cost_unit: cost_unit.to_string(),
         metric: "imported correct".into(),
+        // No path: the same file read by another path, or a copy of it, is the same import.
         config: serde_json::json!({
             "format": "outcomes-jsonl",
-            "file": file.display().to_string(),
             "mapping": spec.to_json(),
         }),
         records,
@@ -515,15 +548,16 @@ fn parse_signals(v: Option<&Value>, at: &dyn Fn(String) -> CorpusError) -> Resul
     };
     let mut out = Vec::with_capacity(obj.len());
     for (name, s) in obj {
+        key_name(name, "signals", at)?;
         let f = |m: String| at(format!("field \"signals.{name}\": {m}"));
         let num = |x: &Value, what: &str| -> Result<Option<f64>> {
             match x {
                 Value::Null => Ok(None),
-                x => x
-                    .as_f64()
-                    .filter(|v| v.is_finite())
-                    .map(Some)
-                    .ok_or_else(|| f(format!("{what}: {x} is not a finite number or null"))),
+                x => bounded(x, -MAX_MAGNITUDE).map(Some).ok_or_else(|| {
+                    f(format!(
+                        "{what}: {x} is not a number within ±{MAX_MAGNITUDE:e} or null"
+                    ))
+                }),
             }
         };
         let mut sig = Signal::free(name, None, "imported", &[]);
@@ -532,17 +566,19 @@ fn parse_signals(v: Option<&Value>, at: &dyn Fn(String) -> CorpusError) -> Resul
                 sig.value = num(o.get("value").unwrap_or(&Value::Null), "value")?;
                 for (key, slot) in [("cost", &mut sig.cost), ("cost_ms", &mut sig.cost_ms)] {
                     if let Some(c) = o.get(key) {
-                        *slot = num(c, key)?
-                            .filter(|c| *c >= 0.0)
-                            .ok_or_else(|| f(format!("{key}: expected a number >= 0")))?;
+                        *slot = num(c, key)?.filter(|c| *c >= 0.0).ok_or_else(|| {
+                            f(format!(
+                                "{key}: {c} is not a number in [0, {MAX_MAGNITUDE:e}]"
+                            ))
+                        })?;
                     }
                 }
                 if let Some(p) = o.get("probe") {
-                    sig.probe = p
+                    let probe = p
                         .as_str()
                         .filter(|p| !p.is_empty())
-                        .ok_or_else(|| f("probe: expected a non-empty string".into()))?
-                        .to_string();
+                        .ok_or_else(|| f("probe: expected a non-empty string".into()))?;
+                    sig.probe = no_nul(probe.to_string(), "probe", &f)?;
                 }
                 if let Some(ps) = o.get("paradigms") {
                     sig.paradigms = ps
@@ -583,6 +619,7 @@ fn parse_routers(
     };
     let mut out = Vec::with_capacity(obj.len());
     for (name, r) in obj {
+        key_name(name, "routers", at)?;
         let f = |m: String| at(format!("field \"routers.{name}\": {m}"));
         let choice = r
             .get("choice")
@@ -593,7 +630,7 @@ fn parse_routers(
             .ok_or_else(|| f(format!("field \"choice\": unknown paradigm {choice:?}")))?;
         let answer = match r.get("answer") {
             None | Some(Value::Null) => None,
-            Some(Value::String(a)) => Some(a.clone()),
+            Some(Value::String(a)) => Some(no_nul(a.clone(), "answer", &f)?),
             Some(_) => return Err(f("field \"answer\": expected a string".into())),
         };
         let source_correct = match r.get("correct") {
@@ -616,10 +653,7 @@ fn parse_routers(
                         "no \"cost\", and the record has no outcome of {choice} to take it from"
                     ))
                 })?,
-            Some(c) => c
-                .as_f64()
-                .filter(|c| c.is_finite() && *c >= 0.0)
-                .ok_or_else(|| f(format!("field \"cost\": {c} is not a finite number >= 0")))?,
+            Some(c) => cost_of(c, &f)?,
         };
         out.push(PublishedChoice {
             router: name.clone(),

@@ -249,6 +249,14 @@ fn report(imp: &OutcomeImport, db: &store::DbTarget, done: Vec<store::ImportedCo
                 "  {:<18} {:>5} questions, {:>6} tuples: run {}",
                 c.corpus, c.questions, c.tuples, c.run_id
             );
+            if let Some(earlier) = c.earlier {
+                eprintln!(
+                    "warning: corpus {}: run {earlier} of the same source and split holds other \
+                     outcomes (the same questions with other labels?); route eval reads the \
+                     latest, run {}",
+                    c.corpus, c.run_id
+                );
+            }
         }
     }
     if signals + published > 0 {

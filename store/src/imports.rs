@@ -1,10 +1,12 @@
 //! Writing an imported outcome matrix: one corpus, one run and one tuple per (question, paradigm),
 //! all in a single transaction. The run key hashes the corpus content, the mode, the split and the
-//! import's settings, so importing the same data again finds its run and adds nothing.
+//! import's settings (never a path: `key`), so importing the same data again finds its run and
+//! adds nothing.
+
+pub(crate) mod key;
 
 use sqlx::Row;
 
-use bench_core::config::hash_parts;
 use bench_core::outcomes::{content_hash, OutcomeImport};
 
 use crate::db::{json, Store};
@@ -24,6 +26,9 @@ pub struct ImportedCorpus {
     pub tuples: usize,
     /// The same data was imported before (as `run_id`): nothing was written.
     pub already: bool,
+    /// An earlier run of the same corpus, source and split that holds other outcomes (the same
+    /// questions with other labels, say): `route eval` reads the latest run, this one.
+    pub earlier: Option<i64>,
 }
 
 impl Store {
@@ -42,19 +47,11 @@ impl Store {
         let mut out = Vec::new();
         for imp in imps {
             let mode = imp.mode().label();
-            let config_json = imp.config.to_string();
-            let config_hash = hash_parts([config_json.as_bytes(), imp.cost_unit.as_bytes()]);
+            let (config_json, config_hash) = key::settings(&imp.config, &imp.cost_unit);
             let split = imp.split.map(|s| s.as_str().to_string());
             for (corpus, records) in imp.by_corpus() {
                 let hash = content_hash(&imp.source, imp.split, &records);
-                let run_key = hash_parts([
-                    b"import/1".as_slice(),
-                    corpus.as_bytes(),
-                    hash.as_bytes(),
-                    mode.as_bytes(),
-                    split.as_deref().unwrap_or("").as_bytes(),
-                    config_hash.as_bytes(),
-                ]);
+                let run_key = key::run_key(corpus, &hash, &mode, split.as_deref(), &config_hash);
                 let tuples: usize = records.iter().map(|r| r.outcomes.len()).sum();
                 let existing: Option<i64> =
                     sqlx::query("SELECT max(id) FROM runs WHERE run_key = $1")
@@ -70,9 +67,21 @@ impl Store {
                         questions: records.len(),
                         tuples,
                         already: true,
+                        earlier: None,
                     });
                     continue;
                 }
+                let earlier: Option<i64> = sqlx::query(
+                    "SELECT max(id) FROM runs WHERE reader = 'imported' AND corpus = $1
+                     AND mode = $2 AND COALESCE(split, '') = $3",
+                )
+                .bind(corpus)
+                .bind(&mode)
+                .bind(split.as_deref().unwrap_or(""))
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?
+                .get(0);
                 sqlx::query(
                 "INSERT INTO corpora (name, content_hash, source, documents, chunks, chunk_tokens, queries, queries_with_gold_chunks)
                  VALUES ($1, $2, $3, 0, 0, 0, $4, 0) ON CONFLICT DO NOTHING",
@@ -166,6 +175,7 @@ impl Store {
                     questions: records.len(),
                     tuples,
                     already: false,
+                    earlier,
                 });
             }
         }

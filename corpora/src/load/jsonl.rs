@@ -29,8 +29,13 @@ struct Manifest {
 fn short_name(dir: &Path) -> Result<String> {
     let manifest = dir.join(MANIFEST_FILE);
     let shown = manifest.display().to_string();
-    let (name, file) = match std::fs::read(&manifest) {
-        Ok(bytes) => {
+    // No manifest is fine; one that is there must be a regular file under the input cap.
+    let read = match std::fs::symlink_metadata(&manifest) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        _ => Some(bench_core::input::read_input(&manifest, "manifest")?),
+    };
+    let (name, file) = match read {
+        Some(bytes) => {
             // Not UTF-8: the error names the line of the first bad byte.
             let text = bench_core::input::decode_utf8(bytes, &shown)?;
             let m: Manifest = toml::from_str(&text).map_err(|e| {
@@ -38,8 +43,7 @@ fn short_name(dir: &Path) -> Result<String> {
             })?;
             (m.name, Some(shown))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
-        Err(e) => return Err(crate::error::CorpusError::io(format!("reading {shown}"), e)),
+        None => (None, None),
     };
     let name = match name {
         Some(n) => n,
@@ -57,7 +61,7 @@ fn short_name(dir: &Path) -> Result<String> {
         Err(malformed(
             &file,
             location,
-            format!("corpus name {name:?} {why}"),
+            format!("corpus name {} {why}", super::names::quoted_name(&name)),
         ))
     };
     if let Err(why) = super::names::check_corpus_name(&name) {

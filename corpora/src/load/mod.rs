@@ -20,7 +20,7 @@ mod twowiki;
 pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
-pub use names::{check_corpus_name, registry, CorpusInfo};
+pub use names::{check_corpus_name, quoted_name, registry, CorpusInfo};
 
 use names::{known_names, REGISTRY};
 use parsed::Parsed;

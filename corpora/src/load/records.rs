@@ -19,18 +19,19 @@ pub(crate) fn malformed(
 }
 
 /// Reads a whole data file; a missing file is reported with `missing_hint` (how to point at the data).
-/// A file that is not UTF-8 is malformed at the line of its first bad byte.
+/// Anything but a regular file under the input cap is refused unread
+/// (`bench_core::input::read_input`); a file that is not UTF-8 is malformed at the line of its
+/// first bad byte.
 pub(crate) fn read_file(path: &Path, missing_hint: &str) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    if let Err(e) = std::fs::metadata(path) {
         if e.kind() == std::io::ErrorKind::NotFound {
-            CorpusError::io(
+            return Err(CorpusError::io(
                 format!("data file {} not found; {missing_hint}", path.display()),
                 e,
-            )
-        } else {
-            CorpusError::io(format!("reading {}", path.display()), e)
+            ));
         }
-    })?;
+    }
+    let bytes = bench_core::input::read_input(path, "data file")?;
     Ok(bench_core::input::decode_utf8(
         bytes,
         &path.display().to_string(),

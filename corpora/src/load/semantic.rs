@@ -441,7 +441,9 @@ pub fn unmatched_path(cache_dir: &Path, corpus: &str, hash: &str) -> PathBuf {
 }
 
 /// Writes one JSON line per statement that matched nothing (question id, statement, the best
-/// sentence seen and its cosine), atomically; returns the count.
+/// sentence seen and its cosine), atomically; returns the count. A list already there with
+/// the same content is left alone (not even its folder is touched), so a complete cache shared
+/// read-only can be used.
 pub(crate) fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
     let mut out = String::new();
     let mut n = 0;
@@ -457,6 +459,12 @@ pub(crate) fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
             out.push_str(&line.to_string());
             out.push('\n');
         }
+    }
+    // The name holds the corpus's content hash, so an equal list is the usual case.
+    let same_size =
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == out.len() as u64);
+    if same_size && std::fs::read(path).is_ok_and(|old| old == out.as_bytes()) {
+        return Ok(n);
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     let io = |e| CorpusError::io(format!("writing {}", path.display()), e);
@@ -476,6 +484,25 @@ pub(crate) fn write_unmatched(path: &Path, queries: &[Query]) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unchanged_list_is_not_written_again() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = unmatched_path(dir.path(), "c", "0123456789abcdef");
+        assert_eq!(write_unmatched(&path, &[]).unwrap(), 0);
+        let before = std::fs::metadata(&path).unwrap();
+        assert_eq!(write_unmatched(&path, &[]).unwrap(), 0);
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!(
+            (before.ino(), before.mtime_nsec()),
+            (after.ino(), after.mtime_nsec())
+        );
+        // A different list is written.
+        std::fs::write(&path, "stale\n").unwrap();
+        write_unmatched(&path, &[]).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+    }
 
     #[test]
     fn content_words_are_stemmed_and_skip_stop_words() {

@@ -96,6 +96,13 @@ fn load_questions(
     encoder: Option<Arc<MiniLm>>,
 ) -> Result<(bench_core::Corpus, Vec<Query>)> {
     // Everything that can fail on bad input happens before the database is touched.
+    // A run of no question would be stored as finished with nothing in it;
+    // refused before loading, which may write to the cache.
+    for (flag, n) in [("--limit", args.limit), ("--sample", args.sample)] {
+        if n == Some(0) {
+            return Err(BadInput(format!("{flag} 0: a run needs at least one question")).into());
+        }
+    }
     let t_load = Instant::now();
     let opts = match encoder {
         Some(e) => args.data.load_options_matching(config, e, &args.cache_dir),
@@ -104,12 +111,6 @@ fn load_questions(
     let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     let mut queries = corpus.queries.clone();
-    // A run of no question would be stored as finished with nothing in it.
-    for (flag, n) in [("--limit", args.limit), ("--sample", args.sample)] {
-        if n == Some(0) {
-            return Err(BadInput(format!("{flag} 0: a run needs at least one question")).into());
-        }
-    }
     if let Some(limit) = args.limit {
         queries.truncate(limit);
     }

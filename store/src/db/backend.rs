@@ -478,6 +478,9 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(|e| self.err(e))?;
+            super::schema::data_step(i + 1, &mut tx)
+                .await
+                .map_err(|e| self.err(e))?;
             sqlx::query("UPDATE ragrouter_schema SET version = $1")
                 .bind(i as i64 + 1)
                 .execute(&mut *tx)

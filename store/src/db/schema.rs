@@ -303,4 +303,21 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE llm_cache ADD COLUMN logprobs_json TEXT;
     "#,
+    // 16: an imported run is keyed by its content alone, its settings hold no path. No table
+    // changes; the data step (`data_step`, SQL cannot hash) rewrites the imported runs.
+    r#"
+    SELECT 1;
+    "#,
 ];
+
+/// What a migration needs beyond its SQL, run right after it in the same transaction, on
+/// either backend: `applied` is the number of migrations run so far.
+pub(super) async fn data_step(
+    applied: usize,
+    conn: &mut sqlx::AnyConnection,
+) -> Result<(), sqlx::Error> {
+    match applied {
+        16 => crate::imports::key::rekey_imports(conn).await.map(|_| ()),
+        _ => Ok(()),
+    }
+}

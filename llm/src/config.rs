@@ -114,12 +114,16 @@ impl EndpointConfig {
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return bad(format!(
                 "base_url must start with http:// or https://, not {:?}",
-                self.base_url
+                shown_url(&self.base_url)
             ));
         }
-        if self.base_url.contains('@') {
-            // user:password@host would put a secret into every recorded identity.
-            return bad("base_url must not carry credentials; use api_key_env".into());
+        if let Some(what) = url_credential(&self.base_url) {
+            // A secret there would go into every recorded identity, mode label and report.
+            return bad(format!(
+                "base_url {} must not carry credentials ({what}); give the key in the \
+                 environment variable api_key_env names (default {DEFAULT_KEY_ENV})",
+                shown_url(&self.base_url)
+            ));
         }
         if self.model.trim().is_empty() {
             return bad("model is empty".into());
@@ -160,6 +164,71 @@ impl EndpointConfig {
                 self.api_key_env, self.model
             ))),
         }
+    }
+}
+
+/// Words that make a URL query parameter a credential when its name contains one (any case,
+/// percent-decoded): `api_key`, `key`, `access_token`, `client_secret`, `x-auth`, `sig`, ...
+/// The store's `redact` masks the values of the same parameters wherever text is shown.
+pub const CREDENTIAL_PARAM_WORDS: [&str; 6] = ["key", "token", "secret", "pass", "auth", "sig"];
+
+/// What of `url` is a credential, described without its value: user information (`user:pw@`),
+/// or a query parameter whose name contains one of [`CREDENTIAL_PARAM_WORDS`]. `None`: none.
+pub fn url_credential(url: &str) -> Option<String> {
+    if url.contains('@') {
+        return Some("user information before '@'".into());
+    }
+    let query = url.split_once('?')?.1;
+    let query = query.split('#').next().unwrap_or("");
+    query.split(['&', ';']).find_map(|param| {
+        let name = param.split('=').next().unwrap_or("");
+        let lower = percent_decoded(name).to_ascii_lowercase();
+        CREDENTIAL_PARAM_WORDS
+            .iter()
+            .any(|w| lower.contains(w))
+            .then(|| format!("query parameter {:?}", percent_decoded(name)))
+    })
+}
+
+/// `s` with each `%XX` escape decoded (others kept as they are), for matching names only.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(c)) => {
+                out.push(c);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A URL as messages show it: without user information and with its query elided, so no
+/// credential in either is ever printed.
+fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (before_query, query) = match rest.split_once('?') {
+        Some((b, _)) => (b, "?..."),
+        None => (rest, ""),
+    };
+    let host_and_path = before_query
+        .rsplit_once('@')
+        .map_or(before_query, |(_, h)| h);
+    if scheme.is_empty() {
+        format!("{host_and_path}{query}")
+    } else {
+        format!("{scheme}://{host_and_path}{query}")
     }
 }
 
@@ -578,6 +647,39 @@ mod tests {
         e.timeout_s = 100_000;
         let e = e.validate("answer").unwrap_err();
         assert!(e.to_string().contains("llm.answer.timeout_s"), "{e}");
+    }
+
+    #[test]
+    fn a_credential_in_the_base_url_is_refused_without_printing_it() {
+        for (url, what) in [
+            ("http://h/v1?api_key=sk-CANARYQ1", "\"api_key\""),
+            ("http://h/v1?model=x&key=sk-CANARYQ1", "\"key\""),
+            ("https://h/v1?Access_Token=sk-CANARYQ1", "\"Access_Token\""),
+            ("http://h/v1?sig=sk-CANARYQ1#f", "\"sig\""),
+            ("http://h/v1?X-Auth=sk-CANARYQ1", "\"X-Auth\""),
+            (
+                "http://h/v1?client%5Fsecret=sk-CANARYQ1",
+                "\"client_secret\"",
+            ),
+            ("http://h/v1?a=1;passphrase=sk-CANARYQ1", "\"passphrase\""),
+            ("http://u:sk-CANARYQ1@h/v1", "user information"),
+        ] {
+            let flags = LlmFlags {
+                base_url: Some(url.into()),
+                model: Some("m".into()),
+            };
+            let e = resolve(None, &flags, &|_| None).unwrap_err().to_string();
+            assert!(!e.contains("CANARY"), "{e}");
+            assert!(e.contains(what) && e.contains("credentials"), "{url}: {e}");
+        }
+        assert_eq!(url_credential("http://h/v1?model=m&top=3"), None);
+        assert_eq!(url_credential("http://h:8080/v1"), None);
+        assert_eq!(shown_url("http://u:p@h/v1?k=s"), "http://h/v1?...");
+        let e = EndpointConfig::new("ftp://h/v1?key=sk-CANARYQ1", "m")
+            .validate("answer")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("CANARY"), "{e}");
     }
 
     #[test]

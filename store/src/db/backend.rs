@@ -129,15 +129,102 @@ const SECRET_KEYS: [&str; 6] = [
     "pass",
 ];
 
+/// Keys of API credentials, masked as [`SECRET_KEYS`] are wherever they appear as `KEY=value`
+/// (a log line, a message), though a `--db` naming one is not taken for a connection string.
+const API_SECRET_KEYS: [&str; 7] = [
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_token",
+    "token",
+    "secret",
+    "client_secret",
+];
+
 /// `word` is `KEY=...` with a credential key (any case).
 fn is_secret_key(word: &str) -> bool {
     word.split_once('=')
         .is_some_and(|(k, _)| SECRET_KEYS.contains(&k.to_ascii_lowercase().as_str()))
 }
 
+/// Words that make a URL query parameter a credential when its name contains one (any case,
+/// percent-decoded): `api_key`, `key`, `access_token`, `client_secret`, `passphrase`,
+/// `x-auth`, `sig` and `signature` of signed URLs, ... Some gateways take their key this way.
+/// The LLM settings refuse a base URL with such a parameter by the same words.
+const CREDENTIAL_PARAM_WORDS: [&str; 6] = ["key", "token", "secret", "pass", "auth", "sig"];
+
+/// Whether the URL query parameter `name` carries a credential ([`CREDENTIAL_PARAM_WORDS`]).
+fn is_credential_param(name: &str) -> bool {
+    let lower = percent_decoded(name).to_ascii_lowercase();
+    CREDENTIAL_PARAM_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// `s` with each `%XX` escape decoded (others kept as they are), for matching names only.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(c)) => {
+                out.push(c);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What follows a URL's authority (path, query, fragment), with the value of every query
+/// parameter that names a credential ([`is_credential_param`]) replaced by `***`. A value runs
+/// to the next `&`, `;` or `#`; punctuation that ends the URL (`:`, `)`, `,`) stays outside
+/// the mask, so "URL: refused" still reads.
+fn mask_query(url_rest: &str) -> String {
+    let Some(q) = url_rest.find('?') else {
+        return url_rest.to_owned();
+    };
+    let (head, query) = url_rest.split_at(q + 1);
+    let (query, fragment) = query.split_at(query.find('#').unwrap_or(query.len()));
+    let mut out = head.to_owned();
+    let pieces: Vec<&str> = query.split_inclusive(['&', ';']).collect();
+    for (i, piece) in pieces.iter().enumerate() {
+        let (param, sep) = match piece.strip_suffix(['&', ';']) {
+            Some(p) => (p, &piece[p.len()..]),
+            None => (*piece, ""),
+        };
+        match param.split_once('=') {
+            Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
+                let ends_url = i + 1 == pieces.len() && fragment.is_empty();
+                let kept = if ends_url {
+                    value.trim_end_matches([':', ')', ','])
+                } else {
+                    value
+                };
+                out.push_str(name);
+                out.push_str("=***");
+                out.push_str(&value[kept.len()..]);
+            }
+            _ => out.push_str(param),
+        }
+        out.push_str(sep);
+    }
+    out.push_str(fragment);
+    out
+}
+
 /// `text` with every credential replaced by `***`: the password of each `scheme://user:pass@`,
-/// and the value of each `password=` (and `pwd=`, `pgpassword=`, `sslpassword=`, ...) whether
-/// a URL query parameter or a `keyword=value` pair. Messages and stdout show only this.
+/// the value of each URL query parameter whose name contains `key`, `token`, `secret`, `pass`,
+/// `auth` or `sig` (`?api_key=`, `?access_token=`, `?sig=`, ...), and the value of each
+/// `password=` (and `pwd=`, `pgpassword=`, `sslpassword=`, ...) whether a URL query parameter or
+/// a `keyword=value` pair. Messages, logs and stdout show only this.
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -160,7 +247,12 @@ pub fn redact(text: &str) -> String {
             }
             None => out.push_str(authority),
         }
-        rest = after;
+        // The URL goes on to whitespace, a quote or an angle bracket.
+        let url_end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .unwrap_or(after.len());
+        out.push_str(&mask_query(&after[..url_end]));
+        rest = &after[url_end..];
     }
     out.push_str(rest);
     mask_secret_values(&out)
@@ -182,7 +274,7 @@ fn mask_secret_values(text: &str) -> String {
             );
         let prefix = boundary
             .then(|| {
-                SECRET_KEYS.iter().find_map(|k| {
+                SECRET_KEYS.iter().chain(&API_SECRET_KEYS).find_map(|k| {
                     [format!("{k}="), format!("key={k} value=")]
                         .into_iter()
                         .find(|p| lower[i..].starts_with(p.as_str()))
@@ -538,6 +630,30 @@ mod tests {
             ),
             ("runs/bypass=1.sqlite", "runs/bypass=1.sqlite"),
             ("plain.sqlite", "plain.sqlite"),
+            // Query parameters whose name contains key, token, secret, pass, auth or sig.
+            (
+                "mode: llm:m@http://h:1/v1?api_key=sk-C1 next",
+                "mode: llm:m@http://h:1/v1?api_key=*** next",
+            ),
+            (
+                "https://h/v1?model=m&KEY=sk-C1;x-Auth=a&sig=s#frag",
+                "https://h/v1?model=m&KEY=***;x-Auth=***&sig=***#frag",
+            ),
+            (
+                "{\"u\":\"http://h/v1?access_token=t-C1\"}",
+                "{\"u\":\"http://h/v1?access_token=***\"}",
+            ),
+            (
+                "http://h/?client%5Fsecret=C1",
+                "http://h/?client%5Fsecret=***",
+            ),
+            (
+                "http://h/v1?api_key=C1: refused",
+                "http://h/v1?api_key=***: refused",
+            ),
+            ("http://h/v1?model=m&top=3", "http://h/v1?model=m&top=3"),
+            ("http://h/v1?empty_key=&a", "http://h/v1?empty_key=&a"),
+            ("retry api_key=sk-C1 later", "retry api_key=*** later"),
         ] {
             assert_eq!(redact(raw), shown, "{raw}");
         }

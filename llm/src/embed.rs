@@ -549,12 +549,34 @@ fn dim_file(dir: &Path, identity: &str) -> PathBuf {
 struct DimRecord {
     identity: String,
     dim: usize,
+    /// [`dim_check`] of the two fields: a record changed after it was written is not used.
+    /// Absent in records of earlier versions, which are probed again once.
+    #[serde(default)]
+    check: Option<String>,
+}
+
+/// FNV-1a over the identity and the dimension, hex: the record's body digest (a few bytes, so
+/// any stable hash does; a cryptographic one would guard nothing more here).
+fn dim_check(identity: &str, dim: usize) -> String {
+    let h = format!("{identity}\n{dim}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("{h:016x}")
 }
 
 fn read_dim(file: &Path, identity: &str) -> Option<usize> {
     let text = std::fs::read_to_string(file).ok()?;
     match serde_json::from_str::<DimRecord>(&text) {
-        Ok(r) if r.identity == identity && r.dim > 0 => Some(r.dim),
+        Ok(r) if r.identity == identity && r.dim > 0 => match r.check {
+            Some(c) if c == dim_check(&r.identity, r.dim) => Some(r.dim),
+            Some(_) => {
+                tracing::warn!(file = %file.display(), "embedding dimension record does not match its digest: probing the endpoint again");
+                None
+            }
+            None => None,
+        },
         _ => {
             tracing::warn!(file = %file.display(), "ignoring an unreadable embedding dimension record");
             None
@@ -577,6 +599,7 @@ fn write_dim(file: &Path, identity: &str, dim: usize) -> Result<(), LlmError> {
     let body = serde_json::to_string(&DimRecord {
         identity: identity.to_owned(),
         dim,
+        check: Some(dim_check(identity, dim)),
     })
     .expect("a record serialises");
     std::fs::write(&tmp, body).map_err(io)?;
@@ -632,6 +655,13 @@ mod tests {
         write_dim(&f, "m@http://h:1/v1", 384).unwrap();
         assert_eq!(read_dim(&f, "m@http://h:1/v1"), Some(384));
         assert_eq!(read_dim(&f, "other@http://h:1/v1"), None);
+        // A changed dimension fails its digest; a record without one (an earlier version's)
+        // is probed again.
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(&f, text.replace("384", "385")).unwrap();
+        assert_eq!(read_dim(&f, "m@http://h:1/v1"), None);
+        std::fs::write(&f, r#"{"identity":"m@http://h:1/v1","dim":384}"#).unwrap();
+        assert_eq!(read_dim(&f, "m@http://h:1/v1"), None);
     }
 
     #[test]

@@ -19,11 +19,27 @@ pub struct StoreArgs {
     pub db: store::DbTarget,
 }
 
+/// Removes every `RAGROUTER_*` variable whose value is empty from this process's environment,
+/// so that an empty value means unset for every reader: clap's `env =` takes an empty value
+/// as given (`RAGROUTER_MODEL_DIR=` became `--model-dir ''`, refused), while the library
+/// readers ignored it. Called first thing in `main`, before the flags are parsed and before
+/// any thread starts (changing the environment is not safe once other threads may read it).
+pub fn unset_empty_env() {
+    let empty: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, v)| v.is_empty() && k.to_str().is_some_and(|k| k.starts_with("RAGROUTER_")))
+        .map(|(k, _)| k)
+        .collect();
+    for k in empty {
+        std::env::remove_var(k);
+    }
+}
+
 /// The local sentence encoder's flag of every command that loads it.
 #[derive(Debug, Args, Clone)]
 pub struct EncoderArgs {
     /// Directory of the encoder's weights [default: ~/.cache/ragrouter/models/all-MiniLM-L6-v2,
-    /// under $XDG_CACHE_HOME when set].
+    /// under $XDG_CACHE_HOME when set]. An empty $RAGROUTER_MODEL_DIR (as any empty
+    /// RAGROUTER_* variable) counts as unset.
     #[arg(long, env = "RAGROUTER_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
 }

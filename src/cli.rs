@@ -156,22 +156,20 @@ pub struct BenchArgs {
     /// same, which is what this switch is for).
     #[arg(long)]
     pub share_nothing: bool,
-    /// Time the paradigms alone: run every paradigm over every question (retrieval, and the
-    /// offline reader IterativeRAG needs between rounds) with no judging, scoring or storing,
-    /// print the wall time and exit. No run or tuple is stored (`just perf` prints it beside the
+    /// Time the paradigms alone, offline: run every paradigm over every question (retrieval,
+    /// and the offline reader IterativeRAG needs between rounds) with no judging, scoring or
+    /// storing, print the wall time and exit. No LLM is called (an LLM configured is refused),
+    /// and the results store is neither created nor written (`just perf` prints it beside the
     /// full run).
     #[arg(long)]
     pub retrieval_only: bool,
     /// Probes recorded per question after the tuples (signals for `route eval --features p`):
     /// `dense`, `bm25`, `entities`, `ppr` (zero LLM tokens offline), `answers` (LLM mode: the
-    /// LLM-only and NaiveRAG answers compared, with their log-probabilities), or `none`.
-    /// Cached: a rerun computes only what is missing.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "dense,bm25,entities,ppr,answers"
-    )]
-    pub probes: Vec<String>,
+    /// LLM-only and NaiveRAG answers compared, with their log-probabilities), or `none` alone.
+    /// Cached: a rerun computes only what is missing. [default: every probe the run's mode
+    /// allows: dense,bm25,entities,ppr,answers]
+    #[arg(long, value_delimiter = ',')]
+    pub probes: Option<Vec<String>>,
     #[command(flatten)]
     pub data: DataArgs,
     #[command(flatten)]

@@ -168,12 +168,12 @@ impl paradigms::Toolkit for Parts<'_> {
     }
 }
 
-/// Builds the knowledge graph (extracting only chunks not in the store) and embeds its
-/// entities (through the vector cache), with progress bars.
+/// Builds the knowledge graph (extracting only chunks not in `store`, the extraction cache)
+/// and embeds its entities (through the vector cache), with progress bars.
 pub(crate) async fn build_graph_with_progress(
     corpus: &bench_core::Corpus,
     extractor: Arc<dyn TripletExtractor>,
-    store: &Store,
+    store: &dyn bench_core::ExtractionCache,
     embedder: &dyn Embedder,
     cache: &VectorCache,
 ) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>, String)> {

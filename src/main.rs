@@ -45,6 +45,7 @@ use crate::cli::{Cli, Command};
 const EXIT_BAD_INPUT: i32 = 2;
 
 fn main() {
+    args::unset_empty_env();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(

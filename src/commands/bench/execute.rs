@@ -90,7 +90,10 @@ pub(crate) async fn execute(
             };
             if let Some(lease) = &shared.lease {
                 let ids: Vec<ParadigmId> = unit.iter().map(|p| p.id()).collect();
-                let claimed = shared.store.claim(lease, &queries[qi].id, &ids).await?;
+                let claimed = match shared.store.claim(lease, &queries[qi].id, &ids).await {
+                    Ok(c) => c,
+                    Err(e) => return Err(failed(&mut tasks, e.into()).await),
+                };
                 bar.inc(claimed.gone.len() as u64);
                 if !claimed.held.is_empty() {
                     let held = unit
@@ -141,7 +144,10 @@ pub(crate) async fn execute(
             joined = tasks.join_next() => match joined {
                 None => break,
                 Some(res) => {
-                    let (n, tokens) = res.context("a query task panicked")??;
+                    let (n, tokens) = match res.context("a query task panicked").and_then(|r| r) {
+                        Ok(r) => r,
+                        Err(e) => return Err(failed(&mut tasks, e).await),
+                    };
                     spent += tokens;
                     bar.inc(n);
                     budget_hit |= shared.budget.exhausted();
@@ -161,6 +167,24 @@ pub(crate) async fn execute(
     } else {
         Stop::Done
     })
+}
+
+/// Stops the units still running after one failed, and waits for them. A unit on a blocking
+/// thread cannot be aborted: returned at once, the error would shut the runtime down under it,
+/// and its next timer (a store write's, an LLM call's) would panic ("A Tokio 1.x context was
+/// found, but it is being shutdown"). Their own errors are dropped: the first one is reported.
+async fn drain<T: 'static>(tasks: &mut JoinSet<T>) {
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+}
+
+/// `err`, once the units still running have stopped ([`drain`]).
+pub(crate) async fn failed<T: 'static>(
+    tasks: &mut JoinSet<T>,
+    err: anyhow::Error,
+) -> anyhow::Error {
+    drain(tasks).await;
+    err
 }
 
 /// Answers, judges, scores and writes the tuples of one unit (one question's paradigms); returns
@@ -283,45 +307,4 @@ pub(crate) async fn answer_one(
         error: judged.error,
         graph_build: shared.graph_build.clone().filter(|_| id.uses_graph()),
     }
-}
-
-/// `--retrieval-only`: every paradigm over every question, one question per unit on blocking
-/// threads (one per core), with no judging, scoring or storing. Returns the wall seconds and the
-/// tuples run.
-pub(crate) async fn run_paradigms_only(
-    paradigms: &[Arc<dyn Paradigm>],
-    queries: &[Query],
-    vectors: &bench_core::Embeddings,
-) -> Result<(f64, usize)> {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let queries: Arc<Vec<Query>> = Arc::new(queries.to_vec());
-    let vectors = Arc::new(vectors.clone());
-    let paradigms: Arc<Vec<Arc<dyn Paradigm>>> = Arc::new(paradigms.to_vec());
-    let t = Instant::now();
-    let mut tasks = JoinSet::new();
-    let mut next = 0..queries.len();
-    let mut tuples = 0;
-    loop {
-        while tasks.len() < cores {
-            let Some(qi) = next.next() else { break };
-            let (queries, vectors, paradigms) =
-                (queries.clone(), vectors.clone(), paradigms.clone());
-            let handle = tokio::runtime::Handle::current();
-            tasks.spawn_blocking(move || {
-                handle.block_on(async {
-                    for p in paradigms.iter() {
-                        p.run(&queries[qi], vectors.row(qi)).await?;
-                    }
-                    Ok::<usize, bench_core::BenchError>(paradigms.len())
-                })
-            });
-        }
-        match tasks.join_next().await {
-            None => break,
-            Some(res) => tuples += res.context("a query task panicked")??,
-        }
-    }
-    Ok((t.elapsed().as_secs_f64(), tuples))
 }

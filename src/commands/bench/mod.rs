@@ -8,16 +8,18 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use bench_core::{BenchConfig, Embedder, Mode, ParadigmId, Query};
 use corpora::embed::{MiniLm, VectorCache};
-use corpora::graph::{KnowledgeGraph, OfflineExtractor};
+use corpora::graph::KnowledgeGraph;
 use corpora::load::load_corpus;
 use llm::LlmSettings;
-use paradigms::{ChunkTable, OfflineReader};
+use paradigms::ChunkTable;
 use store::{RunSpec, Store};
 
+mod assemble;
 mod dry_run;
 mod execute;
 pub(crate) mod finish;
 mod probe;
+mod retrieval;
 mod step;
 
 use crate::engines::*;
@@ -33,13 +35,24 @@ use crate::table;
 pub fn run(args: BenchArgs) -> Result<()> {
     let config = resolve_config(&args)?;
     let paradigm_ids = parse_paradigms(&args.paradigms)?;
-    probe::parse(&args.probes)?;
+    let probes = probe::parse(args.probes.as_deref())?;
     // A --db that is a directory or another application's file is refused before any work,
     // and so are folder arguments that are files.
     crate::checks::check_db(&args.store.db)?;
     crate::checks::check_folder("--cache-dir", &args.cache_dir)?;
     args.encoder.check()?;
     let llm_settings = resolve_llm(&args.llm, &config)?;
+    if args.retrieval_only && llm_settings.is_some() {
+        // Its readers are the offline ones: an LLM would only add billable calls to the timing.
+        return Err(BadInput(
+            "--retrieval-only times the paradigms offline (retrieval and the offline reader, \
+             no LLM call), but an LLM is configured (--llm-model, or a model in the \
+             configuration's [llm] tables): drop one of them"
+                .into(),
+        )
+        .into());
+    }
+    probes.note_unrunnable(llm_settings.is_some());
     // The HTTP clients are made (and their keys looked up) before the store is opened; the
     // response cache that wraps them needs the store and is added inside the runtime.
     let llm_clients = llm_settings.as_ref().map(LlmClients::new).transpose()?;
@@ -298,8 +311,10 @@ fn embed(
 fn announce_mode(llm_settings: Option<&LlmSettings>, embeds_by_endpoint: bool) -> Mode {
     let mode = match llm_settings {
         None => Mode::Offline,
+        // The settings refuse a base URL that carries a credential; masked all the same, so
+        // the label stored with every run and tuple can never hold one.
         Some(s) => Mode::Llm {
-            base_url: s.answer.base_url.clone(),
+            base_url: store::redact(&s.answer.base_url),
             model: s.answer.model.clone(),
         },
     };
@@ -351,60 +366,29 @@ fn describe_settings(mode: &Mode, s: &LlmSettings, embeds_by_endpoint: bool) -> 
 impl Step<'_> {
     /// Opens the store, assembles the paradigms, answers the pending tuples and reports.
     async fn answer(&self, llm_clients: Option<LlmClients>) -> Result<()> {
+        if self.args.retrieval_only {
+            return self.retrieval_only().await;
+        }
         let store = Store::open_db(&self.args.store.db).await?;
         store.upsert_corpus(self.corpus).await?;
-        let chunks = Arc::new(ChunkTable::new(self.corpus.chunks.clone()));
-        let offline_reader = Arc::new(OfflineReader::new(
-            &self.corpus.chunks,
-            self.config.offline_reader.clone(),
-        ));
-        let extractor = Arc::new(OfflineExtractor::new());
+        let offline = self.offline_parts();
         let engines = match llm_clients {
-            None => Engines::offline(self.config, offline_reader.clone(), extractor.clone()),
+            None => Engines::offline(
+                self.config,
+                offline.reader.clone(),
+                offline.extractor.clone(),
+            ),
             Some(clients) => Engines::llm(
                 self.config,
                 clients,
                 &store,
-                probe::reader_logprobs(&self.args.probes),
+                probe::parse(self.args.probes.as_deref())?.reader_logprobs(),
             ),
         };
 
         let (graph, graph_build, graph_secs) = self.graph(&store, &engines).await?;
-
-        let share = !self.args.share_nothing && self.llm_settings.is_none();
-        let parts = Parts {
-            config: self.config,
-            chunks: chunks.clone(),
-            index: self.embedded.index.clone(),
-            embedder: self.embedded.embedder.clone(),
-            reader: engines.reader.clone(),
-            offline_reader,
-            graph: graph.clone(),
-            extractor,
-            entities: engines.entities.clone(),
-            llm_evaluator: engines.evaluator.clone(),
-            // Offline only: LLM runs keep one retrieval per tuple (their retrieval bills
-            // entity-extraction calls per paradigm, which the tests' token ledger checks).
-            shared: share.then(SharedRetrievers::default),
-        };
-        let paradigms = self
-            .paradigm_ids
-            .iter()
-            .map(|&id| parts.build(id))
-            .collect::<Result<Vec<_>>>()?;
-
-        if self.args.retrieval_only {
-            let (secs, tuples) =
-                run_paradigms_only(&paradigms, self.queries, &self.embedded.query_vectors).await?;
-            eprintln!(
-                "retrieval only: {tuples} tuples ({} questions x {} paradigms, no judging or storing) in {secs:.1}s \
-                 (embedding {:.1}s, graph {graph_secs:.1}s before)",
-                self.queries.len(),
-                paradigms.len(),
-                self.embedded.secs,
-            );
-            return Ok(());
-        }
+        let (parts, paradigms) = self.paradigms(&offline, &engines, graph.clone())?;
+        let chunks = offline.chunks.clone();
         let (run, shared) = self.start(&store, &engines, chunks, graph_build).await?;
         let t_answer = Instant::now();
         let budget = Budget {
@@ -479,28 +463,6 @@ impl Step<'_> {
         Ok(())
     }
 
-    /// The knowledge graph when a chosen paradigm reads it (extracting only chunks not in the
-    /// store), its build's signature and the seconds it took.
-    async fn graph(
-        &self,
-        store: &Store,
-        engines: &Engines,
-    ) -> Result<(Option<GraphParts>, Option<String>, f64)> {
-        let t = Instant::now();
-        if !self.paradigm_ids.iter().any(|p| p.uses_graph()) {
-            return Ok((None, None, 0.0));
-        }
-        let (g, index, signature) = build_graph_with_progress(
-            self.corpus,
-            engines.graph_extractor.clone(),
-            store,
-            self.embedded.embedder.as_ref(),
-            &self.embedded.cache,
-        )
-        .await?;
-        Ok((Some((g, index)), Some(signature), t.elapsed().as_secs_f64()))
-    }
-
     /// Resumes or starts the run (recording the LLM and embedding settings, and dropping tuples
     /// answered on another graph build) and makes what every task shares.
     async fn start(
@@ -570,10 +532,7 @@ impl Step<'_> {
             },
             mode: self.mode.label(),
             config_hash: spec.config_hash(),
-            fault_delay: std::env::var("RAGROUTER_FAULT_DELAY_MS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .map(std::time::Duration::from_millis),
+            fault_delay: fault_delay(),
             clock: StageClock::default(),
             share: !self.args.share_nothing && !llm,
             blocking: !llm,
@@ -696,6 +655,22 @@ fn resolve_config(args: &BenchArgs) -> Result<BenchConfig> {
         .validate()
         .map_err(|e| BadInput(format!("configuration: {e}")))?;
     Ok(config)
+}
+
+/// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write (at most a minute), which widens the
+/// window in which the crash-and-resume tests kill a run. A test hook: debug builds only.
+#[cfg(debug_assertions)]
+fn fault_delay() -> Option<std::time::Duration> {
+    std::env::var("RAGROUTER_FAULT_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|ms| std::time::Duration::from_millis(ms.min(60_000)))
+}
+
+/// Release builds have no test hooks.
+#[cfg(not(debug_assertions))]
+fn fault_delay() -> Option<std::time::Duration> {
+    None
 }
 
 /// A worker's name in the claims table: host, process and start (database clock).

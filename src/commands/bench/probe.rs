@@ -29,12 +29,31 @@ pub(crate) const LLM_PROBES: [&str; 1] = ["answers"];
 /// Log-probability alternatives the reader asks for per answer token when `answers` is on.
 pub(crate) const TOP_LOGPROBS: u8 = 5;
 
-/// What the LLM reader should ask for: log-probabilities when the answer probe is on.
-pub(crate) fn reader_logprobs(names: &[String]) -> Option<u8> {
-    parse(names)
-        .ok()?
-        .contains(&"answers")
-        .then_some(TOP_LOGPROBS)
+/// The probes of an invocation, checked: those `--probes` named, or every probe by default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Probes {
+    pub(crate) names: Vec<&'static str>,
+    /// Named on the command line (not the default list): a probe this run cannot compute is
+    /// then said.
+    pub(crate) explicit: bool,
+}
+
+impl Probes {
+    /// What the LLM reader should ask for: log-probabilities when the answer probe is on.
+    pub(crate) fn reader_logprobs(&self) -> Option<u8> {
+        self.names.contains(&"answers").then_some(TOP_LOGPROBS)
+    }
+
+    /// Says once, before any work, that a probe named explicitly cannot run in this mode (the
+    /// default list names every probe and runs those the mode allows, without a word).
+    pub(crate) fn note_unrunnable(&self, llm: bool) {
+        if self.explicit && !llm && self.names.contains(&"answers") {
+            eprintln!(
+                "probes: answers compares the LLM-only and NaiveRAG answers of an LLM run; this \
+                 run is offline, so it records no answer signals"
+            );
+        }
+    }
 }
 
 /// Dense scores kept per question (Adaptive-k's gap is looked for among them).
@@ -44,26 +63,57 @@ const OVERLAP_K: usize = 10;
 /// Questions per store transaction: an interruption loses at most this many questions' signals.
 const BATCH: usize = 100;
 
-/// The probes `--probes` names, checked (`none` alone: no probe).
-pub(crate) fn parse(names: &[String]) -> Result<Vec<&'static str>> {
+/// The probes `--probes` names, checked; `None` (not given): every probe. An empty list or
+/// name, and `none` beside a probe, are refused: each would otherwise silently mean something.
+pub(crate) fn parse(names: Option<&[String]>) -> Result<Probes> {
+    let Some(names) = names else {
+        let names = OFFLINE_PROBES.iter().chain(&LLM_PROBES).copied().collect();
+        return Ok(Probes {
+            names,
+            explicit: false,
+        });
+    };
+    let expected = || {
+        format!(
+            "expected a comma-separated list of {}, {}, or none alone",
+            OFFLINE_PROBES.join(", "),
+            LLM_PROBES.join(", ")
+        )
+    };
+    let given = names.join(",");
+    if names.iter().any(|n| n.trim().is_empty()) {
+        return Err(BadInput(format!(
+            "--probes {given:?}: {}; {}",
+            if given.trim().is_empty() {
+                "no probe named (for no probe, say none)"
+            } else {
+                "an empty name in the list"
+            },
+            expected()
+        ))
+        .into());
+    }
+    let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+    if names.contains(&"none") && names.len() > 1 {
+        return Err(BadInput(format!(
+            "--probes {given:?}: none means no probe, so it cannot be listed with others; {}",
+            expected()
+        ))
+        .into());
+    }
     let mut out = Vec::new();
-    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        if n == "none" {
-            continue;
-        }
+    for n in names.into_iter().filter(|&n| n != "none") {
         let Some(&known) = OFFLINE_PROBES.iter().chain(&LLM_PROBES).find(|&&k| k == n) else {
-            return Err(BadInput(format!(
-                "--probes {n:?}: unknown probe; expected a comma-separated list of {}, {} or none",
-                OFFLINE_PROBES.join(", "),
-                LLM_PROBES.join(", ")
-            ))
-            .into());
+            return Err(BadInput(format!("--probes {n:?}: unknown probe; {}", expected())).into());
         };
         if !out.contains(&known) {
             out.push(known);
         }
     }
-    Ok(out)
+    Ok(Probes {
+        names: out,
+        explicit: true,
+    })
 }
 
 /// What the probe step reads.
@@ -256,7 +306,7 @@ impl Step<'_> {
         parts: &Parts<'_>,
         has_graph: bool,
     ) -> Result<()> {
-        let probes = parse(&self.args.probes)?;
+        let probes = parse(self.args.probes.as_deref())?.names;
         if probes.is_empty() {
             return Ok(());
         }
@@ -358,4 +408,35 @@ async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize
     let written = rows.len();
     store.put_signals(run_id, &rows).await?;
     Ok((questions, written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(s: &str) -> Vec<String> {
+        s.split(',').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn h24_probes_lists_are_checked() {
+        let all = parse(None).unwrap();
+        assert_eq!(all.names, ["dense", "bm25", "entities", "ppr", "answers"]);
+        assert!(!all.explicit);
+        let named = parse(Some(&list("bm25, dense,bm25"))).unwrap();
+        assert_eq!((named.names, named.explicit), (vec!["bm25", "dense"], true));
+        assert!(parse(Some(&list("none"))).unwrap().names.is_empty());
+        for bad in [
+            "",
+            ",",
+            "dense,,bm25",
+            "none,dense",
+            "dense,none",
+            "none,none",
+            "x",
+        ] {
+            let e = parse(Some(&list(bad))).unwrap_err().to_string();
+            assert!(e.starts_with("--probes "), "{bad:?}: {e}");
+        }
+    }
 }

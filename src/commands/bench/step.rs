@@ -1,6 +1,7 @@
 //! What the steps of `bench` share: the invocation's inputs ([`Step`]), the encoders and index
 //! ([`Embedded`]), what every query task reads ([`Shared`]) and the stage clock. A leaf: the
-//! steps (`mod.rs`, `execute`, `probe`) name these, and nothing here names a step.
+//! steps (`mod.rs`, `assemble`, `execute`, `probe`, `retrieval`) name these, and nothing here
+//! names a step.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,7 +24,8 @@ pub(crate) struct Shared {
     pub(crate) evaluator: TupleEvaluator,
     pub(crate) mode: String,
     pub(crate) config_hash: String,
-    /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests.
+    /// `RAGROUTER_FAULT_DELAY_MS`: a pause before each write, for crash-and-resume tests
+    /// (debug builds only).
     pub(crate) fault_delay: Option<std::time::Duration>,
     /// This invocation's time by stage, for the stage breakdown.
     pub(crate) clock: StageClock,

@@ -219,33 +219,32 @@ pub(crate) fn swap_in(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<(
     remove_old_report(&old)
 }
 
-/// Removes the replaced report: the files its manifest lists, the manifest, then its folders
-/// once empty. A file that appeared since the check is kept, with the folder that holds it.
+/// Removes the replaced report: the files its manifest lists and the manifest, found by a walk
+/// that never follows a link (a listed path through a linked folder is not removed), then its
+/// folders once empty. A file that appeared since the check is kept, with the folder that
+/// holds it.
 fn remove_old_report(old: &Path) -> Result<()> {
-    let listed = read_manifest(old)?;
-    for f in listed.iter().chain([&PathBuf::from(MANIFEST)]) {
-        match fs::remove_file(old.join(f)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(BenchError::io(
-                    format!("removing {}", old.join(f).display()),
-                    e,
-                ))
-            }
-            _ => {}
-        }
-    }
-    // Deepest folders first; `remove_dir` only ever removes an empty one.
+    let mut listed = read_manifest(old)?;
+    listed.insert(PathBuf::from(MANIFEST));
     let mut dirs = vec![PathBuf::new()];
     let mut i = 0;
     while i < dirs.len() {
         let here = old.join(&dirs[i]);
-        for entry in fs::read_dir(&here).into_iter().flatten().flatten() {
-            if entry.file_type().is_ok_and(|k| k.is_dir()) {
-                dirs.push(dirs[i].join(entry.file_name()));
+        let entries = fs::read_dir(&here)
+            .map_err(|e| BenchError::io(format!("listing {}", here.display()), e))?;
+        for entry in entries.flatten() {
+            let rel = dirs[i].join(entry.file_name());
+            match entry.file_type() {
+                Ok(k) if k.is_dir() => dirs.push(rel),
+                Ok(_) if listed.contains(&rel) => fs::remove_file(old.join(&rel)).map_err(|e| {
+                    BenchError::io(format!("removing {}", old.join(&rel).display()), e)
+                })?,
+                _ => {}
             }
         }
         i += 1;
     }
+    // Deepest folders first; `remove_dir` only ever removes an empty one.
     for d in dirs.iter().rev() {
         let _ = fs::remove_dir(old.join(d));
     }
@@ -329,5 +328,29 @@ mod tests {
         fs::write(out.join("top.txt"), "t").unwrap();
         let e = check_out_dir(&out).unwrap_err().to_string();
         assert!(e.contains("top.txt"), "{e}");
+    }
+
+    #[test]
+    fn a_manifest_cannot_reach_through_a_linked_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::write(elsewhere.join("a.md"), "theirs").unwrap();
+        let out = dir.path().join("rep");
+        fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join("t")).unwrap();
+        let manifest = serde_json::json!({"files": ["t", "t/a.md"]});
+        fs::write(out.join(MANIFEST), manifest.to_string()).unwrap();
+        check_out_dir(&out).unwrap();
+        let staging = staging_dir(&out).unwrap();
+        swap_in(&staging, &out, &[]).unwrap();
+        assert_eq!(
+            fs::read_to_string(elsewhere.join("a.md")).unwrap(),
+            "theirs"
+        );
+        assert!(
+            !out.join("t").exists(),
+            "the link itself was the old report's"
+        );
     }
 }

@@ -208,6 +208,64 @@ fn h4_redact_masks_every_credential_query_parameter() {
     }
 }
 
+/// Every file under `dir` (recursively).
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn h4_a_credential_stored_by_an_older_build_is_masked_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    check_ok(
+        &bench_on(&db, &["--paradigms", "naive", "--limit", "2"])
+            .output()
+            .unwrap(),
+    );
+    // As a build that took `?api_key=` in a base URL left the store.
+    let label = format!("llm:m@http://h:1/v1?api_key={CANARY}");
+    exec_db(
+        &db,
+        &format!(
+            "UPDATE runs SET mode = '{label}'; UPDATE results SET mode = '{label}'; \
+             UPDATE results SET error = 'LLM call failed: m@http://h:1/v1?api_key={CANARY} \
+             after 1 attempt', judge_label = NULL WHERE rowid = 1;"
+        ),
+    );
+    let out_dir = dir.path().join("report");
+    let out = bin()
+        .args(["report", "--out"])
+        .arg(&out_dir)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    check_ok(&out);
+    nowhere_in(&out, CANARY);
+    let files = files_under(&out_dir);
+    assert!(files.len() > 3, "{files:?}");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(CANARY.len()).any(|w| w == CANARY.as_bytes()),
+            "the key is in {}",
+            f.display()
+        );
+    }
+}
+
 /// Every `.vecs` file under `dir` whose name starts with `prefix`.
 fn vecs_files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     std::fs::read_dir(dir)

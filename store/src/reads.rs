@@ -57,9 +57,10 @@ impl Store {
             .transpose()
     }
 
-    /// A stored mode: the one place a mode label is read back.
+    /// A stored mode: the one place a mode label is read back. Masked first ([`crate::redact`]):
+    /// a store written before base URLs with credentials were refused may hold one in the label.
     pub(crate) fn mode_of(&self, run_id: i64, text: &str) -> Result<Mode> {
-        parsed(self, run_id, "mode", text, Mode::parse)
+        parsed(self, run_id, "mode", &crate::redact(text), Mode::parse)
     }
 
     /// A stored question type.
@@ -407,7 +408,7 @@ impl Store {
                 context_tokens: count(r, 18),
                 latency_ms: r.get(19),
                 mode: self.mode_of(run_id, &r.get::<String, _>(20))?,
-                error: r.get(21),
+                error: r.get::<Option<String>, _>(21).map(|e| crate::redact(&e)),
                 cost: r.get(22),
             })
         })

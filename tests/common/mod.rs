@@ -53,6 +53,25 @@ pub fn query_strings(db: &Path, sql: &str) -> Vec<String> {
     try_fetch(db, sql).unwrap()
 }
 
+/// Runs statements on a results database with the SQLite engine the store uses (a test that
+/// makes a store as an older build, or a user, left it).
+pub fn exec_db(db: &Path, sql: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::sqlite::SqliteConnectOptions;
+        use sqlx::{ConnectOptions, Executor};
+        let mut conn = SqliteConnectOptions::new()
+            .filename(db)
+            .connect()
+            .await
+            .unwrap();
+        conn.execute(sql).await.unwrap();
+    });
+}
+
 /// The command failed with exit `code`, and its stderr names every needle.
 pub fn check_fails(out: &Output, code: i32, needles: &[&str]) {
     let err = text(&out.stderr);

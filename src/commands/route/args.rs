@@ -21,14 +21,16 @@ pub struct RouteEvalArgs {
     #[arg(long, default_value = "q+c")]
     pub features: String,
     /// Allow runs of different imported sources in one data set (by default `route eval`
-    /// refuses to pool, e.g., the FLAN-T5 and the LLaMA-8B Adaptive-RAG imports).
+    /// refuses to pool, e.g., the FLAN-T5 and the LLaMA-8B Adaptive-RAG imports). Questions
+    /// found in more than one source (same text) are counted in a warning on stderr.
     #[arg(long)]
     pub pool_sources: bool,
     /// Number of folds of the stratified k-fold split.
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
     /// kfold (stratified by label), loco (leave one corpus out) or given (train on runs tagged
-    /// train, test on runs tagged test, e.g. imported with --split).
+    /// train, test on runs tagged test, e.g. imported with --split; test questions also found
+    /// among the training ones are counted in a warning on stderr).
     #[arg(long, default_value = "kfold")]
     pub split: String,
     /// Restrict the label space to these paradigms (comma-separated; default every paradigm

@@ -641,6 +641,18 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn names_with_control_characters_are_printed_escaped() {
+        assert!(matches!(
+            printable("route_evals"),
+            Cow::Borrowed("route_evals")
+        ));
+        assert_eq!(printable("x\u{1b}[31m\nfake"), r#""x\u{1b}[31m\nfake""#);
+        assert_eq!(printable("n\u{200d}q"), r#""n\u{200d}q""#);
+        assert_eq!(printable("a\"b"), r#""a\"b""#);
+        assert_eq!(printable("é ü"), "é ü");
+    }
+
     #[tokio::test]
     async fn classification() {
         let exp = expected().await.unwrap();

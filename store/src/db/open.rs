@@ -251,12 +251,6 @@ pub(super) async fn view(path: &Path, wait: Duration, verify: bool) -> Result<Op
     let shown = path.display().to_string();
     let len = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            return Err(StoreError::Invalid(format!(
-                "results database {shown}: a part of the path before the file name is not a \
-                 directory; --db takes a file path"
-            )))
-        }
         // The path's links never reach a file (std's kind for it is not stable yet).
         Err(e) if e.raw_os_error() == Some(ELOOP) => {
             return Err(StoreError::Invalid(format!(

@@ -1,6 +1,7 @@
 //! NUL characters in imported text on a PostgreSQL store (hostile test of 2026-12-07, H14): the
 //! import is refused with exit 2 naming the file, line and field, as on SQLite, not with the
-//! server's encoding error and exit 1; nothing is stored.
+//! server's encoding error and exit 1; nothing is stored. Schema version 16 rekeys a stored
+//! import on PostgreSQL as on SQLite (H7).
 
 mod common;
 
@@ -49,4 +50,56 @@ fn h14_nul_in_imported_text_is_exit_2_on_postgres() {
     if runs == [1] {
         assert_eq!(pg_fetch::<i64>(&pg, "SELECT count(*) FROM runs"), [0]);
     }
+}
+
+/// Schema version 16's data step on PostgreSQL: a run stored with a path in its settings and a
+/// path-dependent key is rekeyed, so importing the same file again adds nothing (H7).
+#[test]
+#[ignore = "needs a PostgreSQL server (RAGROUTER_TEST_PG; scripts/pg-test.sh start, .ci/run starts one)"]
+fn h7_a_postgres_store_keyed_by_path_is_migrated_to_the_content_key() {
+    let admin = test_pg();
+    let pg = fresh_pg(&admin, "rr_h7_rekey");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("good.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"id": "a", "corpus": "nq", "question": "q?", "outcomes": {"naive": {"correct": true, "cost": 1}}}
+"#,
+    )
+    .unwrap();
+    let import = || {
+        bin()
+            .args(["import", "outcomes", s(&file), "--db", &pg])
+            .output()
+            .unwrap()
+    };
+    check_ok(&import());
+    let config: Vec<String> = pg_fetch(&pg, "SELECT config_json FROM runs");
+    let mut old: serde_json::Value = serde_json::from_str(&config[0]).unwrap();
+    old["file"] = serde_json::json!(s(&file));
+    pg_exec(
+        &pg,
+        &format!(
+            "UPDATE runs SET run_key = 'keyed-by-path', config_hash = 'old', config_json = '{}'",
+            old.to_string().replace('\'', "''")
+        ),
+    );
+    pg_exec(&pg, "UPDATE ragrouter_schema SET version = 15");
+    let out = import();
+    check_ok(&out);
+    assert!(
+        text(&out.stdout).contains("nothing added"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(pg_fetch::<i64>(&pg, "SELECT count(*) FROM runs"), [1]);
+    let config: Vec<String> = pg_fetch(&pg, "SELECT config_json FROM runs");
+    assert!(!config[0].contains('/'), "{}", config[0]);
+    assert_eq!(
+        pg_fetch::<i64>(
+            &pg,
+            "SELECT count(*) FROM results WHERE config_hash = 'old'"
+        ),
+        [0]
+    );
 }

@@ -718,3 +718,28 @@ fn h20_the_unmatched_evidence_list_is_written_only_when_missing_or_changed() {
         "the up-to-date list was written again"
     );
 }
+
+#[test]
+fn the_same_questions_with_other_labels_add_a_run_and_warn() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let db = r.join("w.sqlite");
+    std::fs::write(r.join("labels.jsonl"), GOOD).unwrap();
+    check_ok(&run_in(r, &db, &["import", "outcomes", "labels.jsonl"], 60));
+    std::fs::write(
+        r.join("labels.jsonl"),
+        GOOD.replace(
+            r#""naive": {"correct": true"#,
+            r#""naive": {"correct": false"#,
+        ),
+    )
+    .unwrap();
+    let out = run_in(r, &db, &["import", "outcomes", "labels.jsonl"], 60);
+    check_ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning: corpus nq: run 1 of the same source and split holds other outcomes"),
+        "{err}"
+    );
+    assert_eq!(runs(&db), 2);
+}

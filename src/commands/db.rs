@@ -20,7 +20,9 @@ pub enum DbCommand {
   ragrouter db info .ragrouter/results.sqlite
   ragrouter db info some-app.db      # another application's file: says why it is not ours
 Nothing is written: a file that is not ours stays byte-identical, with no -wal or -shm beside it.
-A directory, a FIFO, or a file that is not SQLite or is truncated exits 2.")]
+So a -wal without its -shm is not read: the counts then say they leave it out, and how long it is.
+A directory, a FIFO, a loop of symbolic links, or a file that is not SQLite or is truncated exits 2.
+Another process holding the store's lock for 5 s is said so (exit 1).")]
     Info {
         /// The SQLite file.
         file: PathBuf,

@@ -50,10 +50,27 @@ pub(super) struct ReadOnlyExtractions(Option<Store>);
 
 impl ReadOnlyExtractions {
     /// The store at `db` opened for reading when it exists; none (an empty cache) otherwise,
-    /// or when it cannot be read (said on stderr).
+    /// or when it cannot be read (said on stderr). An SQLite store of an older schema is not
+    /// opened: reading it would migrate it first, a write.
     async fn open(db: &DbTarget) -> Self {
-        if matches!(db, DbTarget::Sqlite(p) if !p.exists()) {
-            return ReadOnlyExtractions(None);
+        if let DbTarget::Sqlite(p) = db {
+            if !p.exists() {
+                return ReadOnlyExtractions(None);
+            }
+            match Store::info(p).await {
+                Ok(info) if info.ownership == store::Ownership::New => {
+                    return ReadOnlyExtractions(None)
+                }
+                Ok(info) if info.schema_version < store::SCHEMA_VERSION => {
+                    eprintln!(
+                        "retrieval only: {db} has an older schema (version {}): its cached graph \
+                         extractions are not read, so that it stays untouched",
+                        info.schema_version
+                    );
+                    return ReadOnlyExtractions(None);
+                }
+                _ => {}
+            }
         }
         match Store::open_read_only_db(db).await {
             Ok(store) => ReadOnlyExtractions(Some(store)),

@@ -48,3 +48,9 @@ pub use load::{load, Selection};
 pub use model::{CorpusMetrics, CostBasis, ReportData, RouteEval, RunInfo, SignalRow, Tuple};
 pub use outdir::check_out_dir;
 pub use report::{main_eval, write_report, Written};
+
+/// The file stem of every figure a report can draw (`figures/<stem>.svg` and `.png`), in the
+/// order the report draws them within a section.
+pub fn figure_stems() -> impl Iterator<Item = &'static str> {
+    figures::FIGURES.iter().map(|f| f.stem)
+}

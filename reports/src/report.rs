@@ -8,13 +8,9 @@ use std::path::{Path, PathBuf};
 
 use bench_core::{BenchError, QueryType, Result};
 
-use crate::figures::cost::CostFigure;
-use crate::figures::features::FeaturesFigure;
-use crate::figures::heatmap::HeatmapFigure;
-use crate::figures::profiles::ProfilesFigure;
-use crate::figures::{render, Figure};
+use crate::figures::{Drawn, FigureInput, Section, FIGURES};
 use crate::html::{document, Block};
-use crate::model::{CostBasis, ReportData, RouteEval};
+use crate::model::{ReportData, RouteEval};
 use crate::tables::{self, Table};
 use crate::{export, pareto};
 
@@ -55,19 +51,6 @@ impl Staging {
         Ok(())
     }
 
-    fn figure<F: Figure>(&mut self, fig: &F) -> Result<String> {
-        let rel_png = format!("figures/{}.png", fig.name());
-        let png = self.dir.join(&rel_png);
-        if let Some(parent) = png.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
-        }
-        let svg = render(fig, &png)?;
-        self.files.push(PathBuf::from(rel_png));
-        self.put(&format!("figures/{}.svg", fig.name()), svg.as_bytes())?;
-        Ok(svg)
-    }
-
     fn table(&mut self, md: &Table, csv: &Table) -> Result<()> {
         self.put(
             &format!("tables/{}.md", md.name),
@@ -100,179 +83,203 @@ pub fn write_report(data: &ReportData, out: &Path) -> Result<Written> {
     result
 }
 
+/// The report's parts in page order; returns what could not be drawn.
 fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
     let corpora = data.corpus_names();
-    let mut missing = Vec::new();
-    let mut blocks = Vec::new();
-    let modes: Vec<String> = {
-        let mut m: Vec<String> = data.runs.iter().map(|r| r.mode.label()).collect();
-        m.sort();
-        m.dedup();
-        m
-    };
-    blocks.push(Block::Paragraph(format!(
-        "Corpora: {}. Mode: {}. Runs: {}. Source: {}. Report by ragrouter-bench reports {}.",
-        corpora.join(", "),
-        modes.join(", "),
-        data.runs
-            .iter()
-            .map(|r| r.id.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        data.source,
-        env!("CARGO_PKG_VERSION"),
-    )));
+    let modes = modes(data);
     let eval = main_eval(&data.evals);
-    if eval.is_none() {
-        let m = "No router evaluation is stored: the router parts (routers in Figure 7, Table 3, Figure 5) are missing. Run `ragrouter route eval` to add them.".to_owned();
-        blocks.push(Block::Note(m.clone()));
-        missing.push(m);
-    }
     let basis = data.cost_basis();
-    if let Some(meaning) = basis.offline_correct() {
-        blocks.push(Block::Note(meaning.to_owned()));
-    }
     let router_rows = eval.map_or(&[][..], |e| &e.rows[..]);
-
-    // Figure 7 with the frontier and AIQ tables.
     let panels = pareto::panels(&data.tuples, &corpora, router_rows, &basis);
-    let cost = CostFigure {
-        panels: panels.clone(),
-        mode: modes.join(", "),
-        axis: basis.axis(),
-        families: eval.map_or_else(Vec::new, RouteEval::families),
+    let input = FigureInput {
+        data,
+        corpora: &corpora,
+        modes: &modes,
+        eval,
+        basis: &basis,
+        panels: &panels,
     };
-    let svg = st.figure(&cost)?;
-    blocks.push(Block::Heading("Cost and accuracy".into()));
-    blocks.push(Block::Figure {
-        svg,
-        caption: format!(
-            "Figure 7: {} against correct rate, per corpus and pooled; dashed line: Pareto frontier.{}",
-            basis.axis(),
-            eval.map_or_else(String::new, |e| format!(
-                " Routers from evaluation {} ({} split, features {}).",
-                e.id, e.spec.split, e.spec.features
-            ))
-        ),
-    });
-    let frontier = tables::frontier_table(&panels, &basis);
-    let aiq = tables::aiq_table(&panels);
-    st.table(&frontier, &frontier)?;
-    st.table(&aiq, &aiq)?;
-    blocks.push(Block::Table(aiq));
-    blocks.push(Block::Table(frontier));
+    let mut page = Page {
+        st,
+        blocks: Vec::new(),
+        missing: Vec::new(),
+    };
+    page.overview(&input);
+    page.cost_section(&input)?;
+    page.paradigms_section(&input)?;
+    page.routers_section(&input)?;
+    page.corpora_section(&input)?;
+    page.token_section(data)?;
+    page.blocks.push(Block::Heading("Example questions".into()));
+    page.blocks.push(Block::Table(examples(data, 5)));
+    exports(data, page.st)?;
+    provenance(data, &mut page.blocks);
+    let html = document("ragrouter-bench report", &page.blocks);
+    page.st.put("report.html", html.as_bytes())?;
+    Ok(page.missing)
+}
 
-    // Table 2 and Figure 4.
-    blocks.push(Block::Heading("Paradigms by corpus and query type".into()));
-    let t2 = tables::table2(data);
-    st.table(&t2, &t2)?;
-    blocks.push(Block::Table(t2));
-    let heat = HeatmapFigure::from_tuples(
-        &data.tuples,
-        data.paradigms(),
-        data.qtypes(),
-        corpora.clone(),
-    );
-    let svg = st.figure(&heat)?;
-    blocks.push(Block::Figure {
-        svg,
-        caption: "Figure 4: correct rate (%) per paradigm, query type and corpus; * marks the best paradigm of each (query type, corpus).".into(),
-    });
+/// The runs' modes, sorted, without repeats, joined with `, `.
+fn modes(data: &ReportData) -> String {
+    let mut m: Vec<String> = data.runs.iter().map(|r| r.mode.label()).collect();
+    m.sort();
+    m.dedup();
+    m.join(", ")
+}
 
-    // Routers: Table 3 and Figure 5.
-    blocks.push(Block::Heading("Routers".into()));
-    if let Some(e) = eval {
-        let (md, csv) = tables::table3(e, &corpora);
-        st.table(&md, &csv)?;
-        blocks.push(Block::Paragraph(format!(
-            "Evaluation {}: {} split, {} folds, seed {}, features {}, label policy {}, mode {}.",
-            e.id,
-            e.spec.split,
-            e.spec.folds,
-            e.spec.seed,
-            e.spec.features,
-            e.spec.policy,
-            e.spec.mode
+/// The report under construction: its staging folder, the page's blocks, what is missing.
+struct Page<'s> {
+    st: &'s mut Staging,
+    blocks: Vec<Block>,
+    missing: Vec<String>,
+}
+
+impl Page<'_> {
+    /// A note on the page that is also listed as missing in the command's summary.
+    fn missing(&mut self, m: String) {
+        self.blocks.push(Block::Note(m.clone()));
+        self.missing.push(m);
+    }
+
+    /// Draws the registry's figures of `section` here, or a note for each that is missing.
+    fn figures(&mut self, section: Section, input: &FigureInput<'_>) -> Result<()> {
+        for entry in FIGURES.iter().filter(|e| e.section == section) {
+            let rel_png = format!("figures/{}.png", entry.stem);
+            let png = self.st.dir.join(&rel_png);
+            if let Some(parent) = png.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
+            }
+            match (entry.draw)(input, &png)? {
+                Drawn::Figure { svg, caption } => {
+                    self.st.files.push(PathBuf::from(rel_png));
+                    self.st
+                        .put(&format!("figures/{}.svg", entry.stem), svg.as_bytes())?;
+                    self.blocks.push(Block::Figure { svg, caption });
+                }
+                Drawn::Missing(m) => self.missing(m),
+            }
+        }
+        Ok(())
+    }
+
+    /// The opening paragraph (corpora, modes, runs, source) and the notes on what the whole
+    /// report lacks or how its cost reads.
+    fn overview(&mut self, input: &FigureInput<'_>) {
+        let data = input.data;
+        self.blocks.push(Block::Paragraph(format!(
+            "Corpora: {}. Mode: {}. Runs: {}. Source: {}. Report by ragrouter-bench reports {}.",
+            input.corpora.join(", "),
+            input.modes,
+            data.runs
+                .iter()
+                .map(|r| r.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            data.source,
+            env!("CARGO_PKG_VERSION"),
         )));
-        blocks.push(Block::Table(md));
-        if !e.tests.is_empty() {
-            let sig = tables::significance(e);
-            st.table(&sig, &sig)?;
-            blocks.push(Block::Table(sig));
+        if input.eval.is_none() {
+            self.missing("No router evaluation is stored: the router parts (routers in Figure 7, Table 3, Figure 5) are missing. Run `ragrouter route eval` to add them.".to_owned());
         }
-    }
-    // The same features under another split (leave-one-corpus-out next to k-fold): a table of
-    // its own, so neither evaluation is dropped silently.
-    for other in data
-        .evals
-        .iter()
-        .filter(|o| eval.is_some_and(|e| o.id != e.id && o.spec.features == e.spec.features))
-    {
-        let (mut md, mut csv) = tables::table3(other, &corpora);
-        for t in [&mut md, &mut csv] {
-            t.name = format!("{}_{}", t.name, other.spec.split);
-            t.title = format!(
-                "{} ({} split, evaluation {})",
-                t.title, other.spec.split, other.id
-            );
-        }
-        st.table(&md, &csv)?;
-        blocks.push(Block::Table(md));
-    }
-    match FeaturesFigure::from_evals(&data.evals, &corpora) {
-        Some(f) => {
-            let svg = st.figure(&f)?;
-            blocks.push(Block::Figure {
-                svg,
-                caption: format!(
-                    "Figure 5: routing accuracy and correct rate by feature set ({}), mean over the learned routers; shaded band from Random to Oracle.",
-                    f.sets.join(", ")
-                ),
-            });
-        }
-        None => {
-            let m =
-                "Figure 5 is missing: no router evaluation with features q, c or q+c.".to_owned();
-            blocks.push(Block::Note(m.clone()));
-            missing.push(m);
+        if let Some(meaning) = input.basis.offline_correct() {
+            self.blocks.push(Block::Note(meaning.to_owned()));
         }
     }
 
-    // Corpora: Figure 6.
-    blocks.push(Block::Heading("Corpora".into()));
-    match ProfilesFigure::from_metrics(&data.metrics, &corpora) {
-        Some(f) => {
-            let svg = st.figure(&f)?;
-            blocks.push(Block::Figure {
-                svg,
-                caption: "Figure 6: corpus indicators (graph structure and embedding space) as stored by `ragrouter metrics`.".into(),
-            });
-        }
-        None => {
-            let m = if matches!(basis, CostBasis::Imported(_)) {
-                "Figure 6 is missing: imported corpora carry outcomes without documents, so they \
-                 have no corpus metrics (no graph or embedding space to measure)."
-                    .to_owned()
-            } else {
-                "Figure 6 is missing: no corpus metrics stored (run `ragrouter metrics <corpus>`)."
-                    .to_owned()
-            };
-            blocks.push(Block::Note(m.clone()));
-            missing.push(m);
-        }
+    /// Cost and accuracy: Figure 7 with the frontier and AIQ tables.
+    fn cost_section(&mut self, input: &FigureInput<'_>) -> Result<()> {
+        self.blocks.push(Block::Heading("Cost and accuracy".into()));
+        self.figures(Section::Cost, input)?;
+        let frontier = tables::frontier_table(input.panels, input.basis);
+        let aiq = tables::aiq_table(input.panels);
+        self.st.table(&frontier, &frontier)?;
+        self.st.table(&aiq, &aiq)?;
+        self.blocks.push(Block::Table(aiq));
+        self.blocks.push(Block::Table(frontier));
+        Ok(())
     }
 
-    // Costs.
-    blocks.push(Block::Heading("Token cost by phase".into()));
-    let t16 = tables::table16(data);
-    st.table(&t16, &t16)?;
-    blocks.push(Block::Table(t16));
+    /// Paradigms by corpus and query type: Table 2 and Figure 4.
+    fn paradigms_section(&mut self, input: &FigureInput<'_>) -> Result<()> {
+        self.blocks
+            .push(Block::Heading("Paradigms by corpus and query type".into()));
+        let t2 = tables::table2(input.data);
+        self.st.table(&t2, &t2)?;
+        self.blocks.push(Block::Table(t2));
+        self.figures(Section::Paradigms, input)
+    }
 
-    // Examples of questions with every paradigm's label.
-    blocks.push(Block::Heading("Example questions".into()));
-    blocks.push(Block::Table(examples(data, 5)));
+    /// Routers: Table 3 of the main evaluation with its significance tests, Table 3 of every
+    /// other split over the same features, and Figure 5.
+    fn routers_section(&mut self, input: &FigureInput<'_>) -> Result<()> {
+        self.blocks.push(Block::Heading("Routers".into()));
+        if let Some(e) = input.eval {
+            let (md, csv) = tables::table3(e, input.corpora);
+            self.st.table(&md, &csv)?;
+            self.blocks.push(Block::Paragraph(format!(
+                "Evaluation {}: {} split, {} folds, seed {}, features {}, label policy {}, mode {}.",
+                e.id,
+                e.spec.split,
+                e.spec.folds,
+                e.spec.seed,
+                e.spec.features,
+                e.spec.policy,
+                e.spec.mode
+            )));
+            self.blocks.push(Block::Table(md));
+            if !e.tests.is_empty() {
+                let sig = tables::significance(e);
+                self.st.table(&sig, &sig)?;
+                self.blocks.push(Block::Table(sig));
+            }
+        }
+        self.other_splits(input)?;
+        self.figures(Section::Routers, input)
+    }
 
-    // Raw exports.
+    /// The same features under another split (leave-one-corpus-out next to k-fold): a table of
+    /// its own, so neither evaluation is dropped silently.
+    fn other_splits(&mut self, input: &FigureInput<'_>) -> Result<()> {
+        let eval = input.eval;
+        for other in
+            input.data.evals.iter().filter(|o| {
+                eval.is_some_and(|e| o.id != e.id && o.spec.features == e.spec.features)
+            })
+        {
+            let (mut md, mut csv) = tables::table3(other, input.corpora);
+            for t in [&mut md, &mut csv] {
+                t.name = format!("{}_{}", t.name, other.spec.split);
+                t.title = format!(
+                    "{} ({} split, evaluation {})",
+                    t.title, other.spec.split, other.id
+                );
+            }
+            self.st.table(&md, &csv)?;
+            self.blocks.push(Block::Table(md));
+        }
+        Ok(())
+    }
+
+    /// Corpora: Figure 6.
+    fn corpora_section(&mut self, input: &FigureInput<'_>) -> Result<()> {
+        self.blocks.push(Block::Heading("Corpora".into()));
+        self.figures(Section::Corpora, input)
+    }
+
+    /// Token cost by phase: Table 16.
+    fn token_section(&mut self, data: &ReportData) -> Result<()> {
+        self.blocks
+            .push(Block::Heading("Token cost by phase".into()));
+        let t16 = tables::table16(data);
+        self.st.table(&t16, &t16)?;
+        self.blocks.push(Block::Table(t16));
+        Ok(())
+    }
+}
+
+/// The raw exports: tuples always, signals and router evaluations when there are any.
+fn exports(data: &ReportData, st: &mut Staging) -> Result<()> {
     st.put(
         "exports/tuples.csv",
         export::tuples_csv(&data.tuples).as_bytes(),
@@ -301,11 +308,7 @@ fn build(data: &ReportData, st: &mut Staging) -> Result<Vec<String>> {
             export::evals_jsonl(&data.evals).as_bytes(),
         )?;
     }
-
-    provenance(data, &mut blocks);
-    let html = document("ragrouter-bench report", &blocks);
-    st.put("report.html", html.as_bytes())?;
-    Ok(missing)
+    Ok(())
 }
 
 /// The first `n` questions of each corpus with each paradigm's judge label.
@@ -347,6 +350,7 @@ fn examples(data: &ReportData, n: usize) -> Table {
     }
 }
 
+/// Provenance: the runs, the corpora, every configuration and evaluation setting.
 fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
     blocks.push(Block::Heading("Provenance".into()));
     let runs = Table {

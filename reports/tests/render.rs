@@ -483,3 +483,48 @@ async fn a_loco_evaluation_does_not_hide_the_kfold_one() {
     );
     assert!(out.join("tables/table3.md").exists());
 }
+
+/// Every figure in the registry is drawn into the full fixture's report, listed in its manifest
+/// and inlined in its HTML: registering a figure is all it takes to have it written.
+#[tokio::test]
+async fn every_registered_figure_is_written_listed_and_inlined() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fixture_store(&dir.path().join("r.sqlite"), true).await;
+    let data = load(&store, &Selection::default()).await.unwrap();
+    let out = dir.path().join("report");
+    let written = write_report(&data, &out).unwrap();
+    assert!(written.missing.is_empty(), "{:?}", written.missing);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report-manifest.json")).unwrap())
+            .unwrap();
+    let manifest: Vec<&str> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let stems: Vec<&str> = reports::figure_stems().collect();
+    assert!(stems.len() >= 4, "{stems:?}");
+    for stem in &stems {
+        for ext in ["svg", "png"] {
+            let rel = format!("figures/{stem}.{ext}");
+            assert!(out.join(&rel).is_file(), "{rel} not written");
+            assert!(
+                manifest.contains(&rel.as_str()),
+                "{rel} not in the manifest"
+            );
+            assert!(
+                written.files.contains(&std::path::PathBuf::from(&rel)),
+                "{rel} not in the summary"
+            );
+        }
+        let svg = std::fs::read_to_string(out.join(format!("figures/{stem}.svg"))).unwrap();
+        let body = &svg[svg.find("<svg").unwrap()..];
+        assert!(
+            html.contains(body.trim()),
+            "{stem} not inlined in report.html"
+        );
+    }
+    assert_eq!(html.matches("<svg").count(), stems.len());
+}

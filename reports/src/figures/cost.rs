@@ -2,6 +2,8 @@
 //! paradigm and router in a style of its own (`placement`), paradigms labelled where a label
 //! fits without covering anything, and the λ-sweep of each cost-aware router.
 
+use std::path::Path;
+
 use bench_core::{ParadigmId, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::Shift;
@@ -9,8 +11,38 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::placement::{draw_marker, place_labels, Marker};
-use super::{colour, draw_err, fmt_tokens, label, text, Figure};
+use super::{
+    colour, draw_err, drawn, fmt_tokens, label, text, Drawn, Figure, FigureEntry, FigureInput,
+    Section,
+};
+use crate::model::RouteEval;
 use crate::pareto::{Kind, Panel};
+
+/// Figure 7's line in the report's figure list.
+pub const ENTRY: FigureEntry = FigureEntry {
+    stem: "fig7_cost_accuracy",
+    section: Section::Cost,
+    draw: entry_draw,
+};
+
+/// Figure 7 from the report's panels, with the main evaluation's routers.
+fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {
+    let fig = CostFigure {
+        panels: input.panels.to_vec(),
+        mode: input.modes.to_owned(),
+        axis: input.basis.axis(),
+        families: input.eval.map_or_else(Vec::new, RouteEval::families),
+    };
+    let caption = format!(
+        "Figure 7: {} against correct rate, per corpus and pooled; dashed line: Pareto frontier.{}",
+        input.basis.axis(),
+        input.eval.map_or_else(String::new, |e| format!(
+            " Routers from evaluation {} ({} split, features {}).",
+            e.id, e.spec.split, e.spec.features
+        ))
+    );
+    drawn(&fig, png, caption)
+}
 
 const PANEL: (u32, u32) = (560, 430);
 const LEGEND: u32 = 270;
@@ -146,7 +178,7 @@ impl CostFigure {
 
 impl Figure for CostFigure {
     fn name(&self) -> &str {
-        "fig7_cost_accuracy"
+        ENTRY.stem
     }
 
     fn size(&self) -> (u32, u32) {

@@ -1,13 +1,34 @@
 //! Figure 4: correct rate by paradigm × query type × corpus, one panel per paradigm (rows query
 //! types, columns corpora), with `*` on the best paradigm of each (query type, corpus) cell.
 
+use std::path::Path;
+
 use bench_core::{ParadigmId, QueryType, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::{draw_err, label, text, Figure};
+use super::{draw_err, drawn, label, text, Drawn, Figure, FigureEntry, FigureInput, Section};
 use crate::model::Tuple;
+
+/// Figure 4's line in the report's figure list.
+pub const ENTRY: FigureEntry = FigureEntry {
+    stem: "fig4_heatmap",
+    section: Section::Paradigms,
+    draw: entry_draw,
+};
+
+/// Figure 4 from every tuple of the report.
+fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {
+    let data = input.data;
+    let fig = HeatmapFigure::from_tuples(
+        &data.tuples,
+        data.paradigms(),
+        data.qtypes(),
+        input.corpora.to_vec(),
+    );
+    drawn(&fig, png, "Figure 4: correct rate (%) per paradigm, query type and corpus; * marks the best paradigm of each (query type, corpus).".into())
+}
 
 const CELL: (i32, i32) = (86, 40);
 const ROW_LABELS: i32 = 78;
@@ -125,7 +146,7 @@ pub fn viridis(t: f64) -> RGBColor {
 
 impl Figure for HeatmapFigure {
     fn name(&self) -> &str {
-        "fig4_heatmap"
+        ENTRY.stem
     }
 
     fn size(&self) -> (u32, u32) {

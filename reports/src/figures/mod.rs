@@ -1,5 +1,6 @@
 //! Drawing: every figure renders to an SVG string and a PNG file from the same code, with the
-//! embedded DejaVu Sans font and the Okabe–Ito colour-blind-safe palette.
+//! embedded DejaVu Sans font and the Okabe–Ito colour-blind-safe palette. [`FIGURES`] lists the
+//! figures a report draws; a figure is its own file plus its line there.
 
 pub mod cost;
 pub mod features;
@@ -15,6 +16,79 @@ use bench_core::{BenchError, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::model::{CostBasis, ReportData, RouteEval};
+use crate::pareto::Panel;
+
+/// Every figure of a report, in drawing order within each section.
+pub const FIGURES: &[FigureEntry] = &[
+    cost::ENTRY,
+    heatmap::ENTRY,
+    features::ENTRY,
+    profiles::ENTRY,
+];
+
+/// The report section a figure is shown in; the report draws each section's figures in its place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Cost and accuracy (Figure 7).
+    Cost,
+    /// Paradigms by corpus and query type (Figure 4).
+    Paradigms,
+    /// Routers (Figure 5).
+    Routers,
+    /// Corpora (Figure 6).
+    Corpora,
+}
+
+/// What every figure is drawn from: the report's data and what the report derives from it once.
+#[derive(Debug, Clone, Copy)]
+pub struct FigureInput<'a> {
+    /// Everything the report read.
+    pub data: &'a ReportData,
+    /// The corpora, in report order.
+    pub corpora: &'a [String],
+    /// The runs' modes, joined with `, `.
+    pub modes: &'a str,
+    /// The evaluation whose routers are drawn (`report::main_eval`), if any.
+    pub eval: Option<&'a RouteEval>,
+    /// What the cost axis measures.
+    pub basis: &'a CostBasis,
+    /// Figure 7's cost–accuracy panels, which the frontier tables share.
+    pub panels: &'a [Panel],
+}
+
+/// A registry entry's outcome: the figure drawn (its SVG; the PNG is written) with its caption,
+/// or why it could not be drawn.
+#[derive(Debug, Clone)]
+pub enum Drawn {
+    /// The figure's SVG and its caption.
+    Figure {
+        /// The SVG markup.
+        svg: String,
+        /// The caption under it in the HTML.
+        caption: String,
+    },
+    /// A note saying why the figure is missing.
+    Missing(String),
+}
+
+/// One figure of the report.
+#[derive(Debug, Clone, Copy)]
+pub struct FigureEntry {
+    /// File stem under `figures/` (`fig7_cost_accuracy`); the figure's `Figure::name`.
+    pub stem: &'static str,
+    /// The section it is shown in.
+    pub section: Section,
+    /// Builds the figure from the input and draws it, writing the PNG to the given path.
+    pub draw: fn(&FigureInput<'_>, &Path) -> Result<Drawn>,
+}
+
+/// Draws `fig` (PNG to `png`, SVG returned in the outcome) with `caption`.
+pub fn drawn<F: Figure>(fig: &F, png: &Path, caption: String) -> Result<Drawn> {
+    let svg = render(fig, png)?;
+    Ok(Drawn::Figure { svg, caption })
+}
 
 /// The font family every text is drawn in (registered from the embedded TTF).
 pub const FONT: &str = "sans-serif";

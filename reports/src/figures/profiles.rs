@@ -1,13 +1,40 @@
 //! Figure 6: corpus indicator profiles; structural (graph) indicators on the first row, semantic
 //! (embedding) ones on the second, one small bar chart per indicator.
 
+use std::path::Path;
+
 use bench_core::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::{colour, draw_err, label, text, Figure};
-use crate::model::CorpusMetrics;
+use super::{
+    colour, draw_err, drawn, label, text, Drawn, Figure, FigureEntry, FigureInput, Section,
+};
+use crate::model::{CorpusMetrics, CostBasis};
+
+/// Figure 6's line in the report's figure list.
+pub const ENTRY: FigureEntry = FigureEntry {
+    stem: "fig6_corpus_profiles",
+    section: Section::Corpora,
+    draw: entry_draw,
+};
+
+/// Figure 6 from the stored corpus metrics; missing when none are stored.
+fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {
+    match ProfilesFigure::from_metrics(&input.data.metrics, input.corpora) {
+        Some(f) => drawn(&f, png, "Figure 6: corpus indicators (graph structure and embedding space) as stored by `ragrouter metrics`.".into()),
+        None if matches!(input.basis, CostBasis::Imported(_)) => Ok(Drawn::Missing(
+            "Figure 6 is missing: imported corpora carry outcomes without documents, so they \
+             have no corpus metrics (no graph or embedding space to measure)."
+                .to_owned(),
+        )),
+        None => Ok(Drawn::Missing(
+            "Figure 6 is missing: no corpus metrics stored (run `ragrouter metrics <corpus>`)."
+                .to_owned(),
+        )),
+    }
+}
 
 /// The indicators drawn: (flat key, label, row), row 0 structural and 1 semantic: the six of
 /// `bench_core::CORPUS_INDICATORS`, with the graph's average degree after the structural ones.
@@ -79,7 +106,7 @@ pub fn fmt_value(v: f64) -> String {
 
 impl Figure for ProfilesFigure {
     fn name(&self) -> &str {
-        "fig6_corpus_profiles"
+        ENTRY.stem
     }
 
     fn size(&self) -> (u32, u32) {

@@ -54,12 +54,15 @@ impl Signal {
         if self.name.trim().is_empty() {
             return Err("a signal needs a non-empty name".into());
         }
-        if self
-            .value
-            .is_some_and(|v| !(v.is_finite() && v.abs() <= MAX_MAGNITUDE))
-        {
+        if self.value.is_some_and(|v| !v.is_finite()) {
             return Err(format!(
-                "signal {:?}: value {:?} is not a number within ±{MAX_MAGNITUDE:e} (give null for a missing signal)",
+                "signal {:?}: value {:?} is not finite (give null for a missing signal)",
+                self.name, self.value
+            ));
+        }
+        if self.value.is_some_and(|v| v.abs() > MAX_MAGNITUDE) {
+            return Err(format!(
+                "signal {:?}: value {:?} is not within ±{MAX_MAGNITUDE:e}",
                 self.name, self.value
             ));
         }

@@ -393,6 +393,15 @@ fn h10_devices_fifos_and_oversized_files_are_refused_before_reading() {
         check_fails(&out, 2, &[named, "not a regular file"]);
         assert!(!db.exists(), "{args:?} created the store");
     }
+    // Files read as a stream are checked the same way.
+    for args in [
+        ["metrics", "--edges", f, "", ""],
+        ["metrics", "--embeddings", "/dev/zero", "--dim", "4"],
+    ] {
+        let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+        let out = run_limited(bin().args(&args), 30);
+        check_fails(&out, 2, &[args[2], "not a regular file"]);
+    }
     let db = r.join("big.sqlite");
     let out = run_in(r, &db, &["import", "outcomes", "big.jsonl"], 30);
     check_fails(&out, 2, &["big.jsonl", "1073741825 bytes", "1 GiB"]);

@@ -518,18 +518,65 @@ pub(super) fn certify(
     out: &mut CertifiedPpr,
     shrink: &mut f64,
 ) -> bool {
-    let damping = factor.damping;
-    let (g, scale) = (&factor.graph, ws.scale);
-    let n = factor.order.len();
     let cut = min_score - tie;
-    // Nodes under half the floor are set aside in bulk when their bounds allow it.
+    let bounds = match bounded_sweep(factor, cut, thorough, ws) {
+        Ok(bounds) => bounds,
+        Err(needed) => {
+            out.certified = false;
+            out.top.clear();
+            *shrink = shrink.min(needed);
+            return false;
+        }
+    };
+    let (near, max_error) = near_candidates(factor, ws, &bounds, cut);
+    out.max_error = max_error;
+    out.top = top_k(
+        near.iter()
+            .map(|&(v, _, _, s)| (factor.order[v as usize], s)),
+        k,
+        min_score,
+    );
+    let finite = bounds.sweep.slack_sum.is_finite();
+    prove_top(
+        factor,
+        &ws.seeds,
+        (k, min_score, tie),
+        near,
+        finite,
+        out,
+        shrink,
+    )
+}
+
+/// [`bounded_sweep`]'s result: the sweep, and the error bounds it gives on the unscaled
+/// solution: `b` per unit of degree, `l1` on the error's L1 norm; `rest_error` bounds the
+/// (scaled) error of every node that is not a candidate.
+struct SweepBounds {
+    sweep: Sweep,
+    b: f64,
+    l1: f64,
+    rest_error: f64,
+}
+
+/// The residual sweep and its error bounds. Nodes under half the floor (`cut`) are set aside
+/// in bulk when their bounds allow it; when they do not, the sweep runs again with every node
+/// a candidate if `thorough`, else fails with how much narrower the bounds must get.
+fn bounded_sweep(
+    factor: &PprFactor,
+    cut: f64,
+    thorough: bool,
+    ws: &mut CertifiedWorkspace,
+) -> Result<SweepBounds, f64> {
+    let damping = factor.damping;
+    let scale = ws.scale;
+    let n = factor.order.len();
     let mut pre_cut = if cut > 0.0 {
         cut / 2.0
     } else {
         f64::NEG_INFINITY
     };
     let needed_rest = |room: f64, error: f64| (room / error).min(TIGHTEN);
-    let (sweep, b, l1, rest_error) = loop {
+    loop {
         let sweep = residual_sweep(
             factor,
             &mut ws.y[..=n],
@@ -549,16 +596,32 @@ pub(super) fn certify(
             * (1.0 + 4.0 * ROUND)
             + 4.0 * ROUND * sweep.rest_score;
         if pre_cut + rest_error < cut || pre_cut == f64::NEG_INFINITY {
-            break (sweep, b, l1, rest_error);
+            return Ok(SweepBounds {
+                sweep,
+                b,
+                l1,
+                rest_error,
+            });
         }
         if !thorough {
-            out.certified = false;
-            out.top.clear();
-            *shrink = shrink.min(needed_rest(cut - pre_cut, rest_error));
-            return false;
+            return Err(needed_rest(cut - pre_cut, rest_error));
         }
         pre_cut = f64::NEG_INFINITY;
-    };
+    }
+}
+
+/// Each candidate's error bound, and those whose upper bound reaches the cut as
+/// (position, lo, hi, score): every other node is below every threshold of the proof. Also
+/// the largest bound of any node (the candidates' and `rest_error`).
+fn near_candidates(
+    factor: &PprFactor,
+    ws: &CertifiedWorkspace,
+    bounds: &SweepBounds,
+    cut: f64,
+) -> (Vec<Near>, f64) {
+    let damping = factor.damping;
+    let (g, scale) = (&factor.graph, ws.scale);
+    let (b, l1) = (bounds.b, bounds.l1);
     // Components holding a seed: every other node's exact score is 0 (no teleport lands there,
     // no arc leads there, dangling mass returns to the seeds), so its error is its score's own
     // size, whatever bound the residual gives elsewhere. Without this, with a floor of 0, zeros
@@ -580,10 +643,8 @@ pub(super) fn certify(
         scale * (slack + damping * (d * b).min(l1)) * (1.0 + 4.0 * ROUND)
             + 4.0 * ROUND * score.abs()
     };
-    // (position, lo, hi, score) of the nodes whose upper bound reaches the cut; every other node is
-    // below every threshold used below.
-    let mut near: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(ws.candidates.len());
-    let mut max_error = rest_error;
+    let mut near: Vec<Near> = Vec::with_capacity(ws.candidates.len());
+    let mut max_error = bounds.rest_error;
     for &(v, s, slack) in &ws.candidates {
         let e = bound(v as usize, s, slack);
         max_error = max_error.max(e);
@@ -591,150 +652,5 @@ pub(super) fn certify(
             near.push((v, s - e, s + e, s));
         }
     }
-    out.max_error = max_error;
-    out.top = top_k(
-        near.iter()
-            .map(|&(v, _, _, s)| (factor.order[v as usize], s)),
-        k,
-        min_score,
-    );
-    // Nodes of a class have equal exact scores unless seeds split it (see `Symmetry`), so
-    // each interval narrows to its class's intersection. `seeded`: pendant nodes whose subtree
-    // holds a seed (the seeds' ancestors-or-self up to their branch's top).
-    let seeds = &ws.seeds;
-    let mut seeded: Vec<u32> = Vec::new();
-    for &(s, _) in seeds.iter() {
-        let mut x = s;
-        if factor.branch[x as usize] == NO_CLASS {
-            continue;
-        }
-        while x != NO_CLASS {
-            seeded.push(x);
-            x = factor.up[x as usize];
-        }
-    }
-    seeded.sort_unstable();
-    seeded.dedup();
-    let class = |v: u32| -> u64 {
-        let own = (1 << 63) | u64::from(v);
-        let (c, b) = (factor.class[v as usize], factor.branch[v as usize]);
-        if c == NO_CLASS || seeds.binary_search_by_key(&v, |s| s.0).is_ok() {
-            return own;
-        }
-        if b == NO_CLASS || seeded.binary_search(&b).is_err() {
-            return u64::from(c) << 32 | u64::from(NO_CLASS);
-        }
-        // The lowest ancestor-or-self whose subtree holds a seed (the branch's top at most).
-        let mut z = v;
-        while seeded.binary_search(&z).is_err() {
-            z = factor.up[z as usize];
-        }
-        if z == v {
-            own
-        } else {
-            u64::from(c) << 32 | u64::from(z)
-        }
-    };
-    // Only the listed nodes and the unlisted ones that (iii) does not pass on their own
-    // intervals need their class's: narrowing only raises a listed `lo` and lowers an
-    // unlisted `hi` (an intersection over fewer members is still a valid interval).
-    near.sort_unstable_by_key(|e| e.0);
-    // Every listed node is near, unless its bound is not a number: then an interval that
-    // fails every test.
-    let own = |v: u32| match near.binary_search_by_key(&v, |e| e.0) {
-        Ok(i) => (near[i].1, near[i].2),
-        Err(_) => (f64::NEG_INFINITY, f64::INFINITY),
-    };
-    let listed: Vec<u32> = out
-        .top
-        .iter()
-        .map(|&(v, _)| factor.position[v as usize])
-        .collect();
-    let full = out.top.len() == k;
-    let own_min_lo = listed
-        .iter()
-        .map(|&v| own(v).0)
-        .fold(f64::INFINITY, f64::min);
-    let mut sorted = listed.clone();
-    sorted.sort_unstable();
-    let doubtful: Vec<u32> = near
-        .iter()
-        .filter(|e| {
-            let hi = e.2;
-            sorted.binary_search(&e.0).is_err()
-                && !(hi < min_score + tie || (full && hi <= own_min_lo + tie))
-        })
-        .map(|e| e.0)
-        .collect();
-    // Class -> (lo, hi, has a listed member).
-    let mut intervals: HashMap<u64, (f64, f64, bool)> = HashMap::new();
-    for (&v, is_listed) in listed
-        .iter()
-        .map(|v| (v, true))
-        .chain(doubtful.iter().map(|v| (v, false)))
-    {
-        let (lo, hi) = own(v);
-        let i = intervals.entry(class(v)).or_insert((lo, hi, false));
-        i.0 = i.0.max(lo);
-        i.1 = i.1.min(hi);
-        i.2 |= is_listed;
-    }
-    // A NaN would pass every comparison below; an empty intersection would mean a wrong bound.
-    let mut ok = sweep.slack_sum.is_finite() && intervals.values().all(|i| i.0 <= i.1);
-    // (i) and (ii), from the end of the list: the largest `hi` of a later node, and the largest
-    // of a later node of another class than that one's; likewise the smallest `lo` on the list.
-    // (hi, lo) of those two.
-    let none = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-    let (mut best, mut best_class, mut second) = (none, u64::MAX, none);
-    let (mut min_lo, mut min_class, mut min_lo_2) = (f64::INFINITY, u64::MAX, f64::INFINITY);
-    out.top_error = 0.0;
-    // How much narrower the intervals must get for a failed comparison to pass (as the
-    // intervals shrink about their midpoints).
-    let needed = |gap: f64, width: f64| if gap > 0.0 { gap / width } else { TIGHTEN };
-    for (&v, &(_, s)) in listed.iter().zip(&out.top).rev() {
-        let c = class(v);
-        let (lo, hi, _) = intervals[&c];
-        out.top_error = out.top_error.max((s - lo).max(hi - s));
-        let (later_hi, later_lo) = if c == best_class { second } else { best };
-        if lo < later_hi - tie {
-            ok = false;
-            let gap = (lo + hi) / 2.0 - (later_lo + later_hi) / 2.0 + tie;
-            *shrink = shrink.min(needed(gap, (hi - lo + later_hi - later_lo) / 2.0));
-        }
-        if lo < min_score - tie {
-            ok = false;
-            *shrink = shrink.min(needed((lo + hi) / 2.0 - min_score + tie, (hi - lo) / 2.0));
-        }
-        if c == best_class {
-            if hi > best.0 {
-                best = (hi, lo);
-            }
-        } else if hi > best.0 {
-            (second, best, best_class) = (best, (hi, lo), c);
-        } else if hi > second.0 {
-            second = (hi, lo);
-        }
-        if c == min_class {
-            min_lo = min_lo.min(lo);
-        } else if lo < min_lo {
-            (min_lo_2, min_lo, min_class) = (min_lo, lo, c);
-        } else {
-            min_lo_2 = min_lo_2.min(lo);
-        }
-    }
-    // (iii)
-    for &v in &doubtful {
-        let c = class(v);
-        let (_, hi, twin_listed) = intervals[&c];
-        let other = if c == min_class { min_lo_2 } else { min_lo };
-        let fine = hi < min_score + tie
-            || (full && hi <= min_lo + tie)
-            || (full && twin_listed && hi <= other + tie);
-        if !fine {
-            ok = false;
-            *shrink = shrink.min(TIGHTEN);
-        }
-    }
-    out.certified = ok;
-    ok
+    (near, max_error)
 }

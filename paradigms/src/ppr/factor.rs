@@ -243,278 +243,49 @@ impl PprFactor {
     pub fn build(csr: &Csr, damping: f64) -> Result<PprFactor, PprError> {
         check_damping(damping)?;
         let n = csr.node_count();
-        // Elimination graph: off-diagonal entries of the current Schur complement.
-        let mut adj: Vec<HashMap<u32, f64>> = (0..n as u32)
-            .map(|v| csr.neighbors(v).iter().map(|&u| (u, -damping)).collect())
-            .collect();
-        let mut pivot: Vec<f64> = (0..n as u32).map(|v| csr.degree(v) as f64).collect();
-        let mut alive: Vec<bool> = (0..n as u32).map(|v| csr.degree(v) > 0).collect();
-        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); ELIMINATION_MAX_DEGREE + 1];
-        for v in 0..n {
-            if alive[v] && adj[v].len() <= ELIMINATION_MAX_DEGREE {
-                buckets[adj[v].len()].push(v as u32);
-            }
-        }
-        let mut eliminated: Vec<EliminatedRow> = Vec::new();
-        let mut current = 0;
-        loop {
-            while current <= ELIMINATION_MAX_DEGREE && buckets[current].is_empty() {
-                current += 1;
-            }
-            if current > ELIMINATION_MAX_DEGREE {
-                break;
-            }
-            let v = buckets[current].pop().expect("non-empty bucket") as usize;
-            // Stale bucket entries (the node's degree changed since) are skipped.
-            if !alive[v] || adj[v].len() != current {
-                continue;
-            }
-            alive[v] = false;
-            let mut row: Vec<(u32, f64)> = adj[v].drain().collect();
-            // Sorted so that the fill's floating-point sums run in the same order every build.
-            row.sort_unstable_by_key(|e| e.0);
-            let pv = pivot[v];
-            for &(a, _) in &row {
-                adj[a as usize].remove(&(v as u32));
-            }
-            for &(a, wa) in &row {
-                pivot[a as usize] -= wa * wa / pv;
-                for &(b, wb) in &row {
-                    if a != b {
-                        *adj[a as usize].entry(b).or_insert(0.0) -= wa * wb / pv;
-                    }
-                }
-            }
-            for &(a, _) in &row {
-                let d = adj[a as usize].len();
-                if d <= ELIMINATION_MAX_DEGREE {
-                    buckets[d].push(a);
-                    current = current.min(d);
-                }
-            }
-            eliminated.push((v as u32, pv, row));
-        }
-        // Core in breadth-first order from its lowest node id, component by component.
-        let mut order: Vec<u32> = Vec::with_capacity(n);
-        let mut seen = vec![false; n];
-        for s in 0..n {
-            if !alive[s] || seen[s] {
-                continue;
-            }
-            seen[s] = true;
-            let mut head = order.len();
-            order.push(s as u32);
-            while head < order.len() {
-                let u = order[head] as usize;
-                head += 1;
-                let mut next: Vec<u32> = adj[u]
-                    .keys()
-                    .copied()
-                    .filter(|&w| !seen[w as usize])
-                    .collect();
-                next.sort_unstable();
-                for w in next {
-                    seen[w as usize] = true;
-                    order.push(w);
-                }
-            }
-        }
+        let elim = eliminate(csr, damping);
+        let mut order = core_order(&elim);
         let core = order.len();
         let mut position = vec![u32::MAX; n];
         for (i, &v) in order.iter().enumerate() {
             position[v as usize] = i as u32;
         }
-        // Elimination tree: a node's parent is the first of its row's nodes to be eliminated
-        // after it; every other node of its row is an ancestor (the row was a clique when it
-        // went), so parents-first order puts each row above its node. Rows that name only
-        // core nodes hang from the core, ordered by their first core node.
-        let mut step = vec![u32::MAX; n];
-        for (i, e) in eliminated.iter().enumerate() {
-            step[e.0 as usize] = i as u32;
-        }
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); eliminated.len()];
-        let mut roots: Vec<(u32, u32)> = Vec::new();
-        for (i, (_, _, row)) in eliminated.iter().enumerate() {
-            match row.iter().map(|&(a, _)| step[a as usize]).min() {
-                Some(p) if p != u32::MAX => children[p as usize].push(i as u32),
-                _ => {
-                    let anchor = row.iter().map(|&(a, _)| position[a as usize]).min();
-                    roots.push((anchor.unwrap_or(u32::MAX), i as u32));
-                }
-            }
-        }
-        roots.sort_unstable();
-        let mut tree_order: Vec<u32> = roots.iter().map(|r| r.1).collect();
-        let mut level = vec![0u32; eliminated.len()];
-        let mut head = 0;
-        while head < tree_order.len() {
-            let i = tree_order[head] as usize;
-            head += 1;
-            for &ch in &children[i] {
-                level[ch as usize] = level[i] + 1;
-            }
-            tree_order.extend_from_slice(&children[i]);
-        }
-        debug_assert_eq!(tree_order.len(), eliminated.len());
-        // Nodes of one level never depend on each other, so within a level rows go by length
-        // (the substitution's inner loop then runs the same count many times in a row, which
-        // branch prediction rewards), then in breadth-first order.
-        let rank: Vec<u32> = {
-            let mut r = vec![0u32; eliminated.len()];
-            for (k, &i) in tree_order.iter().enumerate() {
-                r[i as usize] = k as u32;
-            }
-            r
-        };
-        // Pristine nodes: eliminated with their graph row intact (every neighbour still there,
-        // no fill, pivot = degree), so their substitution reads their graph row with weights
-        // that depend on its length only (see `residual_sweep`). Every ancestor in the
-        // elimination tree lost a neighbour to an earlier elimination, so pristine nodes are
-        // leaves of the tree and may all go last.
-        let pristine = |i: usize| {
-            let (v, pv, row) = &eliminated[i];
-            let mut graph_row = csr.neighbors(*v).to_vec();
-            graph_row.sort_unstable();
-            graph_row.dedup();
-            *pv == graph_row.len() as f64
-                && row.len() == graph_row.len()
-                && row
-                    .iter()
-                    .zip(&graph_row)
-                    .all(|(e, &u)| e.0 == u && e.1 == -damping)
-        };
-        let (mut last, mut first): (Vec<u32>, Vec<u32>) =
-            tree_order.iter().partition(|&&i| pristine(i as usize));
-        first.sort_by_key(|&i| {
-            let i = i as usize;
-            (level[i], eliminated[i].2.len(), rank[i])
-        });
-        for &i in &first {
-            let v = eliminated[i as usize].0;
-            position[v as usize] = order.len() as u32;
-            order.push(v);
-        }
-        let pristine_start = order.len();
-        // By row length (runs of equal inner-loop counts), then by their first neighbour.
-        last.sort_by_key(|&i| {
-            let row = &eliminated[i as usize].2;
-            let anchor = row.iter().map(|&(a, _)| position[a as usize]).min();
-            (row.len(), anchor, i)
-        });
-        for &i in &last {
-            let v = eliminated[i as usize].0;
-            position[v as usize] = order.len() as u32;
-            order.push(v);
-        }
-        let tree_order: Vec<u32> = first.into_iter().chain(last).collect();
+        let (tree_order, level) = elimination_tree(&elim.rows, &position);
+        let (pristine_start, tree_order) = place_eliminated(
+            csr,
+            damping,
+            &elim.rows,
+            (&tree_order, &level),
+            &mut order,
+            &mut position,
+        );
         for v in (0..n as u32).filter(|&v| csr.degree(v) == 0) {
             position[v as usize] = order.len() as u32;
             order.push(v);
         }
-        let mut elimination = SparseRows::default();
-        let mut inv_pivot = Vec::with_capacity(eliminated.len());
-        let mut pivots = Vec::with_capacity(eliminated.len());
-        for &i in &tree_order {
-            let (v, pv, row) = &eliminated[i as usize];
-            pivots.push(*pv);
-            let mut entries: Vec<(u32, f64)> = row
-                .iter()
-                .map(|&(a, w)| (position[a as usize], w))
-                .collect();
-            entries.sort_unstable_by_key(|e| e.0);
-            debug_assert!(entries.iter().all(|e| e.0 < position[*v as usize]));
-            // Over the pivot: the substitutions then need the pivot only where there is mass.
-            elimination.push_row(entries.into_iter().map(|(a, w)| (a, w / pv)));
-            inv_pivot.push(1.0 / pv);
-        }
-        // The core's Schur complement S, symmetrically scaled to unit diagonal
-        // (`D^-1/2 S D^-1/2 = I + L + L^T`): its strict lower triangle `L` serves both sweeps
-        // of the symmetric Gauss-Seidel preconditioner.
-        let s_scale: Vec<f64> = order[..core]
-            .iter()
-            .map(|&v| 1.0 / pivot[v as usize].sqrt())
-            .collect();
-        let lower = Triangle::new(
-            core,
-            order[..core].iter().enumerate().map(|(me, &v)| {
-                let mut row: Vec<(u32, f64)> = adj[v as usize]
-                    .iter()
-                    .map(|(&a, &w)| {
-                        let a = position[a as usize];
-                        (a, w * s_scale[me] * s_scale[a as usize])
-                    })
-                    .filter(|e| (e.0 as usize) < me)
-                    .collect();
-                row.sort_unstable_by_key(|e| e.0);
-                row
-            }),
-        );
-        let mut graph = SparseRows::default();
-        for &v in &order {
-            let mut row: Vec<u32> = csr
-                .neighbors(v)
-                .iter()
-                .map(|&u| position[u as usize])
-                .collect();
-            row.sort_unstable();
-            graph.push_row(row.into_iter().map(|u| (u, ())));
-        }
-        let mut short = vec![n as u32; SHORT * n];
-        for (p, row) in short.chunks_exact_mut(SHORT).enumerate() {
-            let r = graph.row(p);
-            if r.len() <= SHORT {
-                row[..r.len()].copy_from_slice(&graph.cols[r]);
-            }
-        }
+        let (elimination, inv_pivot, pivots) = factor_rows(&elim.rows, &tree_order, &position);
+        let (s_scale, lower) = scaled_core(&elim, &order[..core], &position);
+        let graph = graph_by_position(csr, &order, &position);
+        let short = short_rows(&graph, n);
         let pristine_weights: [(f64, f64); ELIMINATION_MAX_DEGREE + 1] =
             std::array::from_fn(|d| (1.0 / d as f64, -damping / d as f64));
-        for p in pristine_start..core + eliminated.len() {
-            let r = elimination.row(p - core);
-            let (inv, w) = pristine_weights[r.len()];
-            assert!(
-                inv_pivot[p - core] == inv && elimination.vals[r].iter().all(|&x| x == w),
-                "a pristine row whose weights are not -damping / degree"
-            );
-        }
-        let end = core + eliminated.len();
-        // Runs of equal row lengths: (first position, length).
-        let runs = |from: usize, to: usize| {
-            let mut runs: Vec<(u32, u32)> = Vec::new();
-            for p in from..to {
-                let d = elimination.row(p - core).len() as u32;
-                if runs.last().is_none_or(|r| r.1 != d) {
-                    runs.push((p as u32, d));
-                }
-            }
-            runs
-        };
-        let elimination_runs = runs(core, pristine_start);
-        let pristine_runs = runs(pristine_start, end);
+        let end = core + elim.rows.len();
+        check_pristine_rows(
+            &elimination,
+            &inv_pivot,
+            &pristine_weights,
+            core,
+            pristine_start..end,
+        );
+        let elimination_runs = length_runs(&elimination, core, core, pristine_start);
+        let pristine_runs = length_runs(&elimination, core, pristine_start, end);
         assert!(
             pristine_runs.windows(2).all(|w| w[0].1 < w[1].1),
             "pristine rows out of length order"
         );
         let solved = SolvedRowBound::build(core, end, &elimination, &pivots, &graph, damping);
-        // The solved rows before the pristine ones are only scored in the sweep's second phase.
-        let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
-        let pieces = (
-            balanced_pieces(pristine_start, end, weight),
-            balanced_pieces(0, pristine_start, |p| if p < core { weight(p) } else { 1 }),
-        );
-        let symmetry = Symmetry::build(csr);
-        let class = order.iter().map(|&v| symmetry.class[v as usize]).collect();
-        let at = |v: u32| {
-            if v == NO_CLASS {
-                NO_CLASS
-            } else {
-                position[v as usize]
-            }
-        };
-        let branch = order
-            .iter()
-            .map(|&v| at(symmetry.branch[v as usize]))
-            .collect();
-        let up = order.iter().map(|&v| at(symmetry.up[v as usize])).collect();
+        let pieces = sweep_pieces(&graph, core, pristine_start, end);
+        let (class, branch, up) = symmetry_by_position(csr, &order, &position);
         let ids = corpora::graph::build::component_ids(csr);
         let component = order.iter().map(|&v| ids[v as usize]).collect();
         Ok(PprFactor {
@@ -523,7 +294,7 @@ impl PprFactor {
             position,
             order,
             core,
-            eliminated: eliminated.len(),
+            eliminated: elim.rows.len(),
             pristine: pristine_start,
             solved,
             pristine_weights,
@@ -560,4 +331,367 @@ impl PprFactor {
         self.damping == damping
             && self.key == (csr.node_count(), csr.neighbors.len(), csr_checksum(csr))
     }
+}
+
+/// What [`eliminate`] leaves: the elimination graph (off-diagonal entries of the current Schur
+/// complement, by node id) and the pivots, which are the core's Schur complement where a node
+/// is still `alive`, and the eliminated rows in elimination order.
+struct Elimination {
+    adj: Vec<HashMap<u32, f64>>,
+    pivot: Vec<f64>,
+    alive: Vec<bool>,
+    rows: Vec<EliminatedRow>,
+}
+
+/// Minimum-degree elimination of `M = D - damping * A` while some node has at most
+/// [`ELIMINATION_MAX_DEGREE`] neighbours in the elimination graph: each eliminated node's row
+/// (sorted by node id, so the fill's floating-point sums run in the same order every build)
+/// updates its neighbours' pivots and entries, and the nodes left are the core.
+fn eliminate(csr: &Csr, damping: f64) -> Elimination {
+    let n = csr.node_count();
+    let mut adj: Vec<HashMap<u32, f64>> = (0..n as u32)
+        .map(|v| csr.neighbors(v).iter().map(|&u| (u, -damping)).collect())
+        .collect();
+    let mut pivot: Vec<f64> = (0..n as u32).map(|v| csr.degree(v) as f64).collect();
+    let mut alive: Vec<bool> = (0..n as u32).map(|v| csr.degree(v) > 0).collect();
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); ELIMINATION_MAX_DEGREE + 1];
+    for v in 0..n {
+        if alive[v] && adj[v].len() <= ELIMINATION_MAX_DEGREE {
+            buckets[adj[v].len()].push(v as u32);
+        }
+    }
+    let mut eliminated: Vec<EliminatedRow> = Vec::new();
+    let mut current = 0;
+    loop {
+        while current <= ELIMINATION_MAX_DEGREE && buckets[current].is_empty() {
+            current += 1;
+        }
+        if current > ELIMINATION_MAX_DEGREE {
+            break;
+        }
+        let v = buckets[current].pop().expect("non-empty bucket") as usize;
+        // Stale bucket entries (the node's degree changed since) are skipped.
+        if !alive[v] || adj[v].len() != current {
+            continue;
+        }
+        alive[v] = false;
+        let mut row: Vec<(u32, f64)> = adj[v].drain().collect();
+        // Sorted so that the fill's floating-point sums run in the same order every build.
+        row.sort_unstable_by_key(|e| e.0);
+        let pv = pivot[v];
+        for &(a, _) in &row {
+            adj[a as usize].remove(&(v as u32));
+        }
+        for &(a, wa) in &row {
+            pivot[a as usize] -= wa * wa / pv;
+            for &(b, wb) in &row {
+                if a != b {
+                    *adj[a as usize].entry(b).or_insert(0.0) -= wa * wb / pv;
+                }
+            }
+        }
+        for &(a, _) in &row {
+            let d = adj[a as usize].len();
+            if d <= ELIMINATION_MAX_DEGREE {
+                buckets[d].push(a);
+                current = current.min(d);
+            }
+        }
+        eliminated.push((v as u32, pv, row));
+    }
+    Elimination {
+        adj,
+        pivot,
+        alive,
+        rows: eliminated,
+    }
+}
+
+/// The core's nodes in breadth-first order from its lowest node id, component by component,
+/// over the elimination graph: the CG sweeps then read neighbours close in memory.
+fn core_order(elim: &Elimination) -> Vec<u32> {
+    let (adj, alive) = (&elim.adj, &elim.alive);
+    let n = alive.len();
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for s in 0..n {
+        if !alive[s] || seen[s] {
+            continue;
+        }
+        seen[s] = true;
+        let mut head = order.len();
+        order.push(s as u32);
+        while head < order.len() {
+            let u = order[head] as usize;
+            head += 1;
+            let mut next: Vec<u32> = adj[u]
+                .keys()
+                .copied()
+                .filter(|&w| !seen[w as usize])
+                .collect();
+            next.sort_unstable();
+            for w in next {
+                seen[w as usize] = true;
+                order.push(w);
+            }
+        }
+    }
+    order
+}
+
+/// The elimination tree, breadth first from the core down: the eliminated rows' indices in that
+/// order, and each row's level (depth below the core). A node's parent is the first of its
+/// row's nodes to be eliminated after it; every other node of its row is an ancestor (the row
+/// was a clique when it went), so parents-first order puts each row above its node. Rows that
+/// name only core nodes hang from the core, ordered by their first core node (`position`).
+fn elimination_tree(eliminated: &[EliminatedRow], position: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut step = vec![u32::MAX; position.len()];
+    for (i, e) in eliminated.iter().enumerate() {
+        step[e.0 as usize] = i as u32;
+    }
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); eliminated.len()];
+    let mut roots: Vec<(u32, u32)> = Vec::new();
+    for (i, (_, _, row)) in eliminated.iter().enumerate() {
+        match row.iter().map(|&(a, _)| step[a as usize]).min() {
+            Some(p) if p != u32::MAX => children[p as usize].push(i as u32),
+            _ => {
+                let anchor = row.iter().map(|&(a, _)| position[a as usize]).min();
+                roots.push((anchor.unwrap_or(u32::MAX), i as u32));
+            }
+        }
+    }
+    roots.sort_unstable();
+    let mut tree_order: Vec<u32> = roots.iter().map(|r| r.1).collect();
+    let mut level = vec![0u32; eliminated.len()];
+    let mut head = 0;
+    while head < tree_order.len() {
+        let i = tree_order[head] as usize;
+        head += 1;
+        for &ch in &children[i] {
+            level[ch as usize] = level[i] + 1;
+        }
+        tree_order.extend_from_slice(&children[i]);
+    }
+    debug_assert_eq!(tree_order.len(), eliminated.len());
+    (tree_order, level)
+}
+
+/// Whether an eliminated row is pristine: eliminated with its graph row intact (every
+/// neighbour still there, no fill, pivot = degree), so its substitution reads its graph row
+/// with weights that depend on its length only (see `residual_sweep`).
+fn is_pristine(csr: &Csr, damping: f64, (v, pv, row): &EliminatedRow) -> bool {
+    let mut graph_row = csr.neighbors(*v).to_vec();
+    graph_row.sort_unstable();
+    graph_row.dedup();
+    *pv == graph_row.len() as f64
+        && row.len() == graph_row.len()
+        && row
+            .iter()
+            .zip(&graph_row)
+            .all(|(e, &u)| e.0 == u && e.1 == -damping)
+}
+
+/// Gives the eliminated nodes their positions after the core's (appended to `order`): the
+/// other rows by tree level, row length and breadth-first rank (nodes of one level never
+/// depend on each other, and equal lengths in a row let the substitution's inner loop run the
+/// same count many times, which branch prediction rewards); then the pristine rows, by row
+/// length and first neighbour. Every ancestor in the elimination tree lost a neighbour to an
+/// earlier elimination, so pristine nodes are leaves of the tree and may all go last.
+/// Returns the first pristine position and the rows' indices in position order.
+fn place_eliminated(
+    csr: &Csr,
+    damping: f64,
+    eliminated: &[EliminatedRow],
+    (tree_order, level): (&[u32], &[u32]),
+    order: &mut Vec<u32>,
+    position: &mut [u32],
+) -> (usize, Vec<u32>) {
+    let rank: Vec<u32> = {
+        let mut r = vec![0u32; eliminated.len()];
+        for (k, &i) in tree_order.iter().enumerate() {
+            r[i as usize] = k as u32;
+        }
+        r
+    };
+    let (mut last, mut first): (Vec<u32>, Vec<u32>) = tree_order
+        .iter()
+        .partition(|&&i| is_pristine(csr, damping, &eliminated[i as usize]));
+    first.sort_by_key(|&i| {
+        let i = i as usize;
+        (level[i], eliminated[i].2.len(), rank[i])
+    });
+    for &i in &first {
+        let v = eliminated[i as usize].0;
+        position[v as usize] = order.len() as u32;
+        order.push(v);
+    }
+    let pristine_start = order.len();
+    // By row length (runs of equal inner-loop counts), then by their first neighbour.
+    last.sort_by_key(|&i| {
+        let row = &eliminated[i as usize].2;
+        let anchor = row.iter().map(|&(a, _)| position[a as usize]).min();
+        (row.len(), anchor, i)
+    });
+    for &i in &last {
+        let v = eliminated[i as usize].0;
+        position[v as usize] = order.len() as u32;
+        order.push(v);
+    }
+    (pristine_start, first.into_iter().chain(last).collect())
+}
+
+/// The eliminated rows by position (`tree_order`): each row's entries over its pivot (the
+/// substitutions then need the pivot only where there is mass), `1 / pivot`, and the pivots.
+fn factor_rows(
+    eliminated: &[EliminatedRow],
+    tree_order: &[u32],
+    position: &[u32],
+) -> (SparseRows<f64>, Vec<f64>, Vec<f64>) {
+    let mut elimination = SparseRows::default();
+    let mut inv_pivot = Vec::with_capacity(eliminated.len());
+    let mut pivots = Vec::with_capacity(eliminated.len());
+    for &i in tree_order {
+        let (v, pv, row) = &eliminated[i as usize];
+        pivots.push(*pv);
+        let mut entries: Vec<(u32, f64)> = row
+            .iter()
+            .map(|&(a, w)| (position[a as usize], w))
+            .collect();
+        entries.sort_unstable_by_key(|e| e.0);
+        debug_assert!(entries.iter().all(|e| e.0 < position[*v as usize]));
+        elimination.push_row(entries.into_iter().map(|(a, w)| (a, w / pv)));
+        inv_pivot.push(1.0 / pv);
+    }
+    (elimination, inv_pivot, pivots)
+}
+
+/// The core's Schur complement S (the elimination graph on `core`, the core's nodes by
+/// position), symmetrically scaled to unit diagonal (`D^-1/2 S D^-1/2 = I + L + L^T`): the
+/// scale `1 / sqrt(diagonal)` and the strict lower triangle `L`, which serves both sweeps of
+/// the symmetric Gauss-Seidel preconditioner.
+fn scaled_core(elim: &Elimination, core: &[u32], position: &[u32]) -> (Vec<f64>, Triangle) {
+    let s_scale: Vec<f64> = core
+        .iter()
+        .map(|&v| 1.0 / elim.pivot[v as usize].sqrt())
+        .collect();
+    let lower = Triangle::new(
+        core.len(),
+        core.iter().enumerate().map(|(me, &v)| {
+            let mut row: Vec<(u32, f64)> = elim.adj[v as usize]
+                .iter()
+                .map(|(&a, &w)| {
+                    let a = position[a as usize];
+                    (a, w * s_scale[me] * s_scale[a as usize])
+                })
+                .filter(|e| (e.0 as usize) < me)
+                .collect();
+            row.sort_unstable_by_key(|e| e.0);
+            row
+        }),
+    );
+    (s_scale, lower)
+}
+
+/// The graph renumbered by position: each position's neighbours' positions, ascending.
+fn graph_by_position(csr: &Csr, order: &[u32], position: &[u32]) -> SparseRows<()> {
+    let mut graph = SparseRows::default();
+    for &v in order {
+        let mut row: Vec<u32> = csr
+            .neighbors(v)
+            .iter()
+            .map(|&u| position[u as usize])
+            .collect();
+        row.sort_unstable();
+        graph.push_row(row.into_iter().map(|u| (u, ())));
+    }
+    graph
+}
+
+/// The rows of degree at most [`SHORT`] at that fixed width, padded with the node count `n`
+/// (the certificate's sweep reads them without a loop of varying length).
+fn short_rows(graph: &SparseRows<()>, n: usize) -> Vec<u32> {
+    let mut short = vec![n as u32; SHORT * n];
+    for (p, row) in short.chunks_exact_mut(SHORT).enumerate() {
+        let r = graph.row(p);
+        if r.len() <= SHORT {
+            row[..r.len()].copy_from_slice(&graph.cols[r]);
+        }
+    }
+    short
+}
+
+/// Checks that every pristine row (positions `pristine`) holds exactly the weights of its
+/// length, `pristine_weights`, which the certificate's sweep uses in place of the stored ones.
+fn check_pristine_rows(
+    elimination: &SparseRows<f64>,
+    inv_pivot: &[f64],
+    pristine_weights: &[(f64, f64); ELIMINATION_MAX_DEGREE + 1],
+    core: usize,
+    pristine: std::ops::Range<usize>,
+) {
+    for p in pristine {
+        let r = elimination.row(p - core);
+        let (inv, w) = pristine_weights[r.len()];
+        assert!(
+            inv_pivot[p - core] == inv && elimination.vals[r].iter().all(|&x| x == w),
+            "a pristine row whose weights are not -damping / degree"
+        );
+    }
+}
+
+/// Runs of equal row lengths among positions `from..to` of the eliminated rows (stored from
+/// position `core` on): (first position, length).
+fn length_runs(
+    elimination: &SparseRows<f64>,
+    core: usize,
+    from: usize,
+    to: usize,
+) -> Vec<(u32, u32)> {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for p in from..to {
+        let d = elimination.row(p - core).len() as u32;
+        if runs.last().is_none_or(|r| r.1 != d) {
+            runs.push((p as u32, d));
+        }
+    }
+    runs
+}
+
+/// [`PprFactor::pieces`]: the certificate sweep's pieces of the pristine positions, and of
+/// the positions before them, balanced by their cost. The solved rows before the pristine
+/// ones are only scored in the sweep's second phase, so they weigh one.
+fn sweep_pieces(
+    graph: &SparseRows<()>,
+    core: usize,
+    pristine_start: usize,
+    end: usize,
+) -> (Vec<u32>, Vec<u32>) {
+    let weight = |p: usize| SWEEP_NODE_COST + graph.row(p).len();
+    (
+        balanced_pieces(pristine_start, end, weight),
+        balanced_pieces(0, pristine_start, |p| if p < core { weight(p) } else { 1 }),
+    )
+}
+
+/// The graph's [`Symmetry`] classes, branch tops and pendant parents, by position.
+fn symmetry_by_position(
+    csr: &Csr,
+    order: &[u32],
+    position: &[u32],
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let symmetry = Symmetry::build(csr);
+    let class = order.iter().map(|&v| symmetry.class[v as usize]).collect();
+    let at = |v: u32| {
+        if v == NO_CLASS {
+            NO_CLASS
+        } else {
+            position[v as usize]
+        }
+    };
+    let branch = order
+        .iter()
+        .map(|&v| at(symmetry.branch[v as usize]))
+        .collect();
+    let up = order.iter().map(|&v| at(symmetry.up[v as usize])).collect();
+    (class, branch, up)
 }

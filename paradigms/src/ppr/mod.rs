@@ -40,7 +40,8 @@
 //! blocked triangle, the sweep's balanced pieces), `symmetry` (provably tied nodes), `certified`
 //! (the solve and its tightening loop, written for `B` queries in the lanes of one sweep:
 //! [`certified_ppr`] runs one lane), `batch` ([`certified_ppr_many`]: groups of [`PPR_LANES`]
-//! over threads), `certificate` (the residual sweep and the proof of the top-k), and
+//! over threads), `certificate` (the residual sweep and the error bounds it gives), `proof`
+//! (the top-k's intervals, narrowed by symmetry class, and the comparisons that certify it), and
 //! `synthetic` (a seeded MuSiQue-shaped graph of any size, for the scaling example
 //! `examples/perf_ppr_scale.rs`).
 
@@ -55,6 +56,7 @@ mod certificate;
 mod certified;
 mod exact;
 mod factor;
+mod proof;
 mod push;
 mod storage;
 mod symmetry;
@@ -70,6 +72,7 @@ pub use push::*;
 pub use synthetic::*;
 
 use certificate::*;
+use proof::*;
 use storage::*;
 use symmetry::*;
 

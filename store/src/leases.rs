@@ -1,4 +1,4 @@
-//! Work leases: many `bench` workers on one shared store cooperate on one run.
+//! Facet "leases and sharing": many `bench` workers on one shared store cooperate on one run.
 //!
 //! A worker claims a (question, paradigm) item before answering it. A claim is a row that
 //! expires (`expires_ms`, on the database's clock) unless the worker marks it done; a worker that

@@ -1,10 +1,12 @@
-//! Typed reads (and the run-record updates) that routers, reports and the CLI need: their SQL lives here, not with them.
+//! Facet "runs and tuples, read": typed reads of runs, corpora, questions and tuples that routers,
+//! reports and the CLI need; their SQL lives here, not with them.
 
 use bench_core::{JudgeLabel, Mode, ParadigmId, PhaseTokens, QueryType};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use crate::error::{Result, StoreError};
+use crate::selection::RunRef;
 use crate::Store;
 
 /// Tokens of one stored tuple: what the paradigm was billed by phase (the record's own
@@ -25,47 +27,6 @@ impl TupleTokens {
     /// The LLM tokens the paradigm was billed: construction, retrieval and generation.
     pub fn paradigm(&self) -> u64 {
         self.phases.total()
-    }
-}
-
-/// The typed value of a stored text column, or bad input naming the store, the run and the
-/// column: the one place stored names are parsed back.
-fn parsed<T>(
-    store: &Store,
-    run_id: i64,
-    column: &str,
-    text: &str,
-    parse: impl FnOnce(&str) -> Option<T>,
-) -> Result<T> {
-    parse(text).ok_or_else(|| {
-        StoreError::Invalid(format!(
-            "results store {}: run {run_id}: {column} {text:?} is not one this build knows",
-            store.path()
-        ))
-    })
-}
-
-impl Store {
-    /// A stored paradigm name.
-    pub(crate) fn paradigm_of(&self, run_id: i64, text: &str) -> Result<ParadigmId> {
-        parsed(self, run_id, "paradigm", text, |t| t.parse().ok())
-    }
-
-    /// A stored judge label (`None` stays `None`: the tuple failed).
-    pub(crate) fn judge_of(&self, run_id: i64, text: Option<String>) -> Result<Option<JudgeLabel>> {
-        text.map(|t| parsed(self, run_id, "judge_label", &t, JudgeLabel::parse))
-            .transpose()
-    }
-
-    /// A stored mode: the one place a mode label is read back. Masked first ([`crate::redact`]):
-    /// a store written before base URLs with credentials were refused may hold one in the label.
-    pub(crate) fn mode_of(&self, run_id: i64, text: &str) -> Result<Mode> {
-        parsed(self, run_id, "mode", &crate::redact(text), Mode::parse)
-    }
-
-    /// A stored question type.
-    pub(crate) fn qtype_of(&self, run_id: i64, text: &str) -> Result<QueryType> {
-        parsed(self, run_id, "qtype", text, |t| t.parse().ok())
     }
 }
 
@@ -199,22 +160,78 @@ pub struct RunOutcome {
     pub first_error: Option<String>,
 }
 
-/// What an embedding endpoint was sent since the last record.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EmbeddingUsage {
-    /// Requests sent.
-    pub requests: u64,
-    /// Texts embedded.
-    pub texts: u64,
-    /// Tokens billed: `usage_tokens + counted_tokens`.
-    pub tokens: u64,
-    /// Tokens of replies that reported `usage`.
-    pub usage_tokens: u64,
-    /// Tokens of replies without `usage`, counted with cl100k.
-    pub counted_tokens: u64,
-}
-
 impl Store {
+    /// Every run with at least one tuple, oldest first.
+    pub async fn runs_with_results(&self) -> Result<Vec<RunRef>> {
+        let sql = sqlx::query(
+            "SELECT r.id, r.corpus, r.corpus_hash, r.mode, r.split, r.cost_unit FROM runs r
+             WHERE EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id) ORDER BY r.id",
+        );
+        self.rows(sql, |r| {
+            let split: Option<String> = r.get(4);
+            let id: i64 = r.get(0);
+            Ok(RunRef {
+                id,
+                corpus: r.get(1),
+                corpus_hash: r.get(2),
+                mode: self.mode_of(id, &r.get::<String, _>(3))?,
+                split: split.as_deref().map(str::parse).transpose()?,
+                cost_unit: r.get(5),
+            })
+        })
+        .await
+    }
+
+    /// The latest corpus metrics stored for a corpus's content, with their configuration.
+    pub async fn corpus_metrics(
+        &self,
+        corpus: &str,
+        corpus_hash: &str,
+    ) -> Result<Option<(String, serde_json::Value)>> {
+        let sql = sqlx::query(
+            "SELECT configuration, metrics_json FROM corpus_metrics WHERE corpus = $1 AND corpus_hash = $2
+             ORDER BY computed_at DESC LIMIT 1",
+        )
+        .bind(corpus)
+        .bind(corpus_hash);
+        self.row(sql, |r| {
+            let json: String = r.get(1);
+            serde_json::from_str(&json)
+                .map(|v| (r.get::<String, _>(0), v))
+                .map_err(|e| StoreError::Other(format!("stored corpus metrics: {e}")))
+        })
+        .await
+    }
+
+    /// LLM tokens of a run's stored tuples: every phase plus the judge.
+    pub async fn run_tokens(&self, run_id: i64) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT CAST(coalesce(sum(tokens_construction_in + tokens_construction_out + tokens_retrieval_in
+                + tokens_retrieval_out + tokens_generation_in + tokens_generation_out
+                + tokens_judge_in + tokens_judge_out), 0) AS BIGINT)
+             FROM results WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(n as u64)
+    }
+
+    /// Retrieval, generation and judge milliseconds summed over a run's tuples.
+    pub async fn stage_totals(&self, run_id: i64) -> Result<(f64, f64, f64)> {
+        let r = sqlx::query(
+            "SELECT coalesce(sum(latency_retrieval_ms), 0.0), coalesce(sum(latency_generation_ms), 0.0),
+                    coalesce(sum(latency_judge_ms), 0.0)
+             FROM results WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok((r.get(0), r.get(1), r.get(2)))
+    }
+
     /// The tuples of a run, in (query, paradigm) order.
     pub async fn routing_tuples(&self, run_id: i64) -> Result<Vec<RoutingTupleRow>> {
         let sql = sqlx::query(
@@ -438,53 +455,6 @@ impl Store {
             ok,
             first_error,
         })
-    }
-
-    /// Adds `usage` of the embedding endpoint `encoder` to the run's `embedding_usage` in its
-    /// stored configuration, accumulated over the run's invocations.
-    pub async fn add_embedding_usage(
-        &self,
-        run_id: i64,
-        encoder: &str,
-        u: EmbeddingUsage,
-    ) -> Result<()> {
-        // Read, add and write back under the row's write lock (the first statement of the
-        // transaction writes the row), so workers adding at once lose no count.
-        let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
-        sqlx::query("UPDATE runs SET config_json = config_json WHERE id = $1")
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let stored: String = sqlx::query_scalar("SELECT config_json FROM runs WHERE id = $1")
-            .bind(run_id)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let mut config: serde_json::Value = serde_json::from_str(&stored).map_err(|e| {
-            StoreError::Invalid(format!(
-                "results store {}: run {run_id}: config_json: {e}",
-                self.path()
-            ))
-        })?;
-        let before = &config["embedding_usage"];
-        let add = |name: &str, n: u64| before[name].as_u64().unwrap_or(0) + n;
-        config["embedding_usage"] = serde_json::json!({
-            "encoder": encoder,
-            "requests": add("requests", u.requests),
-            "texts": add("texts", u.texts),
-            "tokens": add("tokens", u.tokens),
-            "usage_tokens": add("usage_tokens", u.usage_tokens),
-            "counted_tokens": add("counted_tokens", u.counted_tokens),
-        });
-        sqlx::query("UPDATE runs SET config_json = $1 WHERE id = $2")
-            .bind(config.to_string())
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        tx.commit().await.map_err(|e| self.err(e))?;
-        Ok(())
     }
 }
 

@@ -1,11 +1,11 @@
-//! Router evaluations in the store: the evaluation, its per-fold rows, every per-question
-//! prediction and the paired tests against the baseline, written in one transaction.
+//! Facet "evaluations": router evaluations in the store: the evaluation, its per-fold rows, every
+//! per-question prediction and the paired tests against the baseline, written in one transaction.
 
 use sqlx::Row;
 
 use bench_core::{RouteEvalRow, RouteEvalSpec, RouteEvalTest, RoutePrediction};
 
-use crate::db::{json, Store};
+use crate::db::{json, store_err, Store};
 use crate::error::{Result, StoreError};
 
 fn param_key(p: Option<f64>) -> String {
@@ -13,6 +13,83 @@ fn param_key(p: Option<f64>) -> String {
 }
 
 impl Store {
+    /// Stores one router evaluation and all its rows in a single transaction (all or nothing);
+    /// returns the evaluation's id.
+    pub async fn put_route_eval(&self, spec: &RouteEvalSpec, rows: &[RouteEvalRow]) -> Result<i64> {
+        self.put_route_eval_full(spec, rows, &[], &[]).await
+    }
+
+    /// The stored evaluations, newest first: (id, spec).
+    pub async fn route_evals(&self) -> Result<Vec<(i64, RouteEvalSpec)>> {
+        let sql = sqlx::query(
+            "SELECT id, split, folds, seed, features, policy, mode, runs_json, config_json
+             FROM route_evals ORDER BY id DESC",
+        );
+        // Every column is NOT NULL: one typed decode of the whole row.
+        type Columns = (
+            i64,
+            String,
+            i64,
+            i64,
+            String,
+            String,
+            String,
+            String,
+            String,
+        );
+        self.rows(sql, |r| {
+            let (id, split, folds, seed, features, policy, mode, runs, config): Columns =
+                sqlx::FromRow::from_row(r).map_err(|e| store_err(&self.path, e))?;
+            let bad = |what: &str, e: serde_json::Error| {
+                StoreError::Invalid(format!(
+                    "results store {}: route_evals row {id}: {what}: {e}",
+                    self.path
+                ))
+            };
+            let spec = RouteEvalSpec {
+                split,
+                folds: folds as u32,
+                seed: seed as u64,
+                features,
+                policy,
+                mode,
+                runs: serde_json::from_str(&runs).map_err(|e| bad("runs_json", e))?,
+                config: serde_json::from_str(&config).map_err(|e| bad("config_json", e))?,
+            };
+            Ok((id, spec))
+        })
+        .await
+    }
+
+    /// The rows of one evaluation, in (router, param, corpus, fold) order.
+    pub async fn route_eval_rows(&self, eval_id: i64) -> Result<Vec<RouteEvalRow>> {
+        let sql = sqlx::query(
+            "SELECT router, param, corpus, fold, n, accuracy, macro_f1, mrr, correct_rate, mean_tokens,
+                    regret_correct, regret_tokens, latency_ms, fit_ms
+             FROM route_eval_results WHERE eval_id = $1 ORDER BY router, param, corpus, fold",
+        )
+        .bind(eval_id);
+        self.rows(sql, |r| {
+            Ok(RouteEvalRow {
+                router: r.get(0),
+                param: r.get::<String, _>(1).parse().ok(),
+                corpus: r.get(2),
+                fold: r.get::<i64, _>(3) as u32,
+                n: r.get::<i64, _>(4) as u32,
+                accuracy: r.get(5),
+                macro_f1: r.get(6),
+                mrr: r.get(7),
+                correct_rate: r.get(8),
+                mean_tokens: r.get(9),
+                regret_correct: r.get(10),
+                regret_tokens: r.get(11),
+                latency_ms: r.get(12),
+                fit_ms: r.get(13),
+            })
+        })
+        .await
+    }
+
     /// Stores an evaluation with its rows, predictions and tests, all or nothing; returns its id.
     pub async fn put_route_eval_full(
         &self,

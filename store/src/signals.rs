@@ -1,6 +1,6 @@
-//! The `signals` and `published_choices` tables (schema version 13, docs/schema.md): per-question
-//! probe signals (`bench_core::Signal`) and published routers' choices. `bench`'s probe step and
-//! `import` both write through [`Store::put_signals`].
+//! Facet "signals": the `signals` and `published_choices` tables (schema version 13,
+//! docs/schema.md): per-question probe signals (`bench_core::Signal`) and published routers'
+//! choices. `bench`'s probe step and `import` both write through [`Store::put_signals`].
 
 use bench_core::{ParadigmId, PublishedChoice, Signal};
 use sqlx::Row;

@@ -329,7 +329,7 @@ pub(crate) fn pg_ddl(sql: &str) -> String {
 
 /// What opening a PostgreSQL store may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PgOpen {
+pub(crate) enum PgOpen {
     /// Look only: refuse a foreign database or a newer schema; write nothing.
     Check,
     /// Open a store that has results (`route eval`, `report`); never create a schema.
@@ -392,195 +392,147 @@ const PG_MIGRATION_LOCK: i64 = 0x7267_7274;
 /// Lock key of run starts on PostgreSQL: workers started at once agree on one run.
 pub(crate) const PG_RUN_LOCK: i64 = 0x7267_7275;
 
-impl Store {
-    /// Opens (creating the schema if needed) the store at `target`.
-    pub async fn open_db(target: &DbTarget) -> Result<Store> {
-        match target {
-            DbTarget::Sqlite(p) => Store::open(p).await,
-            DbTarget::Postgres(url) => Store::connect_postgres(url, PgOpen::Create).await,
+pub(crate) async fn connect_postgres(url: &str, how: PgOpen) -> Result<Store> {
+    sqlx::any::install_default_drivers();
+    let shown = redact(url);
+    // No prepared-statement cache: sqlx's Any driver sends a NULL double as float4, and a
+    // statement cached with that type rejects the next non-NULL double ("incorrect binary
+    // data format"); unnamed statements take their types from each call's values.
+    let url = if url.contains("statement-cache-capacity=") {
+        url.to_owned()
+    } else {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}statement-cache-capacity=0")
+    };
+    let opts = super::checkpoint::quiet(
+        AnyConnectOptions::from_str(&url).map_err(|e| store_err(&shown, e))?,
+    );
+    // One connection first, under its own timeout: the pool would retry a refused or
+    // silent server until its acquire timeout and then say only "pool timed out".
+    let wait = pg_connect_timeout()?;
+    let server = host_port(url.as_str());
+    match tokio::time::timeout(wait, sqlx::ConnectOptions::connect(&opts)).await {
+        Err(_) => {
+            return Err(StoreError::Other(format!(
+                "results database {shown}: the PostgreSQL server at {server} did not answer \
+                 within {} s ({CONNECT_TIMEOUT_ENV} sets the wait)",
+                wait.as_secs_f64()
+            )))
+        }
+        Ok(Err(e)) => {
+            return Err(StoreError::Other(format!(
+                "results database {shown}: cannot connect to the PostgreSQL server at \
+                 {server}: {}",
+                redact(&e.to_string())
+            )))
+        }
+        Ok(Ok(conn)) => {
+            let _ = sqlx::Connection::close(conn).await;
         }
     }
+    let pool_wait = match std::env::var_os(CONNECT_TIMEOUT_ENV) {
+        Some(_) => wait,
+        None => POOL_WAIT,
+    };
+    let pool = super::checkpoint::quiet_pool(AnyPoolOptions::new())
+        .max_connections(8)
+        .acquire_timeout(pool_wait)
+        .connect_with(opts)
+        .await
+        .map_err(|e| store_err(&shown, e))?;
+    let store = Store {
+        closer: None,
+        pool,
+        path: shown,
+        backend: Backend::Postgres,
+    };
+    migrate_postgres(&store, how).await?;
+    Ok(store)
+}
 
-    /// Opens an existing store for reading and adding evaluations: a database without results
-    /// schema is an error, never a new schema.
-    pub async fn open_existing_db(target: &DbTarget) -> Result<Store> {
-        match target {
-            DbTarget::Sqlite(p) => Store::open_existing(p).await,
-            DbTarget::Postgres(url) => Store::connect_postgres(url, PgOpen::Existing).await,
-        }
-    }
-
-    /// Opens an existing store for reading only (`report`): on SQLite nothing is written, so
-    /// a store in a folder the user cannot write is read.
-    pub async fn open_read_only_db(target: &DbTarget) -> Result<Store> {
-        match target {
-            DbTarget::Sqlite(p) => Store::open_read_only(p).await,
-            DbTarget::Postgres(url) => Store::connect_postgres(url, PgOpen::Existing).await,
-        }
-    }
-
-    /// Checks, without writing, that `target` can become or is a store of this build: `bench`
-    /// asks before it loads a corpus, so a wrong `--db` fails in a second, not after embedding.
-    pub async fn check_db(target: &DbTarget) -> Result<()> {
-        match target {
-            DbTarget::Sqlite(p) => Store::check(p).await,
-            DbTarget::Postgres(url) => {
-                Store::connect_postgres(url, PgOpen::Check)
-                    .await?
-                    .close()
-                    .await;
-                Ok(())
-            }
-        }
-    }
-
-    /// Which engine this store runs on.
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
-    async fn connect_postgres(url: &str, how: PgOpen) -> Result<Store> {
-        sqlx::any::install_default_drivers();
-        let shown = redact(url);
-        // No prepared-statement cache: sqlx's Any driver sends a NULL double as float4, and a
-        // statement cached with that type rejects the next non-NULL double ("incorrect binary
-        // data format"); unnamed statements take their types from each call's values.
-        let url = if url.contains("statement-cache-capacity=") {
-            url.to_owned()
-        } else {
-            let sep = if url.contains('?') { '&' } else { '?' };
-            format!("{url}{sep}statement-cache-capacity=0")
-        };
-        let opts = super::checkpoint::quiet(
-            AnyConnectOptions::from_str(&url).map_err(|e| store_err(&shown, e))?,
-        );
-        // One connection first, under its own timeout: the pool would retry a refused or
-        // silent server until its acquire timeout and then say only "pool timed out".
-        let wait = pg_connect_timeout()?;
-        let server = host_port(url.as_str());
-        match tokio::time::timeout(wait, sqlx::ConnectOptions::connect(&opts)).await {
-            Err(_) => {
-                return Err(StoreError::Other(format!(
-                    "results database {shown}: the PostgreSQL server at {server} did not answer \
-                     within {} s ({CONNECT_TIMEOUT_ENV} sets the wait)",
-                    wait.as_secs_f64()
-                )))
-            }
-            Ok(Err(e)) => {
-                return Err(StoreError::Other(format!(
-                    "results database {shown}: cannot connect to the PostgreSQL server at \
-                     {server}: {}",
-                    redact(&e.to_string())
-                )))
-            }
-            Ok(Ok(conn)) => {
-                let _ = sqlx::Connection::close(conn).await;
-            }
-        }
-        let pool_wait = match std::env::var_os(CONNECT_TIMEOUT_ENV) {
-            Some(_) => wait,
-            None => POOL_WAIT,
-        };
-        let pool = super::checkpoint::quiet_pool(AnyPoolOptions::new())
-            .max_connections(8)
-            .acquire_timeout(pool_wait)
-            .connect_with(opts)
-            .await
-            .map_err(|e| store_err(&shown, e))?;
-        let store = Store {
-            closer: None,
-            pool,
-            path: shown,
-            backend: Backend::Postgres,
-        };
-        store.migrate_postgres(how).await?;
-        Ok(store)
-    }
-
-    /// Applies pending migrations in one transaction under an advisory lock, so of several
-    /// workers opening a new database one creates the schema. A database holding other tables
-    /// but no ragrouter schema is refused, and the transaction rolled back: nothing written.
-    async fn migrate_postgres(&self, how: PgOpen) -> Result<()> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        sqlx::query("SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1)) AS l")
-            .bind(PG_MIGRATION_LOCK)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let has_schema: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM information_schema.tables
-             WHERE table_schema = current_schema() AND table_name = 'ragrouter_schema'",
-        )
+/// Applies pending migrations in one transaction under an advisory lock, so of several
+/// workers opening a new database one creates the schema. A database holding other tables
+/// but no ragrouter schema is refused, and the transaction rolled back: nothing written.
+async fn migrate_postgres(store: &Store, how: PgOpen) -> Result<()> {
+    let mut tx = store.pool.begin().await.map_err(|e| store.err(e))?;
+    sqlx::query("SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+        .bind(PG_MIGRATION_LOCK)
         .fetch_one(&mut *tx)
         .await
-        .map_err(|e| self.err(e))?;
-        let version: i64 = if has_schema == 0 {
-            let others: Vec<String> = sqlx::query(
-                "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
-                 WHERE table_schema = current_schema() ORDER BY 1 LIMIT 9",
-            )
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-            if !others.is_empty() {
-                return Err(StoreError::Incompatible(format!(
-                    "results database {}: not a ragrouter results database (tables: {}); \
-                     refusing to change it (pass --db another database)",
-                    self.path,
-                    others.join(", ")
-                )));
-            }
-            if how == PgOpen::Check {
-                return Ok(()); // dropping the transaction rolls it back: nothing written
-            }
-            if how == PgOpen::Existing {
-                return Err(StoreError::Invalid(format!(
-                    "results database {} holds no results: run `ragrouter bench <corpus> --db {}` first",
-                    self.path, self.path
-                )));
-            }
-            sqlx::raw_sql(
-                "CREATE TABLE ragrouter_schema (version BIGINT NOT NULL);
-                 INSERT INTO ragrouter_schema (version) VALUES (0);",
-            )
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-            0
-        } else {
-            sqlx::query_scalar("SELECT version FROM ragrouter_schema")
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?
-        };
-        if version > SCHEMA_VERSION {
+        .map_err(|e| store.err(e))?;
+    let has_schema: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM information_schema.tables
+         WHERE table_schema = current_schema() AND table_name = 'ragrouter_schema'",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(|e| store.err(e))?;
+    let version: i64 = if has_schema == 0 {
+        let others: Vec<String> = sqlx::query(
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+             WHERE table_schema = current_schema() ORDER BY 1 LIMIT 9",
+        )
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| store.err(e))?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+        if !others.is_empty() {
             return Err(StoreError::Incompatible(format!(
-                "results store {}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter",
-                self.path
+                "results database {}: not a ragrouter results database (tables: {}); \
+                 refusing to change it (pass --db another database)",
+                store.path,
+                others.join(", ")
             )));
         }
         if how == PgOpen::Check {
-            return Ok(());
+            return Ok(()); // dropping the transaction rolls it back: nothing written
         }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            sqlx::raw_sql(&pg_ddl(sql))
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            super::schema::data_step(i + 1, &mut tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            sqlx::query("UPDATE ragrouter_schema SET version = $1")
-                .bind(i as i64 + 1)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
+        if how == PgOpen::Existing {
+            return Err(StoreError::Invalid(format!(
+                "results database {} holds no results: run `ragrouter bench <corpus> --db {}` first",
+                store.path, store.path
+            )));
         }
-        tx.commit().await.map_err(|e| self.err(e))
+        sqlx::raw_sql(
+            "CREATE TABLE ragrouter_schema (version BIGINT NOT NULL);
+             INSERT INTO ragrouter_schema (version) VALUES (0);",
+        )
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| store.err(e))?;
+        0
+    } else {
+        sqlx::query_scalar("SELECT version FROM ragrouter_schema")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| store.err(e))?
+    };
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Incompatible(format!(
+            "results store {}: schema version {version} is newer than this build's {SCHEMA_VERSION}; upgrade ragrouter",
+            store.path
+        )));
     }
+    if how == PgOpen::Check {
+        return Ok(());
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        sqlx::raw_sql(&pg_ddl(sql))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| store.err(e))?;
+        super::schema::data_step(i + 1, &mut tx)
+            .await
+            .map_err(|e| store.err(e))?;
+        sqlx::query("UPDATE ragrouter_schema SET version = $1")
+            .bind(i as i64 + 1)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| store.err(e))?;
+    }
+    tx.commit().await.map_err(|e| store.err(e))
 }
 
 #[cfg(test)]

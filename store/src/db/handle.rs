@@ -1,7 +1,7 @@
-//! The store's handle and its engine: the leaf the other `db` files build on (each adds an
-//! `impl Store` block), so that none of them names its parent.
+//! The store's handle and its engine: the leaf the `db` files and the facet modules build on,
+//! so that none of them names its parent.
 
-use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::{Any, AnyPool};
 
@@ -9,58 +9,23 @@ use std::sync::Arc;
 
 use super::checkpoint::Closer;
 
-use crate::error::{Result, StoreError};
+use crate::error::StoreError;
 
 /// The results database.
 #[derive(Debug, Clone)]
 pub struct Store {
     /// A writable SQLite file's final checkpoint (`None` for PostgreSQL, memory and read-only
     /// opens). First, so that a drop checkpoints while the pool's connection is still open.
-    pub(super) closer: Option<Arc<Closer>>,
-    pub(super) pool: AnyPool,
+    pub(crate) closer: Option<Arc<Closer>>,
+    pub(crate) pool: AnyPool,
     /// The file path, or the PostgreSQL URL without its password: what messages show.
-    pub(super) path: String,
-    pub(super) backend: Backend,
+    pub(crate) path: String,
+    pub(crate) backend: Backend,
 }
 
 /// A statement with its values bound, as the store's reads and writes hand it to
 /// [`Store::rows`], [`Store::row`] and [`Store::exec`].
 pub(crate) type Statement<'q> = Query<'q, Any, AnyArguments<'q>>;
-
-// The fetch, its error and the row mapping, written once: each read states its SQL and how a
-// row becomes its type, nothing else.
-impl Store {
-    /// Every row `statement` returns, each made into a `T` by `map`.
-    pub(crate) async fn rows<T>(
-        &self,
-        statement: Statement<'_>,
-        map: impl FnMut(&AnyRow) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        let fetched = statement.fetch_all(&self.pool).await;
-        fetched.map_err(|e| self.err(e))?.iter().map(map).collect()
-    }
-
-    /// The row `statement` returns, if any, made into a `T` by `map`.
-    pub(crate) async fn row<T>(
-        &self,
-        statement: Statement<'_>,
-        map: impl FnOnce(&AnyRow) -> Result<T>,
-    ) -> Result<Option<T>> {
-        match statement.fetch_optional(&self.pool).await {
-            Ok(found) => found.as_ref().map(map).transpose(),
-            Err(e) => Err(self.err(e)),
-        }
-    }
-
-    /// Runs a write whose count of changed rows nobody reads.
-    pub(crate) async fn exec(&self, statement: Statement<'_>) -> Result<()> {
-        statement
-            .execute(&self.pool)
-            .await
-            .map(drop)
-            .map_err(|e| self.err(e))
-    }
-}
 
 /// The database engine behind a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +59,7 @@ pub(super) const PG_NOW: &str =
     "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
 
 /// A database error on the store shown as `path`.
-pub(super) fn store_err(path: &str, source: sqlx::Error) -> StoreError {
+pub(crate) fn store_err(path: &str, source: sqlx::Error) -> StoreError {
     StoreError::Sql {
         path: path.to_owned(),
         source,

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use sqlx::Connection;
 
-use super::handle::Store;
 use super::open::{self, printable, side_file, Found, APPLICATION_ID};
 use super::schema::SCHEMA_VERSION;
 use crate::error::{Result, StoreError};
@@ -51,88 +50,86 @@ pub struct DbInfo {
     pub unmerged_wal: Option<u64>,
 }
 
-impl Store {
-    /// Describes the file at `path` without changing it. A directory, a FIFO, a file that is
-    /// not SQLite or is truncated or corrupt is bad input.
-    pub async fn info(path: &Path) -> Result<DbInfo> {
-        let shown = path.display().to_string();
-        let mut info = DbInfo {
-            path: shown.clone(),
-            ownership: Ownership::New,
-            exists: false,
-            wal: false,
-            application_id: 0,
-            schema_version: 0,
-            tables: Vec::new(),
-            others: Vec::new(),
-            runs: None,
-            unmerged_wal: None,
-        };
-        let Some(v) = open::view(path, open::LOOK_WAIT, false).await? else {
-            return Ok(info);
-        };
-        if v.header.wal && !side_file(path, "-shm").exists() {
-            info.unmerged_wal = std::fs::metadata(side_file(path, "-wal"))
-                .ok()
-                .map(|m| m.len())
-                .filter(|&n| n > 0);
-        }
-        info.exists = true;
-        info.wal = v.header.wal;
-        info.application_id = v.application_id;
-        info.schema_version = v.version;
-        let found = open::classify(
-            &shown,
-            v.application_id,
-            v.version,
-            &v.objects,
-            open::expected().await?,
-        );
-        info.ownership = match found {
-            Ok(Found::New) => Ownership::New,
-            Ok(Found::Ours(_)) => Ownership::Ours {
-                marked: v.application_id == i64::from(APPLICATION_ID),
-            },
-            Err(StoreError::Incompatible(why)) => Ownership::NotOurs(why),
-            Err(e) => return Err(e),
-        };
-        let mut conn = open::read_only(path, &shown, v.header, open::LOOK_WAIT).await?;
-        let counted = async {
-            for (kind, name) in &v.objects {
-                if name.starts_with("sqlite_") {
-                    continue;
-                }
-                if kind == "table" {
-                    let quoted = name.replace('"', "\"\"");
-                    let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM \"{quoted}\""))
-                        .fetch_one(&mut conn)
-                        .await
-                        .map_err(open::read_err(&shown))?;
-                    info.tables.push((name.clone(), n));
-                } else {
-                    info.others.push(format!("{kind} {}", printable(name)));
-                }
-            }
-            if matches!(info.ownership, Ownership::Ours { .. }) {
-                let finished: i64 =
-                    sqlx::query_scalar("SELECT count(*) FROM runs WHERE finished_at IS NOT NULL")
-                        .fetch_one(&mut conn)
-                        .await
-                        .map_err(open::read_err(&shown))?;
-                let all = info
-                    .tables
-                    .iter()
-                    .find(|(t, _)| t == "runs")
-                    .map_or(0, |t| t.1);
-                info.runs = Some((all, finished));
-            }
-            Ok::<_, StoreError>(())
-        }
-        .await;
-        let _ = conn.close().await;
-        counted?;
-        Ok(info)
+/// Describes the file at `path` without changing it. A directory, a FIFO, a file that is
+/// not SQLite or is truncated or corrupt is bad input.
+pub(crate) async fn describe(path: &Path) -> Result<DbInfo> {
+    let shown = path.display().to_string();
+    let mut info = DbInfo {
+        path: shown.clone(),
+        ownership: Ownership::New,
+        exists: false,
+        wal: false,
+        application_id: 0,
+        schema_version: 0,
+        tables: Vec::new(),
+        others: Vec::new(),
+        runs: None,
+        unmerged_wal: None,
+    };
+    let Some(v) = open::view(path, open::LOOK_WAIT, false).await? else {
+        return Ok(info);
+    };
+    if v.header.wal && !side_file(path, "-shm").exists() {
+        info.unmerged_wal = std::fs::metadata(side_file(path, "-wal"))
+            .ok()
+            .map(|m| m.len())
+            .filter(|&n| n > 0);
     }
+    info.exists = true;
+    info.wal = v.header.wal;
+    info.application_id = v.application_id;
+    info.schema_version = v.version;
+    let found = open::classify(
+        &shown,
+        v.application_id,
+        v.version,
+        &v.objects,
+        open::expected().await?,
+    );
+    info.ownership = match found {
+        Ok(Found::New) => Ownership::New,
+        Ok(Found::Ours(_)) => Ownership::Ours {
+            marked: v.application_id == i64::from(APPLICATION_ID),
+        },
+        Err(StoreError::Incompatible(why)) => Ownership::NotOurs(why),
+        Err(e) => return Err(e),
+    };
+    let mut conn = open::read_only(path, &shown, v.header, open::LOOK_WAIT).await?;
+    let counted = async {
+        for (kind, name) in &v.objects {
+            if name.starts_with("sqlite_") {
+                continue;
+            }
+            if kind == "table" {
+                let quoted = name.replace('"', "\"\"");
+                let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM \"{quoted}\""))
+                    .fetch_one(&mut conn)
+                    .await
+                    .map_err(open::read_err(&shown))?;
+                info.tables.push((name.clone(), n));
+            } else {
+                info.others.push(format!("{kind} {}", printable(name)));
+            }
+        }
+        if matches!(info.ownership, Ownership::Ours { .. }) {
+            let finished: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM runs WHERE finished_at IS NOT NULL")
+                    .fetch_one(&mut conn)
+                    .await
+                    .map_err(open::read_err(&shown))?;
+            let all = info
+                .tables
+                .iter()
+                .find(|(t, _)| t == "runs")
+                .map_or(0, |t| t.1);
+            info.runs = Some((all, finished));
+        }
+        Ok::<_, StoreError>(())
+    }
+    .await;
+    let _ = conn.close().await;
+    counted?;
+    Ok(info)
 }
 
 impl std::fmt::Display for DbInfo {

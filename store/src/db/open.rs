@@ -49,7 +49,7 @@ const SQLITE_STATS: [&str; 4] = [
 
 /// What a database path holds, found without writing to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Found {
+pub(crate) enum Found {
     /// No file, an empty file, or an SQLite file without any object and schema version: ours
     /// to set up.
     New,
@@ -305,7 +305,7 @@ pub(super) async fn view(path: &Path, wait: Duration, verify: bool) -> Result<Op
 
 /// Looks at `path` read-only and says whether it is new or ours; refuses anything else, and
 /// with `verify` a file with a corrupt page (checked before a command writes to it).
-pub(super) async fn inspect(path: &Path, verify: bool) -> Result<Found> {
+pub(crate) async fn inspect(path: &Path, verify: bool) -> Result<Found> {
     match view(path, BUSY_WAIT, verify).await? {
         None => Ok(Found::New),
         Some(v) => classify(
@@ -479,93 +479,74 @@ pub(super) fn is_busy(e: &StoreError) -> bool {
         .is_some_and(|c| matches!(c & 0xff, 5 | 6))
 }
 
-impl Store {
-    /// Checks, read-only, that `path` can become or already is a results store of this build:
-    /// refuses a directory, a non-SQLite file, another application's database and a newer
-    /// schema. Writes nothing.
-    pub async fn check(path: &Path) -> Result<()> {
-        inspect(path, true).await.map(|_| ())
-    }
-
-    /// Opens an existing results store for reading and adding evaluations (`route eval`):
-    /// a missing or empty file is an error, never a new schema.
-    pub async fn open_existing(path: &Path) -> Result<Store> {
-        // `open` checks every page before it writes.
-        match inspect(path, false).await? {
-            Found::New => Err(no_results(path)),
-            Found::Ours(_) => Store::open(path).await,
+/// Opens an existing results store for reading only (`report`): nothing is written, so a
+/// store in a folder the user cannot write is read. An older schema is migrated first (a
+/// write), since the readers expect this build's columns.
+pub(crate) async fn open_read_only(path: &Path) -> Result<Store> {
+    let shown = path.display().to_string();
+    let Some(v) = view(path, BUSY_WAIT, false).await? else {
+        return Err(no_results(path));
+    };
+    match classify(
+        &shown,
+        v.application_id,
+        v.version,
+        &v.objects,
+        expected().await?,
+    )? {
+        Found::New => Err(no_results(path)),
+        Found::Ours(version) if version < SCHEMA_VERSION => Store::open(path).await,
+        Found::Ours(_) => {
+            // A WAL file with no log beside it has no writer: read it as immutable, which
+            // needs no `-shm` (a folder the user cannot write has none).
+            let immutable = v.header.wal && !side_file(path, "-wal").exists();
+            let url = SqliteConnectOptions::new()
+                .filename(path)
+                .read_only(true)
+                .immutable(immutable)
+                .to_url_lossy()
+                .to_string();
+            Store::connect_sqlite(&url, shown, false).await
         }
-    }
-
-    /// Opens an existing results store for reading only (`report`): nothing is written, so a
-    /// store in a folder the user cannot write is read. An older schema is migrated first (a
-    /// write), since the readers expect this build's columns.
-    pub async fn open_read_only(path: &Path) -> Result<Store> {
-        let shown = path.display().to_string();
-        let Some(v) = view(path, BUSY_WAIT, false).await? else {
-            return Err(no_results(path));
-        };
-        match classify(
-            &shown,
-            v.application_id,
-            v.version,
-            &v.objects,
-            expected().await?,
-        )? {
-            Found::New => Err(no_results(path)),
-            Found::Ours(version) if version < SCHEMA_VERSION => Store::open(path).await,
-            Found::Ours(_) => {
-                // A WAL file with no log beside it has no writer: read it as immutable, which
-                // needs no `-shm` (a folder the user cannot write has none).
-                let immutable = v.header.wal && !side_file(path, "-wal").exists();
-                let url = SqliteConnectOptions::new()
-                    .filename(path)
-                    .read_only(true)
-                    .immutable(immutable)
-                    .to_url_lossy()
-                    .to_string();
-                Store::connect_sqlite(&url, shown, false).await
-            }
-        }
-    }
-
-    /// Marks and migrates the file under the write lock (still in its own journal mode, so a
-    /// refused file never switches to WAL), then opens the pool, retrying while another process
-    /// holds the lock the WAL switch needs (a concurrent opener of the same new file).
-    pub(super) async fn connect_writable(path: &Path) -> Result<Store> {
-        let shown = path.display().to_string();
-        sqlx::any::install_default_drivers();
-        let opts = AnyConnectOptions::from_str(&write_url(path)).map_err(read_err(&shown))?;
-        let mut conn = quiet(opts).connect().await.map_err(read_err(&shown))?;
-        let migrated = migrate_on(&mut conn, &shown, true).await;
-        let _ = conn.close().await;
-        migrated?;
-        let mut wait = Duration::from_millis(20);
-        let deadline = std::time::Instant::now() + BUSY_WAIT;
-        loop {
-            match Store::connect_sqlite(&write_url(path), shown.clone(), true).await {
-                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_millis(500));
-                }
-                Err(e) if is_busy(&e) => return Err(held(&shown)),
-                Ok(mut store) => {
-                    store.closer = Some(Arc::new(Closer::new(path.to_path_buf(), shown)));
-                    return Ok(store);
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// Applies the pending migrations of the store's own connection (the in-memory store).
-    pub(super) async fn migrate_locked(&self) -> Result<()> {
-        let mut conn = self.pool.acquire().await.map_err(|e| self.err(e))?;
-        migrate_on(&mut conn, &self.path, false).await
     }
 }
 
-fn no_results(path: &Path) -> StoreError {
+/// Marks and migrates the file under the write lock (still in its own journal mode, so a
+/// refused file never switches to WAL), then opens the pool, retrying while another process
+/// holds the lock the WAL switch needs (a concurrent opener of the same new file).
+pub(crate) async fn connect_writable(path: &Path) -> Result<Store> {
+    let shown = path.display().to_string();
+    sqlx::any::install_default_drivers();
+    let opts = AnyConnectOptions::from_str(&write_url(path)).map_err(read_err(&shown))?;
+    let mut conn = quiet(opts).connect().await.map_err(read_err(&shown))?;
+    let migrated = migrate_on(&mut conn, &shown, true).await;
+    let _ = conn.close().await;
+    migrated?;
+    let mut wait = Duration::from_millis(20);
+    let deadline = std::time::Instant::now() + BUSY_WAIT;
+    loop {
+        match Store::connect_sqlite(&write_url(path), shown.clone(), true).await {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_millis(500));
+            }
+            Err(e) if is_busy(&e) => return Err(held(&shown)),
+            Ok(mut store) => {
+                store.closer = Some(Arc::new(Closer::new(path.to_path_buf(), shown)));
+                return Ok(store);
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Applies the pending migrations of the store's own connection (the in-memory store).
+pub(crate) async fn migrate_locked(store: &Store) -> Result<()> {
+    let mut conn = store.pool.acquire().await.map_err(|e| store.err(e))?;
+    migrate_on(&mut conn, &store.path, false).await
+}
+
+pub(crate) fn no_results(path: &Path) -> StoreError {
     StoreError::Invalid(format!(
         "results database {} {}: run `ragrouter bench <corpus>` first, or pass --db",
         path.display(),

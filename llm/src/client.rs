@@ -445,9 +445,12 @@ fn retry_after(h: &HeaderMap) -> Option<Duration> {
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0)
     };
+    // A value past what a Duration holds (say 1e300) is "too long", never a panic: the caller
+    // gives up on waits over MAX_RETRY_AFTER.
+    let secs = |v: f64| Duration::try_from_secs_f64(v).unwrap_or(Duration::MAX);
     num("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| num("retry-after").map(Duration::from_secs_f64))
+        .map(|ms| secs(ms / 1000.0))
+        .or_else(|| num("retry-after").map(secs))
 }
 
 /// The server's error message: `error.message` of an OpenAI error body, else the body's start.
@@ -693,6 +696,12 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after-ms", "1500".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
+        // Past what a Duration holds: the longest wait (given up on by the caller), no panic.
+        h.insert("retry-after-ms", "1e300".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::MAX));
+        h.remove("retry-after-ms");
+        h.insert("retry-after", "1e300".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::MAX));
     }
 
     #[test]

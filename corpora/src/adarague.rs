@@ -448,6 +448,38 @@ fn seakr(dir: &Path, tag: &str) -> Result<Vec<[f64; 4]>> {
         .collect()
 }
 
+/// One question's answer and cost per arm: no retrieval 0 steps, single-step 1, multi-step its
+/// own step count (test) or the test set's mean (train, which upstream ships without counts).
+/// Answers are kept unscored.
+fn arm_outcomes(
+    arms: &[(ParadigmId, ArmFiles)],
+    qid: &str,
+    ds: &str,
+    root: &Path,
+) -> Result<Vec<(ParadigmId, ArmOutcome)>> {
+    let missing = |m: String| malformed(root, format!("question {qid:?}"), m);
+    let mut outcomes = Vec::with_capacity(arms.len());
+    for (p, files) in arms {
+        let answer = files
+            .predictions
+            .get(qid)
+            .cloned()
+            .ok_or_else(|| missing(format!("arm {p} has no prediction")))?;
+        let cost = match (p, &files.steps) {
+            (ParadigmId::LlmOnly, _) => 0.0,
+            (ParadigmId::Naive, _) => 1.0,
+            (_, Some(steps)) => *steps
+                .get(qid)
+                .ok_or_else(|| missing(format!("no step count of {ds}'s multi-step run")))?,
+            (_, None) => TRAIN_MULTI_STEP_COST,
+        };
+        let mut o = ArmOutcome::verdict(false, None, cost);
+        o.answer = Some(answer);
+        outcomes.push((*p, o));
+    }
+    Ok(outcomes)
+}
+
 /// Reads the folder: `[test, train]` imports. Answers are kept unscored (`correct` false):
 /// the caller scores them against the gold answers with the harness's EM and F1.
 pub fn load_adarague(opts: &AdaragueOptions) -> Result<Vec<OutcomeImport>> {
@@ -522,31 +554,7 @@ pub fn load_adarague(opts: &AdaragueOptions) -> Result<Vec<OutcomeImport>> {
                         format!("data set {qds:?}, but upstream's files hold it under {ds:?}"),
                     ));
                 }
-                let mut outcomes = Vec::with_capacity(3);
-                for (p, files) in &arms {
-                    let answer = files.predictions.get(qid).cloned().ok_or_else(|| {
-                        malformed(
-                            &root,
-                            format!("question {qid:?}"),
-                            format!("arm {p} has no prediction"),
-                        )
-                    })?;
-                    let cost = match (p, &files.steps) {
-                        (ParadigmId::LlmOnly, _) => 0.0,
-                        (ParadigmId::Naive, _) => 1.0,
-                        (_, Some(steps)) => *steps.get(qid).ok_or_else(|| {
-                            malformed(
-                                &root,
-                                format!("question {qid:?}"),
-                                format!("no step count of {ds}'s multi-step run"),
-                            )
-                        })?,
-                        (_, None) => TRAIN_MULTI_STEP_COST,
-                    };
-                    let mut o = ArmOutcome::verdict(false, None, cost);
-                    o.answer = Some(answer);
-                    outcomes.push((*p, o));
-                }
+                let outcomes = arm_outcomes(&arms, qid, ds, &root)?;
                 let mut signals = Vec::new();
                 if split == SplitTag::Test {
                     // Missing for the multi-hop data sets: explicit, value and present flag.

@@ -295,7 +295,7 @@ pub struct DataConfig {
 }
 
 /// Matching evidence statements by meaning (the local encoder plus a content-word check); the
-/// defaults were calibrated on 2Wiki's evidence triples (README, "Evidence by meaning").
+/// defaults were calibrated on 2Wiki's evidence triples (docs/results.md, "Evidence by meaning").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvidenceMatchConfig {

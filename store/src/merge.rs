@@ -1,4 +1,5 @@
-//! Merging shard databases: `bench --shard I/N` files of the same runs into one results file.
+//! Facet "merge": merging shard databases: `bench --shard I/N` files of the same runs into one
+//! results file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -174,6 +175,8 @@ impl Store {
         outcome
     }
 
+    /// Copies every attached input (`shard0`, `shard1`, ...) into the store in one transaction:
+    /// the keyed tables, the graph builds, each run key once and its tuples.
     async fn merge_attached(
         &self,
         conn: &mut sqlx::AnyConnection,
@@ -201,6 +204,7 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
+            let results_sql = merge_results_sql(results_cols, &alias);
             let runs = sqlx::query(&format!(
                 "SELECT id, run_key, corpus, CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END FROM {alias}.runs ORDER BY id"
             ))
@@ -238,54 +242,70 @@ impl Store {
                         id
                     }
                 };
-                let rest = without(results_cols, "run_id");
-                let select: String = results_cols
-                    .split(", ")
-                    .map(|c| {
-                        if c == "run_id" {
-                            "$1".to_owned()
-                        } else {
-                            c.to_owned()
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let update: String = rest
-                    .split(", ")
-                    .filter(|c| !matches!(*c, "query_id" | "paradigm"))
-                    .map(|c| format!("{c} = excluded.{c}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                sqlx::query(&format!(
-                    "INSERT INTO main.results ({results_cols}) SELECT {select} FROM {alias}.results \
-                     WHERE run_id = $2 \
-                     ON CONFLICT (run_id, query_id, paradigm) DO UPDATE SET {update} \
-                     WHERE main.results.error IS NOT NULL AND excluded.error IS NULL"
-                ))
-                .bind(id)
-                .bind(old)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            }
-        }
-        for m in merged.values_mut() {
-            m.tuples = sqlx::query_scalar("SELECT count(*) FROM main.results WHERE run_id = $1")
-                .bind(m.id)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            if !m.finished {
-                sqlx::query("UPDATE main.runs SET finished_at = NULL WHERE id = $1")
-                    .bind(m.id)
+                sqlx::query(&results_sql)
+                    .bind(id)
+                    .bind(old)
                     .execute(&mut *tx)
                     .await
                     .map_err(|e| self.err(e))?;
             }
         }
+        self.finish_merged(&mut tx, &mut merged).await?;
         tx.commit().await.map_err(|e| self.err(e))?;
         Ok(merged.into_values().collect())
     }
+
+    /// Each merged run's count of tuples, and its end cleared unless every shard finished it.
+    async fn finish_merged(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        merged: &mut BTreeMap<String, MergedRun>,
+    ) -> Result<()> {
+        for m in merged.values_mut() {
+            m.tuples = sqlx::query_scalar("SELECT count(*) FROM main.results WHERE run_id = $1")
+                .bind(m.id)
+                .fetch_one(&mut **tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            if !m.finished {
+                sqlx::query("UPDATE main.runs SET finished_at = NULL WHERE id = $1")
+                    .bind(m.id)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The statement that copies one shard run's tuples (`$2`) into the merged run (`$1`): a tuple
+/// already merged is replaced only when it failed and the shard's did not.
+fn merge_results_sql(results_cols: &str, alias: &str) -> String {
+    let rest = without(results_cols, "run_id");
+    let select: String = results_cols
+        .split(", ")
+        .map(|c| {
+            if c == "run_id" {
+                "$1".to_owned()
+            } else {
+                c.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let update: String = rest
+        .split(", ")
+        .filter(|c| !matches!(*c, "query_id" | "paradigm"))
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "INSERT INTO main.results ({results_cols}) SELECT {select} FROM {alias}.results \
+         WHERE run_id = $2 \
+         ON CONFLICT (run_id, query_id, paradigm) DO UPDATE SET {update} \
+         WHERE main.results.error IS NOT NULL AND excluded.error IS NULL"
+    )
 }
 
 /// A table's columns in order, comma-separated.

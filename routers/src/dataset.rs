@@ -9,17 +9,19 @@
 //! cost and are left out), offline the context tokens it assembled (no LLM is billed offline).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use bench_core::{
-    BenchError, ClassOutcome, Embedder, FeatureKind, JudgeLabel, Mode, ParadigmId, PublishedChoice,
-    QueryType, Result, RoutingRow, RoutingSchema, RoutingSet, Signal, SplitTag,
+    BenchError, Embedder, FeatureKind, JudgeLabel, Mode, ParadigmId, PublishedChoice, QueryType,
+    Result, RoutingSet, Signal, SplitTag,
 };
-use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
+use metrics::labels::LabelPolicy;
 use store::Store;
 
 use crate::features::INDICATOR_NAMES;
-use crate::probe::{self, ProbeBill};
+use crate::probe::ProbeBill;
+
+mod build;
+pub(crate) use build::build_set;
 
 /// The flat keys (`ragrouter metrics`' stored JSON) of the six indicators, in
 /// [`INDICATOR_NAMES`] order (`bench_core::CORPUS_INDICATORS`).
@@ -269,201 +271,6 @@ pub(crate) fn feature_blocks(embedding_dim: usize) -> Vec<(FeatureKind, Vec<Stri
             INDICATOR_NAMES.iter().map(|s| s.to_string()).collect(),
         ),
     ]
-}
-
-/// Builds the data set: classes are the paradigms present in the tuples (or `opts.classes`),
-/// rows follow the runs' order and each corpus's stored query order. Questions are embedded in
-/// batches (through `cache` when given, keyed by corpus, split and encoder).
-pub(crate) fn build_set(
-    raw: &[RawCorpus],
-    policy: LabelPolicy,
-    embedder: &dyn Embedder,
-    cache: Option<&dyn QuestionVectors>,
-    opts: &BuildOptions,
-) -> Result<RoutingData> {
-    let present: BTreeSet<ParadigmId> = raw
-        .iter()
-        .flat_map(|c| c.tuples.iter().map(|t| t.paradigm))
-        .collect();
-    let paradigms: Vec<ParadigmId> = match &opts.classes {
-        None => present.into_iter().collect(),
-        Some(keep) => {
-            if let Some(p) = keep.iter().find(|p| !present.contains(p)) {
-                return Err(BenchError::Invalid(format!(
-                    "--classes names {p}, which has no tuple in the selected runs (paradigms with tuples: {})",
-                    present.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
-                )));
-            }
-            present.into_iter().filter(|p| keep.contains(p)).collect()
-        }
-    };
-    if opts.corpus_features {
-        if let Some(why) = raw.iter().find_map(|c| c.indicators.as_ref().err()) {
-            return Err(BenchError::Invalid(why.clone()));
-        }
-    }
-    let signal_names = probe::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s)));
-    if opts.probe_features && signal_names.is_empty() {
-        return Err(BenchError::Invalid(format!(
-            "the selected runs ({}) have no stored probe signals: use features without p",
-            raw.iter()
-                .map(|c| format!("{} #{}", c.run.corpus, c.run.id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    let dim = embedder.dim();
-    let mut blocks: Vec<_> = feature_blocks(dim)
-        .into_iter()
-        .filter(|(k, _)| opts.corpus_features || k.is_query())
-        .collect();
-    if opts.probe_features {
-        blocks.push((FeatureKind::ProbeSignals, probe::columns(&signal_names)));
-    }
-    let mut routers: BTreeSet<&str> = BTreeSet::new();
-    for c in raw {
-        routers.extend(c.published.iter().map(|(_, p)| p.router.as_str()));
-    }
-    let mut published: Vec<(String, Vec<Option<PublishedChoice>>)> = routers
-        .iter()
-        .map(|r| (r.to_string(), Vec::new()))
-        .collect();
-    let mut bills = Vec::new();
-    let schema = RoutingSchema::new(&paradigms, blocks);
-    let k = schema.n_classes();
-    let mut rows = Vec::new();
-    let mut splits = Vec::new();
-    let mut failed_tuples = 0;
-    for c in raw {
-        let texts: Vec<&str> = c.queries.iter().map(|q| q.1.as_str()).collect();
-        let cache_name = match c.run.split {
-            Some(s) => format!("{}@{s}", c.run.corpus),
-            None => c.run.corpus.clone(),
-        };
-        let vectors = embed_questions(&cache_name, &texts, embedder, cache)?;
-        let mut by_query: BTreeMap<&str, Vec<&Tuple>> = BTreeMap::new();
-        for t in c.tuples.iter().filter(|t| paradigms.contains(&t.paradigm)) {
-            by_query.entry(t.query_id.as_str()).or_default().push(t);
-        }
-        let mut all_tuples: BTreeMap<(&str, ParadigmId), f64> = BTreeMap::new();
-        for t in &c.tuples {
-            all_tuples.insert((t.query_id.as_str(), t.paradigm), t.tokens);
-        }
-        let mut signals_of: BTreeMap<&str, Vec<&Signal>> = BTreeMap::new();
-        for (q, s) in &c.signals {
-            signals_of.entry(q.as_str()).or_default().push(s);
-        }
-        let mut choices: BTreeMap<(&str, &str), &PublishedChoice> = BTreeMap::new();
-        for (q, p) in &c.published {
-            choices.insert((q.as_str(), p.router.as_str()), p);
-        }
-        for (qi, (id, text, qtype)) in c.queries.iter().enumerate() {
-            let tuples = by_query.get(id.as_str()).map_or(&[][..], |v| v.as_slice());
-            let mut outcomes: Vec<Option<ClassOutcome>> = vec![None; k - 1];
-            let mut labelled = Vec::with_capacity(tuples.len());
-            for t in tuples {
-                let failed = t.error.is_some();
-                failed_tuples += usize::from(failed);
-                let judge = if failed { None } else { t.judge };
-                let semantic_f1 = t.semantic_f1.filter(|v| v.is_finite()).unwrap_or(0.0);
-                let o = Outcome {
-                    judge,
-                    semantic_f1,
-                    cost: t.tokens,
-                };
-                let class = schema.class_of(t.paradigm).ok_or_else(|| {
-                    BenchError::Other(format!("paradigm {} missing from classes", t.paradigm))
-                })?;
-                outcomes[class] = Some(ClassOutcome {
-                    correct: o.is_correct(),
-                    semantic_f1,
-                    tokens: t.tokens,
-                });
-                labelled.push((t.paradigm, o));
-            }
-            let label = match routing_label(&labelled, policy) {
-                RoutingLabel::Paradigm(p) => schema.class_of(p).unwrap_or(k - 1),
-                RoutingLabel::CannotAnswer => schema.cannot_answer(),
-            };
-            let mut features = Vec::with_capacity(schema.n_features());
-            features.extend(
-                QueryType::ALL
-                    .iter()
-                    .map(|t| f64::from(u8::from(t == qtype))),
-            );
-            features.extend(
-                vectors[qi * dim..(qi + 1) * dim]
-                    .iter()
-                    .map(|&v| f64::from(v)),
-            );
-            features.extend(
-                metrics::query::query_features(text)
-                    .to_vec()
-                    .into_iter()
-                    .map(|(_, v)| v),
-            );
-            if opts.corpus_features {
-                if let Ok(ind) = &c.indicators {
-                    features.extend(ind);
-                }
-            }
-            if opts.probe_features {
-                let sig = signals_of
-                    .get(id.as_str())
-                    .map_or(&[][..], |v| v.as_slice());
-                features.extend(probe::row_features(&signal_names, sig));
-                bills.push(ProbeBill::of(sig, &schema, &|p| {
-                    all_tuples.get(&(id.as_str(), p)).copied().unwrap_or(0.0)
-                }));
-            }
-            for (router, col) in &mut published {
-                col.push(
-                    choices
-                        .get(&(id.as_str(), router.as_str()))
-                        .map(|p| (*p).clone()),
-                );
-            }
-            rows.push(RoutingRow {
-                query_id: id.clone(),
-                corpus: c.run.corpus.clone(),
-                text: text.clone(),
-                qtype: *qtype,
-                features,
-                label,
-                outcomes,
-            });
-            splits.push(c.run.split);
-        }
-    }
-    let set = RoutingSet {
-        schema: Arc::new(schema),
-        rows,
-    };
-    set.validate()?;
-    Ok(RoutingData {
-        set,
-        runs: raw
-            .iter()
-            .map(|c| (c.run.corpus.clone(), c.run.id))
-            .collect(),
-        mode: raw.first().map(|c| c.run.mode.label()).unwrap_or_default(),
-        encoder: embedder.name().to_string(),
-        failed_tuples,
-        cost_unit: raw
-            .first()
-            .map_or_else(|| "tokens".to_string(), |c| c.run.cost_unit()),
-        splits,
-        bills,
-        published,
-        signal_paradigms: raw
-            .iter()
-            .flat_map(|c| {
-                c.signals
-                    .iter()
-                    .map(|(_, s)| (s.name.clone(), s.paradigms.clone()))
-            })
-            .collect(),
-    })
 }
 
 /// Question vectors embedded before, kept by the caller (the CLI's content-addressed vector

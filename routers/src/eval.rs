@@ -456,6 +456,8 @@ struct FoldResult {
     predictions: Vec<RoutePrediction>,
 }
 
+/// Fits `entry` on the fold's training rows, scores its test rows (scrubbed of labels and
+/// outcomes unless the router sees outcomes) and measures the choices per corpus and pooled.
 #[allow(clippy::too_many_arguments)]
 fn evaluate_fold(
     set: &RoutingSet,
@@ -468,9 +470,6 @@ fn evaluate_fold(
     bills: Option<&[crate::probe::ProbeBill]>,
 ) -> Result<FoldResult> {
     let schema = &set.schema;
-    let k = schema.n_classes();
-    let ca = schema.cannot_answer();
-    let train = set.subset(&f.train);
     let truth_rows: Vec<&RoutingRow> = f.test.iter().map(|&i| &set.rows[i]).collect();
     let test_rows: Vec<RoutingRow> = truth_rows
         .iter()
@@ -482,12 +481,6 @@ fn evaluate_fold(
             }
         })
         .collect();
-    let fold_ctx = RouterContext {
-        seed: mix64(ctx.seed ^ u64::from(fold)),
-        llm: ctx.llm.clone(),
-        // The folds' routers share their fits with the whole evaluation (a λ sweep fits once).
-        fits: ctx.fits.clone(),
-    };
     let ctx_err = |m: String| {
         BenchError::Invalid(format!(
             "router {}{} fold {fold}: {m}",
@@ -495,7 +488,75 @@ fn evaluate_fold(
             param.map(|p| format!(" (param {p})")).unwrap_or_default()
         ))
     };
-    let mut router: Box<dyn Router> = (entry.make)(&fold_ctx, param)?;
+    let fold_ctx = RouterContext {
+        seed: mix64(ctx.seed ^ u64::from(fold)),
+        llm: ctx.llm.clone(),
+        // The folds' routers share their fits with the whole evaluation (a λ sweep fits once).
+        fits: ctx.fits.clone(),
+    };
+    let router = (entry.make)(&fold_ctx, param)?;
+    let scored = fit_and_score(router, set, f, &test_rows, &ctx_err)?;
+    let play = Play {
+        truth_rows: &truth_rows,
+        test: &f.test,
+        fallback,
+        bills,
+        cannot_answer: schema.cannot_answer(),
+    };
+    let pred: Vec<usize> = scored.scores.iter().map(|s| argmax(s)).collect();
+    let predictions = (0..truth_rows.len())
+        .map(|i| {
+            let c = pred[i];
+            let (correct, cost) = play.outcome(i, c);
+            RoutePrediction {
+                router: entry.name.clone(),
+                param,
+                fold,
+                corpus: truth_rows[i].corpus.clone(),
+                query_id: truth_rows[i].query_id.clone(),
+                chosen: schema.classes[c].clone(),
+                played: play.played(i, c).map(|p| schema.classes[p].clone()),
+                correct,
+                cost: cost + scored.costs[i],
+                probe_cost: play.billed(i, c).0,
+                scores: scored.scores[i].clone(),
+            }
+        })
+        .collect();
+    let rows = measure(&play, &scored, &pred, schema.n_classes())
+        .into_iter()
+        .map(|(corpus, n, measures)| RouteEvalRow {
+            router: entry.name.clone(),
+            param,
+            corpus,
+            fold,
+            n,
+            ..measures
+        })
+        .collect();
+    Ok(FoldResult { rows, predictions })
+}
+
+/// A fitted router's scores and own costs on the test rows, with its fit and per-query times.
+struct Scored {
+    scores: Vec<Vec<f64>>,
+    costs: Vec<f64>,
+    fit_ms: f64,
+    latency_ms: f64,
+}
+
+/// Fits the fold's router on its training rows, scores the test rows and checks one score
+/// vector of the schema's width per row.
+fn fit_and_score(
+    mut router: Box<dyn Router>,
+    set: &RoutingSet,
+    f: &Fold,
+    test_rows: &[RoutingRow],
+    ctx_err: &dyn Fn(String) -> BenchError,
+) -> Result<Scored> {
+    let schema = &set.schema;
+    let k = schema.n_classes();
+    let train = set.subset(&f.train);
     let t = Instant::now();
     router
         .fit(&train)
@@ -503,7 +564,7 @@ fn evaluate_fold(
     let fit_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let scores = router
-        .scores_batch(schema, &test_rows)
+        .scores_batch(schema, test_rows)
         .map_err(|e| ctx_err(format!("scores: {e}")))?;
     let costs: Vec<f64> = test_rows
         .iter()
@@ -531,46 +592,67 @@ fn evaluate_fold(
     } else {
         score_ms / test_rows.len() as f64
     };
-    let pred: Vec<usize> = scores.iter().map(|s| argmax(s)).collect();
-    let truth: Vec<usize> = truth_rows.iter().map(|r| r.label).collect();
-    let played = |i: usize, c: usize| if c == ca { fallback[i] } else { Some(c) };
-    // (correct, cost) of playing class c on test row i, without the probe.
-    let plain = |i: usize, c: usize| -> (bool, f64) {
-        played(i, c)
-            .and_then(|p| truth_rows[i].outcomes[p])
-            .map_or((false, 0.0), |o| (o.correct, o.tokens))
-    };
-    // The probe's share and the total with it, for a router that read the probe.
-    let billed = |i: usize, c: usize| -> (f64, f64) {
-        match bills {
-            Some(b) => b[f.test[i]].charge(truth_rows[i], played(i, c)),
-            None => (0.0, plain(i, c).1),
-        }
-    };
-    let outcome = |i: usize, c: usize| -> (bool, f64) { (plain(i, c).0, billed(i, c).1) };
-    let predictions = (0..truth_rows.len())
-        .map(|i| {
-            let (correct, cost) = outcome(i, pred[i]);
-            let probe_cost = billed(i, pred[i]).0;
-            RoutePrediction {
-                router: entry.name.clone(),
-                param,
-                fold,
-                corpus: truth_rows[i].corpus.clone(),
-                query_id: truth_rows[i].query_id.clone(),
-                chosen: schema.classes[pred[i]].clone(),
-                played: played(i, pred[i]).map(|p| schema.classes[p].clone()),
-                correct,
-                cost: cost + costs[i],
-                probe_cost,
-                scores: scores[i].clone(),
-            }
-        })
-        .collect();
+    Ok(Scored {
+        scores,
+        costs,
+        fit_ms,
+        latency_ms,
+    })
+}
 
+/// What choosing a class on a test row plays, and what that earns and costs.
+struct Play<'a> {
+    truth_rows: &'a [&'a RoutingRow],
+    /// The test rows' indices in the set (the bills are per set row).
+    test: &'a [usize],
+    fallback: &'a [Option<usize>],
+    bills: Option<&'a [crate::probe::ProbeBill]>,
+    cannot_answer: usize,
+}
+
+impl Play<'_> {
+    /// The paradigm class `c` plays on test row `i`: cannot-answer plays the fallback.
+    fn played(&self, i: usize, c: usize) -> Option<usize> {
+        if c == self.cannot_answer {
+            self.fallback[i]
+        } else {
+            Some(c)
+        }
+    }
+
+    /// (correct, cost) of playing class `c` on test row `i`, without the probe.
+    fn plain(&self, i: usize, c: usize) -> (bool, f64) {
+        self.played(i, c)
+            .and_then(|p| self.truth_rows[i].outcomes[p])
+            .map_or((false, 0.0), |o| (o.correct, o.tokens))
+    }
+
+    /// The probe's share and the total with it, for a router that read the probe.
+    fn billed(&self, i: usize, c: usize) -> (f64, f64) {
+        match self.bills {
+            Some(b) => b[self.test[i]].charge(self.truth_rows[i], self.played(i, c)),
+            None => (0.0, self.plain(i, c).1),
+        }
+    }
+
+    /// (correct, cost with the probe) of playing class `c` on test row `i`.
+    fn outcome(&self, i: usize, c: usize) -> (bool, f64) {
+        (self.plain(i, c).0, self.billed(i, c).1)
+    }
+}
+
+/// Per corpus and pooled (`*`), in name order: the test-row count and the nine measures (the
+/// returned row's other fields are placeholders the caller fills).
+fn measure(
+    play: &Play<'_>,
+    scored: &Scored,
+    pred: &[usize],
+    k: usize,
+) -> Vec<(String, u32, RouteEvalRow)> {
+    let truth: Vec<usize> = play.truth_rows.iter().map(|r| r.label).collect();
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    groups.insert("*", (0..truth_rows.len()).collect());
-    for (i, r) in truth_rows.iter().enumerate() {
+    groups.insert("*", (0..play.truth_rows.len()).collect());
+    for (i, r) in play.truth_rows.iter().enumerate() {
         groups.entry(r.corpus.as_str()).or_default().push(i);
     }
     let mut out = Vec::with_capacity(groups.len());
@@ -582,7 +664,7 @@ fn evaluate_fold(
         let accuracy = t.iter().zip(&p).filter(|(a, b)| a == b).count() as f64 / denom;
         let mrr = idx
             .iter()
-            .map(|&i| 1.0 / rank_of(&scores[i], truth[i]) as f64)
+            .map(|&i| 1.0 / rank_of(&scored.scores[i], truth[i]) as f64)
             .sum::<f64>()
             / denom;
         let mean = |f: &dyn Fn(usize) -> (bool, f64)| -> (f64, f64) {
@@ -594,14 +676,14 @@ fn evaluate_fold(
             }
             (c / denom, tok / denom)
         };
-        let (cr, tokens) = mean(&|i| outcome(i, pred[i]));
-        let (oracle_cr, oracle_tokens) = mean(&|i| plain(i, truth[i]));
-        let own = idx.iter().map(|&i| costs[i]).sum::<f64>() / denom;
-        out.push(RouteEvalRow {
-            router: entry.name.clone(),
-            param,
-            corpus: corpus.to_string(),
-            fold,
+        let (cr, tokens) = mean(&|i| play.outcome(i, pred[i]));
+        let (oracle_cr, oracle_tokens) = mean(&|i| play.plain(i, truth[i]));
+        let own = idx.iter().map(|&i| scored.costs[i]).sum::<f64>() / denom;
+        let measures = RouteEvalRow {
+            router: String::new(),
+            param: None,
+            corpus: String::new(),
+            fold: 0,
             n: n as u32,
             accuracy,
             macro_f1: macro_f1(&t, &p, k),
@@ -610,14 +692,12 @@ fn evaluate_fold(
             mean_tokens: tokens + own,
             regret_correct: oracle_cr - cr,
             regret_tokens: tokens + own - oracle_tokens,
-            latency_ms,
-            fit_ms,
-        });
+            latency_ms: scored.latency_ms,
+            fit_ms: scored.fit_ms,
+        };
+        out.push((corpus.to_string(), n as u32, measures));
     }
-    Ok(FoldResult {
-        rows: out,
-        predictions,
-    })
+    out
 }
 
 /// Mean and sample standard deviation over folds of one (router, param, corpus).

@@ -19,18 +19,16 @@ use bench_core::{
 use metrics::labels::LabelPolicy;
 use store::Store;
 
-use crate::dataset::{
-    build_set, load_raw, select_runs_pooled, BuildOptions, QuestionVectors, RunRef, RunSelection,
-    SplitUse,
-};
+use crate::dataset::{QuestionVectors, RunRef};
 use crate::entry::{Family, LlmAccess, RouterContext};
-use crate::eval::{evaluate_with, summarize, Candidate, EvalOptions, Evaluation, Fallback, Split};
+use crate::eval::{summarize, Candidate, Evaluation, Fallback, Split};
 use crate::external::ExternalSpec;
 use crate::features::FeatureSet;
 use crate::registry::lookup;
 use bench_core::table3::Table3;
 
 mod checks;
+mod steps;
 
 /// Inputs of the traditional ML routers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -450,13 +448,6 @@ fn paper_ml_inputs(set: &RoutingSet) -> RoutingSet {
     set.project(|k| matches!(k, FeatureKind::QueryType | FeatureKind::CorpusIndicators))
 }
 
-fn merge(into: &mut Evaluation, other: Evaluation) {
-    into.rows.extend(other.rows);
-    into.predictions.extend(other.predictions);
-    into.skipped.extend(other.skipped);
-    into.failed.extend(other.failed);
-}
-
 /// Runs the protocol on the store's tuples: the evaluation, its paired tests and the
 /// configuration to store (not stored yet: [`RouteEvaluation::store`]). Must be called inside
 /// a multi-threaded tokio runtime (fitting runs on blocking threads).
@@ -466,113 +457,36 @@ pub async fn evaluate_protocol(
     routers: Routers,
     resources: Resources<'_>,
 ) -> Result<RouteEvaluation, ProtocolError> {
-    let mut cands = routers.candidates;
-    let (random, best_single) = (
-        crate::baselines::random_entry().name,
-        crate::baselines::best_single_entry().name,
-    );
-    if protocol.random == RandomBaseline::AllClasses {
-        for c in cands.iter_mut().filter(|c| c.name == random) {
-            *c = crate::baselines::random_all_classes_candidate();
-        }
-    }
-    // The research claim is measured against best-single: it is always evaluated.
-    if !cands.iter().any(|c| c.name == best_single) {
-        cands.push(Candidate::from(crate::baselines::best_single_entry()));
-    }
-    let sel = RunSelection {
-        run_ids: protocol.runs.clone(),
-        corpora: protocol.corpora.clone(),
-        splits: if protocol.split == Split::Given {
-            SplitUse::Given
-        } else {
-            SplitUse::Pooled
-        },
-    };
-    let runs = select_runs_pooled(store, &sel, protocol.pool_sources).await?;
-    let raw = load_raw(store, &runs).await?;
+    let cands = steps::candidates(routers.candidates, protocol);
     let tell = |line: &str| {
         if let Some(n) = &routers.notices {
             n(line)
         }
     };
-    if protocol.features.has_probe() {
-        checks::check_signal_count(&raw)?;
-    }
-    for w in checks::leakage_warnings(&raw, protocol) {
-        tell(&format!("warning: {w}"));
-    }
+    let (runs, raw) = steps::select(store, protocol, &tell).await?;
     let n_tuples: usize = raw.iter().map(|c| c.tuples.len()).sum();
-    let policy = protocol
-        .policy
-        .unwrap_or(default_policy(runs.first().map(|r| &r.mode)));
-    let encoder = (resources.encoder)().map_err(ProtocolError::Encoder)?;
+    let policy = steps::label_policy(protocol, &runs);
+    let data = steps::build(raw, protocol, policy, resources.encoder, resources.vectors).await?;
     let features = protocol.features;
-    let opts = BuildOptions {
-        corpus_features: features.has_corpus(),
-        classes: protocol.classes.clone(),
-        probe_features: features.has_probe(),
-    };
-    let vectors = resources.vectors;
-    let data = tokio::task::spawn_blocking(move || {
-        build_set(
-            &raw,
-            policy,
-            encoder.as_ref(),
-            vectors.as_deref().map(|v| v as &dyn QuestionVectors),
-            &opts,
-        )
-    })
-    .await
-    .map_err(joined)??;
     let set = features.apply(&data.set);
     let folds = protocol.split.folds(&set, protocol.seed, &data.splits)?;
     // Always-p rows for every paradigm of the data set, first among the baselines.
-    let mut all = crate::baselines::fixed_candidates(&set.schema);
-    all.extend(cands);
-    let cands = all;
-    let llm_identity = resources.llm.as_ref().map(|l| l.llm.identity());
-    let ctx = RouterContext {
-        fits: Default::default(),
-        seed: protocol.seed,
-        llm: resources.llm,
-    };
-    let mut families: Vec<(String, Family)> =
-        cands.iter().map(|c| (c.name.clone(), c.family)).collect();
-    families.extend(
-        data.published
-            .iter()
-            .map(|(n, _)| (n.clone(), Family::Published)),
-    );
-    let config = serde_json::json!({
-        "routers": cands.iter().map(|c| serde_json::json!({
-            "name": c.name,
-            "family": c.family.as_str(),
-            "sweep": c.sweep,
-        })).collect::<Vec<_>>(),
-        "external": routers.external,
-        "external_timeout_s": routers.external_timeout.as_secs_f64(),
-        "encoder": data.encoder,
-        "router_llm": llm_identity,
-        // The LLM router's answers depend on its prompt as much as on the model.
-        "llm_router_prompt": cands
-            .iter()
-            .any(|c| c.name == crate::seed_papers::llm_router::NAME)
-            .then_some(crate::seed_papers::llm_router::PROMPT_VERSION),
-        "classes": set.schema.classes,
-        "n_features": set.schema.n_features(),
-        "rows": set.rows.len(),
-        "failed_tuples": data.failed_tuples,
-        "cost_unit": data.cost_unit,
-        "inputs": protocol.inputs.as_str(),
-        "random": protocol.random.as_str(),
-        "fallback": protocol.fallback.name(),
-    });
+    let mut cands_all = crate::baselines::fixed_candidates(&set.schema);
+    cands_all.extend(cands);
+    let cands = cands_all;
     let cascades = features.has_probe();
-    if cascades {
-        families.push((crate::cascade::CASCADE.to_string(), Family::Utility));
-        families.push((crate::cascade::AGREE.to_string(), Family::Utility));
-    }
+    let families = steps::families(&cands, &data, cascades);
+    let config = steps::config(
+        protocol,
+        &steps::Recorded {
+            cands: &cands,
+            data: &data,
+            set: &set,
+            external: &routers.external,
+            external_timeout: routers.external_timeout,
+            llm_identity: resources.llm.as_ref().map(|l| l.llm.identity()),
+        },
+    );
     let t = Instant::now();
     tell(&format!(
         "route eval: {} routing rows, {} feature columns, {} fold(s); evaluating the routers",
@@ -580,75 +494,24 @@ pub async fn evaluate_protocol(
         set.schema.n_features(),
         folds.len()
     ));
-    let eval_opts = EvalOptions {
-        fallback: protocol.fallback,
-        bills: Arc::new(data.bills.clone()),
-        progress: routers.notices.clone(),
+    let ctx = RouterContext {
+        fits: Default::default(),
+        seed: protocol.seed,
+        llm: resources.llm,
     };
-    let notices = routers.notices.clone();
-    let paper_inputs = protocol.inputs == Inputs::Paper;
-    let seed = protocol.seed;
-    let own_cost: Vec<f64> = data.bills.iter().map(|b| b.own).collect();
-    let (set_for_eval, published, signal_paradigms) = (
+    let job = steps::EvalJob::new(
+        protocol,
+        &data,
         set.clone(),
-        data.published.clone(),
-        data.signal_paradigms.clone(),
+        cands,
+        folds,
+        ctx,
+        routers.notices,
     );
-    let (evaluation, tests, folds) =
-        tokio::task::spawn_blocking(move || -> bench_core::Result<_> {
-            let (ml, rest): (Vec<Candidate>, Vec<Candidate>) = cands
-                .into_iter()
-                .partition(|c| paper_inputs && c.family == Family::Ml);
-            let mut ev = evaluate_with(&set_for_eval, &rest, &folds, &ctx, &eval_opts)?;
-            if !ml.is_empty() {
-                let narrow = paper_ml_inputs(&set_for_eval);
-                merge(
-                    &mut ev,
-                    evaluate_with(&narrow, &ml, &folds, &ctx, &eval_opts)?,
-                );
-            }
-            if cascades {
-                merge(
-                    &mut ev,
-                    crate::cascade::evaluate_cascades(&crate::cascade::CascadeInput {
-                        set: &set_for_eval,
-                        folds: &folds,
-                        signal_paradigms: &signal_paradigms,
-                        own_cost: &own_cost,
-                        seed,
-                    })?,
-                );
-                if let Some(n) = &notices {
-                    n("route eval: cascades done");
-                }
-            }
-            for (name, choices) in &published {
-                merge(
-                    &mut ev,
-                    crate::imported::evaluate_published(&set_for_eval, &folds, name, choices),
-                );
-            }
-            let tests = crate::significance::compare_to(
-                &ev.predictions,
-                best_single,
-                crate::significance::RESAMPLES,
-                seed,
-            )
-            .unwrap_or_default();
-            Ok((ev, tests, folds))
-        })
+    let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
         .map_err(joined)??;
-    let spec = RouteEvalSpec {
-        split: protocol.split.name().to_string(),
-        folds: folds.len() as u32,
-        seed: protocol.seed,
-        features: features.as_str().to_string(),
-        policy: policy.as_str().to_string(),
-        mode: data.mode.clone(),
-        runs: data.runs.clone(),
-        config,
-    };
+    let spec = steps::spec(protocol, folds.len(), policy, &data, config);
     Ok(RouteEvaluation {
         runs,
         n_tuples,
@@ -665,6 +528,7 @@ pub async fn evaluate_protocol(
     })
 }
 
+/// A worker thread's failure as the core error.
 fn joined(e: tokio::task::JoinError) -> BenchError {
     BenchError::Other(format!("route evaluation worker: {e}"))
 }

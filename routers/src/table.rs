@@ -19,121 +19,237 @@ pub(crate) const NARROW: usize = 100;
 
 /// Renders `table` for a terminal: a legend, then the table, `NARROW` columns wide unless `wide`.
 pub fn render(table: &Table3, wide: bool) -> String {
-    let pooled = table.corpora.iter().position(|c| c == POOLED);
-    let per_corpus: Vec<usize> = (0..table.corpora.len())
-        .filter(|&i| Some(i) != pooled)
-        .collect();
-    let max_name = if wide { usize::MAX } else { 24 };
-    let name_w = table
-        .rows()
-        .map(|(_, r)| r.label.chars().count().min(max_name))
-        .max()
-        .unwrap_or(6)
-        .max(6)
-        + 2;
-    let cost = |c: &Cell| format_cost_spread(c.cost.mean, c.cost.std);
-    let regret_cr = |c: &Cell| {
-        format!(
-            "{:.1}±{:.1}",
-            100.0 * c.regret_correct.mean,
-            100.0 * c.regret_correct.std
-        )
-    };
-    let regret_cost = |c: &Cell| format_cost_spread(c.regret_cost.mean, c.regret_cost.std);
-    // The cost block's columns as wide as their widest cell.
-    let width_of = |f: &dyn Fn(&Cell) -> String, head: &str| {
-        table
-            .rows()
-            .filter_map(|(_, r)| pooled.and_then(|i| r.cells[i].as_ref()))
-            .map(|c| f(c).chars().count())
-            .chain(std::iter::once(head.chars().count()))
-            .max()
-            .unwrap_or(0)
-            + 2
-    };
-    let (cw, rw, dw) = (
-        width_of(&cost, "cost"),
-        width_of(&regret_cr, "ΔC.R pp"),
-        width_of(&regret_cost, "Δcost"),
-    );
-    let cost_title = format!("cost in {}", table.cost_unit);
-    let cost_w = (cw + rw + dw).max(cost_title.chars().count() + 1);
-    // Narrow: the pooled measures, then each corpus's C.R while the line stays within NARROW.
-    let metrics_w = 27;
-    let corpus_w: Vec<usize> = per_corpus
-        .iter()
-        .map(|&i| table.corpora[i].chars().count().clamp(5, 12) + 1)
-        .collect();
-    let narrow_corpora = {
-        let fixed = name_w + 30 + 2 + cost_w;
-        let all: usize = corpus_w.iter().sum::<usize>() + 2;
-        per_corpus.len() > 1 && fixed + all <= NARROW
-    };
+    let layout = Layout::of(table, wide);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "R.A routing accuracy, F1 macro F1, MRR mean reciprocal rank, C.R correct rate:"
-    );
-    let _ = writeln!(
-        out,
-        "  percent, mean over folds; ΔC.R pp and Δcost: regret against Oracle, ± std over folds"
-    );
-    if !wide && per_corpus.len() > 1 && !narrow_corpora {
-        let _ = writeln!(out, "  (per-corpus columns: --wide)");
-    } else if !wide && narrow_corpora {
-        let _ = writeln!(out, "  (per-corpus R.A, F1 and MRR: --wide)");
-    }
-    let label = |s: &str| truncate(s, name_w - 2);
-    // Header line 1: group titles.
-    let _ = write!(out, "{:<name_w$}", "");
-    if wide {
-        for &i in per_corpus.iter().chain(pooled.iter()) {
-            let c = if Some(i) == pooled {
-                "all"
-            } else {
-                &table.corpora[i]
-            };
-            let _ = write!(out, "| {:^27} ", truncate(c, 27));
-        }
-    } else {
-        if pooled.is_some() {
-            let _ = write!(out, "| {:^w$}", "all corpora", w = metrics_w + 1);
-        }
-        if narrow_corpora {
-            let w: usize = corpus_w.iter().sum();
-            let title = if w >= 13 { "C.R by corpus" } else { "C.R" };
-            let _ = write!(out, "| {:^w$}", title);
-        }
-    }
-    let _ = writeln!(out, "| {}", cost_title);
-    // Header line 2: column names.
-    let _ = write!(out, "{:<name_w$}", "router");
-    let four = |out: &mut String| {
-        let _ = write!(out, "| {:>6}{:>7}{:>7}{:>7} ", "R.A", "F1", "MRR", "C.R");
-    };
-    if wide {
-        for _ in per_corpus.iter().chain(pooled.iter()) {
-            four(&mut out);
-        }
-    } else {
-        if pooled.is_some() {
-            four(&mut out);
-        }
-        if narrow_corpora {
-            let _ = write!(out, "| ");
-            for (&i, w) in per_corpus.iter().zip(&corpus_w) {
-                let _ = write!(out, "{:>w$}", truncate(&table.corpora[i], w - 1));
-            }
-        }
-    }
-    let _ = writeln!(out, "| {:>cw$}{:>rw$}{:>dw$}", "cost", "ΔC.R pp", "Δcost");
+    layout.legend(&mut out);
+    layout.group_titles(&mut out);
+    layout.column_names(&mut out);
     let width = out
         .lines()
         .map(|l| l.chars().count())
         .max()
         .unwrap_or(80)
         .min(if wide { usize::MAX } else { NARROW });
-    let measures = |out: &mut String, c: Option<&Cell>| match c {
+    for g in &table.groups {
+        let _ = writeln!(out, "{}", "-".repeat(width));
+        let _ = writeln!(out, "{}", g.family.heading());
+        for r in &g.rows {
+            layout.row(&mut out, &r.label, &r.cells);
+        }
+    }
+    let _ = writeln!(out, "{}", "-".repeat(width));
+    out
+}
+
+/// The pooled cost of a cell, `mean±std`.
+fn cost(c: &Cell) -> String {
+    format_cost_spread(c.cost.mean, c.cost.std)
+}
+
+/// The correct-rate regret of a cell in percentage points, `mean±std`.
+fn regret_cr(c: &Cell) -> String {
+    format!(
+        "{:.1}±{:.1}",
+        100.0 * c.regret_correct.mean,
+        100.0 * c.regret_correct.std
+    )
+}
+
+/// The cost regret of a cell, `mean±std`.
+fn regret_cost(c: &Cell) -> String {
+    format_cost_spread(c.regret_cost.mean, c.regret_cost.std)
+}
+
+/// Where Table 3's columns go and how wide they are.
+struct Layout<'t> {
+    table: &'t Table3,
+    wide: bool,
+    /// The pooled column's index, if any.
+    pooled: Option<usize>,
+    /// The per-corpus columns' indices.
+    per_corpus: Vec<usize>,
+    /// The router name column's width.
+    name_w: usize,
+    /// The cost block's three column widths: cost, correct-rate regret, cost regret.
+    cw: usize,
+    rw: usize,
+    dw: usize,
+    cost_title: String,
+    /// Narrow: each corpus's correct-rate column width.
+    corpus_w: Vec<usize>,
+    /// Narrow: whether each corpus's correct rate fits beside the pooled measures.
+    narrow_corpora: bool,
+}
+
+impl<'t> Layout<'t> {
+    /// The layout of `table`: names cut at 24 characters unless `wide`, the cost block as wide
+    /// as its widest cell, and, narrow, the corpora's correct rates while the line fits NARROW.
+    fn of(table: &'t Table3, wide: bool) -> Self {
+        let pooled = table.corpora.iter().position(|c| c == POOLED);
+        let per_corpus: Vec<usize> = (0..table.corpora.len())
+            .filter(|&i| Some(i) != pooled)
+            .collect();
+        let max_name = if wide { usize::MAX } else { 24 };
+        let name_w = table
+            .rows()
+            .map(|(_, r)| r.label.chars().count().min(max_name))
+            .max()
+            .unwrap_or(6)
+            .max(6)
+            + 2;
+        let width_of = |f: &dyn Fn(&Cell) -> String, head: &str| {
+            table
+                .rows()
+                .filter_map(|(_, r)| pooled.and_then(|i| r.cells[i].as_ref()))
+                .map(|c| f(c).chars().count())
+                .chain(std::iter::once(head.chars().count()))
+                .max()
+                .unwrap_or(0)
+                + 2
+        };
+        let (cw, rw, dw) = (
+            width_of(&cost, "cost"),
+            width_of(&regret_cr, "ΔC.R pp"),
+            width_of(&regret_cost, "Δcost"),
+        );
+        let cost_title = format!("cost in {}", table.cost_unit);
+        let cost_w = (cw + rw + dw).max(cost_title.chars().count() + 1);
+        let corpus_w: Vec<usize> = per_corpus
+            .iter()
+            .map(|&i| table.corpora[i].chars().count().clamp(5, 12) + 1)
+            .collect();
+        let narrow_corpora = {
+            let fixed = name_w + 30 + 2 + cost_w;
+            let all: usize = corpus_w.iter().sum::<usize>() + 2;
+            per_corpus.len() > 1 && fixed + all <= NARROW
+        };
+        Layout {
+            table,
+            wide,
+            pooled,
+            per_corpus,
+            name_w,
+            cw,
+            rw,
+            dw,
+            cost_title,
+            corpus_w,
+            narrow_corpora,
+        }
+    }
+
+    /// What the abbreviations mean, and which columns `--wide` adds.
+    fn legend(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "R.A routing accuracy, F1 macro F1, MRR mean reciprocal rank, C.R correct rate:"
+        );
+        let _ = writeln!(
+            out,
+            "  percent, mean over folds; ΔC.R pp and Δcost: regret against Oracle, ± std over folds"
+        );
+        if !self.wide && self.per_corpus.len() > 1 && !self.narrow_corpora {
+            let _ = writeln!(out, "  (per-corpus columns: --wide)");
+        } else if !self.wide && self.narrow_corpora {
+            let _ = writeln!(out, "  (per-corpus R.A, F1 and MRR: --wide)");
+        }
+    }
+
+    /// Header line 1: the group titles.
+    fn group_titles(&self, out: &mut String) {
+        let (name_w, metrics_w) = (self.name_w, 27);
+        let _ = write!(out, "{:<name_w$}", "");
+        if self.wide {
+            for &i in self.per_corpus.iter().chain(self.pooled.iter()) {
+                let c = if Some(i) == self.pooled {
+                    "all"
+                } else {
+                    &self.table.corpora[i]
+                };
+                let _ = write!(out, "| {:^27} ", truncate(c, 27));
+            }
+        } else {
+            if self.pooled.is_some() {
+                let _ = write!(out, "| {:^w$}", "all corpora", w = metrics_w + 1);
+            }
+            if self.narrow_corpora {
+                let w: usize = self.corpus_w.iter().sum();
+                let title = if w >= 13 { "C.R by corpus" } else { "C.R" };
+                let _ = write!(out, "| {:^w$}", title);
+            }
+        }
+        let _ = writeln!(out, "| {}", self.cost_title);
+    }
+
+    /// Header line 2: the column names.
+    fn column_names(&self, out: &mut String) {
+        let name_w = self.name_w;
+        let _ = write!(out, "{:<name_w$}", "router");
+        let four = |out: &mut String| {
+            let _ = write!(out, "| {:>6}{:>7}{:>7}{:>7} ", "R.A", "F1", "MRR", "C.R");
+        };
+        if self.wide {
+            for _ in self.per_corpus.iter().chain(self.pooled.iter()) {
+                four(out);
+            }
+        } else {
+            if self.pooled.is_some() {
+                four(out);
+            }
+            if self.narrow_corpora {
+                let _ = write!(out, "| ");
+                for (&i, w) in self.per_corpus.iter().zip(&self.corpus_w) {
+                    let _ = write!(out, "{:>w$}", truncate(&self.table.corpora[i], w - 1));
+                }
+            }
+        }
+        let (cw, rw, dw) = (self.cw, self.rw, self.dw);
+        let _ = writeln!(out, "| {:>cw$}{:>rw$}{:>dw$}", "cost", "ΔC.R pp", "Δcost");
+    }
+
+    /// One router's line: its measures per column group, then the pooled cost and regrets.
+    fn row(&self, out: &mut String, label: &str, cells: &[Option<Cell>]) {
+        let name_w = self.name_w;
+        let _ = write!(out, "{:<name_w$}", truncate(label, name_w - 2));
+        if self.wide {
+            for &i in self.per_corpus.iter().chain(self.pooled.iter()) {
+                measures(out, cells[i].as_ref());
+            }
+        } else {
+            if let Some(i) = self.pooled {
+                measures(out, cells[i].as_ref());
+            }
+            if self.narrow_corpora {
+                let _ = write!(out, "| ");
+                for (&i, w) in self.per_corpus.iter().zip(&self.corpus_w) {
+                    let v = cells[i].as_ref().map_or("-".to_string(), |c| {
+                        format!("{:.1}", 100.0 * c.correct_rate.mean)
+                    });
+                    let _ = write!(out, "{v:>w$}");
+                }
+            }
+        }
+        let (cw, rw, dw) = (self.cw, self.rw, self.dw);
+        match self.pooled.and_then(|i| cells[i].as_ref()) {
+            Some(c) => {
+                let _ = writeln!(
+                    out,
+                    "| {:>cw$}{:>rw$}{:>dw$}",
+                    cost(c),
+                    regret_cr(c),
+                    regret_cost(c)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "| {:>cw$}", "-");
+            }
+        }
+    }
+}
+
+/// A cell's R.A, F1, MRR and C.R in percent, or `-` across the four columns.
+fn measures(out: &mut String, c: Option<&Cell>) {
+    match c {
         Some(c) => {
             let _ = write!(
                 out,
@@ -147,48 +263,7 @@ pub fn render(table: &Table3, wide: bool) -> String {
         None => {
             let _ = write!(out, "| {:>27} ", "-");
         }
-    };
-    for g in &table.groups {
-        let _ = writeln!(out, "{}", "-".repeat(width));
-        let _ = writeln!(out, "{}", g.family.heading());
-        for r in &g.rows {
-            let _ = write!(out, "{:<name_w$}", label(&r.label));
-            if wide {
-                for &i in per_corpus.iter().chain(pooled.iter()) {
-                    measures(&mut out, r.cells[i].as_ref());
-                }
-            } else {
-                if let Some(i) = pooled {
-                    measures(&mut out, r.cells[i].as_ref());
-                }
-                if narrow_corpora {
-                    let _ = write!(out, "| ");
-                    for (&i, w) in per_corpus.iter().zip(&corpus_w) {
-                        let v = r.cells[i].as_ref().map_or("-".to_string(), |c| {
-                            format!("{:.1}", 100.0 * c.correct_rate.mean)
-                        });
-                        let _ = write!(out, "{v:>w$}");
-                    }
-                }
-            }
-            match pooled.and_then(|i| r.cells[i].as_ref()) {
-                Some(c) => {
-                    let _ = writeln!(
-                        out,
-                        "| {:>cw$}{:>rw$}{:>dw$}",
-                        cost(c),
-                        regret_cr(c),
-                        regret_cost(c)
-                    );
-                }
-                None => {
-                    let _ = writeln!(out, "| {:>cw$}", "-");
-                }
-            }
-        }
     }
-    let _ = writeln!(out, "{}", "-".repeat(width));
-    out
 }
 
 /// The paired comparison against the baseline (best-single): per (router, param), the pooled

@@ -368,6 +368,17 @@ pub trait Router: Send + fmt::Debug {
     }
 }
 
+/// `row`'s scores through `router`'s `scores_batch`: the `scores` of a router whose batch is the
+/// real implementation (a default method could not be, as the batch's default calls `scores`).
+pub fn scores_via_batch<R: Router + ?Sized>(
+    router: &R,
+    schema: &RoutingSchema,
+    row: &RoutingRow,
+) -> Result<Vec<f64>> {
+    let mut v = router.scores_batch(schema, std::slice::from_ref(row))?;
+    Ok(v.pop().unwrap_or_default())
+}
+
 /// Index of the highest value, the first on ties; NaN never wins; 0 for an empty slice.
 pub fn argmax(v: &[f64]) -> usize {
     let mut best = 0;

@@ -209,8 +209,7 @@ impl Router for RouterDc {
     }
 
     fn scores(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<Vec<f64>> {
-        let mut v = self.scores_batch(schema, std::slice::from_ref(row))?;
-        Ok(v.pop().unwrap_or_default())
+        bench_core::routing::scores_via_batch(self, schema, row)
     }
 
     fn scores_batch(&self, schema: &RoutingSchema, rows: &[RoutingRow]) -> Result<Vec<Vec<f64>>> {

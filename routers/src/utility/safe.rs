@@ -155,8 +155,7 @@ impl Router for SafeRouter {
     }
 
     fn scores(&self, schema: &RoutingSchema, row: &RoutingRow) -> Result<Vec<f64>> {
-        let mut v = self.scores_batch(schema, std::slice::from_ref(row))?;
-        Ok(v.pop().unwrap_or_default())
+        bench_core::routing::scores_via_batch(self, schema, row)
     }
 
     /// The estimated utilities, the baseline's raised by the margin (above every other one

@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bench_core::{BenchError, Result};
+use bench_core::{BenchError, Result, RouteEvalSpec};
 use store::Store;
-use store::{select_runs, CorpusRow, RunSelection, SplitUse};
+use store::{select_runs, CorpusRow, RunRef, RunSelection, SplitUse};
 
 use crate::model::{CorpusMetrics, ReportData, RouteEval, RunInfo, SignalRow, Tuple};
 
@@ -36,34 +36,58 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         },
     )
     .await?;
+    check_one_mode(store, sel, &chosen)?;
+    let report_runs: BTreeSet<i64> = chosen.iter().map(|r| r.id).collect();
+    let runs = run_infos(store, chosen).await?;
+    let (tuples, signals) = tuples_and_signals(store, &runs).await?;
+    let (corpora, metrics) = corpora_and_metrics(store, &runs).await?;
+    let picked = pick_evals(store, sel, &report_runs).await?;
+    let evals = load_evals(store, sel, picked).await?;
+    Ok(ReportData {
+        runs,
+        corpora,
+        tuples,
+        evals,
+        metrics,
+        signals,
+        source: store.path().to_owned(),
+    })
+}
+
+/// Refuses runs of more than one mode or cost unit, naming each run and how to choose.
+fn check_one_mode(store: &Store, sel: &Selection, chosen: &[RunRef]) -> Result<()> {
     let kinds: BTreeSet<(String, String)> = chosen
         .iter()
         .map(|r| (r.mode.label(), r.cost_unit()))
         .collect();
-    if kinds.len() > 1 {
-        let hint = if sel.runs.is_empty() {
-            "choose corpora with --corpora or runs with --runs"
-        } else {
-            "give --runs runs of one mode and cost unit"
-        };
-        return Err(BenchError::Invalid(format!(
-            "results store {}: the selected runs mix modes or cost units ({}); a report draws one \
-             mode on one cost axis: {hint}",
-            store.path(),
-            chosen
-                .iter()
-                .map(|r| format!(
-                    "run {} of {}: {} in {}",
-                    r.id,
-                    r.corpus,
-                    r.mode,
-                    r.cost_unit()
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )));
+    if kinds.len() <= 1 {
+        return Ok(());
     }
-    let report_runs: BTreeSet<i64> = chosen.iter().map(|r| r.id).collect();
+    let hint = if sel.runs.is_empty() {
+        "choose corpora with --corpora or runs with --runs"
+    } else {
+        "give --runs runs of one mode and cost unit"
+    };
+    Err(BenchError::Invalid(format!(
+        "results store {}: the selected runs mix modes or cost units ({}); a report draws one \
+         mode on one cost axis: {hint}",
+        store.path(),
+        chosen
+            .iter()
+            .map(|r| format!(
+                "run {} of {}: {} in {}",
+                r.id,
+                r.corpus,
+                r.mode,
+                r.cost_unit()
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )))
+}
+
+/// Each chosen run's stored row, cost unit and graph construction tokens, by corpus then id.
+async fn run_infos(store: &Store, chosen: Vec<RunRef>) -> Result<Vec<RunInfo>> {
     let mut runs = Vec::new();
     for r in chosen {
         let cost_unit = r.cost_unit();
@@ -89,10 +113,16 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         });
     }
     runs.sort_by(|a, b| a.corpus.cmp(&b.corpus).then(a.id.cmp(&b.id)));
+    Ok(runs)
+}
 
-    let mut tuples = Vec::new();
-    let mut signals = Vec::new();
-    for run in &runs {
+/// Every run's tuples and probe signals, run by run.
+async fn tuples_and_signals(
+    store: &Store,
+    runs: &[RunInfo],
+) -> Result<(Vec<Tuple>, Vec<SignalRow>)> {
+    let (mut tuples, mut signals) = (Vec::new(), Vec::new());
+    for run in runs {
         tuples.extend(run_tuples(store, run).await?);
         for (query_id, signal) in store.signals(run.id).await? {
             signals.push(SignalRow {
@@ -103,10 +133,17 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
             });
         }
     }
+    Ok((tuples, signals))
+}
 
+/// Each corpus's stored row and corpus metrics, once per corpus, in run order.
+async fn corpora_and_metrics(
+    store: &Store,
+    runs: &[RunInfo],
+) -> Result<(Vec<CorpusRow>, Vec<CorpusMetrics>)> {
     let mut corpora = Vec::new();
     let mut metrics = Vec::new();
-    for run in &runs {
+    for run in runs {
         if corpora.iter().any(|c: &CorpusRow| c.name == run.corpus) {
             continue;
         }
@@ -131,52 +168,75 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
             });
         }
     }
+    Ok((corpora, metrics))
+}
 
+/// The router evaluations to draw: the named ones (an unknown id is bad input), else the
+/// newest of each feature set and split.
+async fn pick_evals(
+    store: &Store,
+    sel: &Selection,
+    report_runs: &BTreeSet<i64>,
+) -> Result<Vec<(i64, RouteEvalSpec)>> {
     let all_evals = store.route_evals().await?; // newest first
-    let picked: Vec<(i64, bench_core::RouteEvalSpec)> = if sel.evals.is_empty() {
-        // The newest of each (feature set, split): a leave-one-corpus-out run does not hide
-        // the k-fold evaluation of the same features. Where some evaluations were made on
-        // exactly the report's runs, only those are drawn: a later `route eval --corpora
-        // medical --features q` must not stand in for the pooled Q bar of Figure 5 beside the
-        // pooled C and Q+C ones.
-        let on_report_runs = |spec: &bench_core::RouteEvalSpec| {
-            spec.runs
-                .iter()
-                .map(|(_, id)| *id)
-                .collect::<BTreeSet<i64>>()
-                == report_runs
-        };
-        let matching = all_evals.iter().any(|(_, spec)| on_report_runs(spec));
-        let mut seen: Vec<(String, String)> = Vec::new();
-        let mut out = Vec::new();
-        for (id, spec) in all_evals
-            .into_iter()
-            .filter(|(_, spec)| !matching || on_report_runs(spec))
-        {
-            let key = (spec.features.clone(), spec.split.clone());
-            if !seen.contains(&key) {
-                seen.push(key);
-                out.push((id, spec));
-            }
-        }
-        out
-    } else {
-        let mut out = Vec::new();
-        for id in &sel.evals {
-            let found = all_evals
-                .iter()
-                .find(|(i, _)| i == id)
-                .cloned()
-                .ok_or_else(|| {
-                    BenchError::Invalid(format!(
-                        "results store {}: no router evaluation with id {id}",
-                        store.path()
-                    ))
-                })?;
-            out.push(found);
-        }
-        out
+    if sel.evals.is_empty() {
+        return Ok(newest_evals(all_evals, report_runs));
+    }
+    let mut out = Vec::new();
+    for id in &sel.evals {
+        let found = all_evals
+            .iter()
+            .find(|(i, _)| i == id)
+            .cloned()
+            .ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "results store {}: no router evaluation with id {id}",
+                    store.path()
+                ))
+            })?;
+        out.push(found);
+    }
+    Ok(out)
+}
+
+/// The newest of each (feature set, split) among `all_evals` (newest first): a
+/// leave-one-corpus-out run does not hide the k-fold evaluation of the same features. Where
+/// some evaluations were made on exactly the report's runs, only those are drawn: a later
+/// `route eval --corpora medical --features q` must not stand in for the pooled Q bar of
+/// Figure 5 beside the pooled C and Q+C ones.
+fn newest_evals(
+    all_evals: Vec<(i64, RouteEvalSpec)>,
+    report_runs: &BTreeSet<i64>,
+) -> Vec<(i64, RouteEvalSpec)> {
+    let on_report_runs = |spec: &RouteEvalSpec| {
+        spec.runs
+            .iter()
+            .map(|(_, id)| *id)
+            .collect::<BTreeSet<i64>>()
+            == *report_runs
     };
+    let matching = all_evals.iter().any(|(_, spec)| on_report_runs(spec));
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut out = Vec::new();
+    for (id, spec) in all_evals
+        .into_iter()
+        .filter(|(_, spec)| !matching || on_report_runs(spec))
+    {
+        let key = (spec.features.clone(), spec.split.clone());
+        if !seen.contains(&key) {
+            seen.push(key);
+            out.push((id, spec));
+        }
+    }
+    out
+}
+
+/// The picked evaluations' rows (only the selected corpora and the pooled `*`) and tests, by id.
+async fn load_evals(
+    store: &Store,
+    sel: &Selection,
+    picked: Vec<(i64, RouteEvalSpec)>,
+) -> Result<Vec<RouteEval>> {
     let mut evals = Vec::new();
     for (id, spec) in picked {
         let mut rows = store.route_eval_rows(id).await?;
@@ -192,16 +252,7 @@ pub async fn load(store: &Store, sel: &Selection) -> Result<ReportData> {
         });
     }
     evals.sort_by_key(|e| e.id);
-
-    Ok(ReportData {
-        runs,
-        corpora,
-        tuples,
-        evals,
-        metrics,
-        signals,
-        source: store.path().to_owned(),
-    })
+    Ok(evals)
 }
 
 /// The tuples of one run joined with their questions, in question (file) order then paradigm.

@@ -353,7 +353,38 @@ fn examples(data: &ReportData, n: usize) -> Table {
 /// Provenance: the runs, the corpora, every configuration and evaluation setting.
 fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
     blocks.push(Block::Heading("Provenance".into()));
-    let runs = Table {
+    blocks.push(Block::Table(runs_table(data)));
+    blocks.push(Block::Table(corpora_table(data)));
+    for r in &data.runs {
+        let pretty = serde_json::from_str::<serde_json::Value>(&r.config_json)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or_else(|_| r.config_json.clone());
+        blocks.push(Block::Details {
+            summary: format!("Configuration of run {} ({})", r.id, r.corpus),
+            body: pretty,
+        });
+    }
+    for e in &data.evals {
+        let spec = serde_json::to_string_pretty(&e.spec).unwrap_or_default();
+        blocks.push(Block::Details {
+            summary: format!(
+                "Router evaluation {} (features {}, {} split)",
+                e.id, e.spec.features, e.spec.split
+            ),
+            body: spec,
+        });
+    }
+    for m in &data.metrics {
+        blocks.push(Block::Paragraph(format!(
+            "Corpus metrics of {} computed under: {}",
+            m.corpus, m.configuration
+        )));
+    }
+}
+
+/// Every run's identity: corpus, mode, reader, judge, encoder, seed, hashes and times.
+fn runs_table(data: &ReportData) -> Table {
+    Table {
         name: "runs".into(),
         title: "Runs".into(),
         headers: [
@@ -394,9 +425,12 @@ fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
                 ]
             })
             .collect(),
-    };
-    blocks.push(Block::Table(runs));
-    let corpora = Table {
+    }
+}
+
+/// Every corpus's content hash, source and sizes.
+fn corpora_table(data: &ReportData) -> Table {
+    Table {
         name: "corpora".into(),
         title: "Corpora".into(),
         headers: [
@@ -423,31 +457,5 @@ fn provenance(data: &ReportData, blocks: &mut Vec<Block>) {
                 ]
             })
             .collect(),
-    };
-    blocks.push(Block::Table(corpora));
-    for r in &data.runs {
-        let pretty = serde_json::from_str::<serde_json::Value>(&r.config_json)
-            .and_then(|v| serde_json::to_string_pretty(&v))
-            .unwrap_or_else(|_| r.config_json.clone());
-        blocks.push(Block::Details {
-            summary: format!("Configuration of run {} ({})", r.id, r.corpus),
-            body: pretty,
-        });
-    }
-    for e in &data.evals {
-        let spec = serde_json::to_string_pretty(&e.spec).unwrap_or_default();
-        blocks.push(Block::Details {
-            summary: format!(
-                "Router evaluation {} (features {}, {} split)",
-                e.id, e.spec.features, e.spec.split
-            ),
-            body: spec,
-        });
-    }
-    for m in &data.metrics {
-        blocks.push(Block::Paragraph(format!(
-            "Corpus metrics of {} computed under: {}",
-            m.corpus, m.configuration
-        )));
     }
 }

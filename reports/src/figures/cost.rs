@@ -19,11 +19,7 @@ use crate::model::RouteEval;
 use crate::pareto::{Kind, Panel};
 
 /// Figure 7's line in the report's figure list.
-pub const ENTRY: FigureEntry = FigureEntry {
-    stem: "fig7_cost_accuracy",
-    section: Section::Cost,
-    draw: entry_draw,
-};
+pub const ENTRY: FigureEntry = FigureEntry::new("fig7_cost_accuracy", Section::Cost, entry_draw);
 
 /// Figure 7 from the report's panels, with the main evaluation's routers.
 fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {

@@ -15,11 +15,7 @@ use crate::model::RouteEval;
 use crate::pareto::POOLED;
 
 /// Figure 5's line in the report's figure list.
-pub const ENTRY: FigureEntry = FigureEntry {
-    stem: "fig5_feature_sets",
-    section: Section::Routers,
-    draw: entry_draw,
-};
+pub const ENTRY: FigureEntry = FigureEntry::new("fig5_feature_sets", Section::Routers, entry_draw);
 
 /// Figure 5 from every stored evaluation; missing without one over features q, c or q+c.
 fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {
@@ -31,9 +27,9 @@ fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {
             );
             drawn(&f, png, caption)
         }
-        None => Ok(Drawn::Missing(
-            "Figure 5 is missing: no router evaluation with features q, c or q+c.".to_owned(),
-        )),
+        None => {
+            Drawn::missing("Figure 5 is missing: no router evaluation with features q, c or q+c.")
+        }
     }
 }
 

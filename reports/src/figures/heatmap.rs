@@ -12,11 +12,7 @@ use super::{draw_err, drawn, label, text, Drawn, Figure, FigureEntry, FigureInpu
 use crate::model::Tuple;
 
 /// Figure 4's line in the report's figure list.
-pub const ENTRY: FigureEntry = FigureEntry {
-    stem: "fig4_heatmap",
-    section: Section::Paradigms,
-    draw: entry_draw,
-};
+pub const ENTRY: FigureEntry = FigureEntry::new("fig4_heatmap", Section::Paradigms, entry_draw);
 
 /// Figure 4 from every tuple of the report.
 fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {

@@ -84,6 +84,28 @@ pub struct FigureEntry {
     pub draw: fn(&FigureInput<'_>, &Path) -> Result<Drawn>,
 }
 
+impl FigureEntry {
+    /// The entry of the figure with file stem `stem`, shown in `section`, drawn by `draw`.
+    pub const fn new(
+        stem: &'static str,
+        section: Section,
+        draw: fn(&FigureInput<'_>, &Path) -> Result<Drawn>,
+    ) -> Self {
+        FigureEntry {
+            stem,
+            section,
+            draw,
+        }
+    }
+}
+
+impl Drawn {
+    /// The figure is missing, for the reason `why`.
+    pub fn missing(why: &str) -> Result<Drawn> {
+        Ok(Drawn::Missing(why.to_owned()))
+    }
+}
+
 /// Draws `fig` (PNG to `png`, SVG returned in the outcome) with `caption`.
 pub fn drawn<F: Figure>(fig: &F, png: &Path, caption: String) -> Result<Drawn> {
     let svg = render(fig, png)?;

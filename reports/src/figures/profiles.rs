@@ -14,25 +14,20 @@ use super::{
 use crate::model::{CorpusMetrics, CostBasis};
 
 /// Figure 6's line in the report's figure list.
-pub const ENTRY: FigureEntry = FigureEntry {
-    stem: "fig6_corpus_profiles",
-    section: Section::Corpora,
-    draw: entry_draw,
-};
+pub const ENTRY: FigureEntry =
+    FigureEntry::new("fig6_corpus_profiles", Section::Corpora, entry_draw);
 
 /// Figure 6 from the stored corpus metrics; missing when none are stored.
 fn entry_draw(input: &FigureInput<'_>, png: &Path) -> Result<Drawn> {
     match ProfilesFigure::from_metrics(&input.data.metrics, input.corpora) {
         Some(f) => drawn(&f, png, "Figure 6: corpus indicators (graph structure and embedding space) as stored by `ragrouter metrics`.".into()),
-        None if matches!(input.basis, CostBasis::Imported(_)) => Ok(Drawn::Missing(
+        None if matches!(input.basis, CostBasis::Imported(_)) => Drawn::missing(
             "Figure 6 is missing: imported corpora carry outcomes without documents, so they \
-             have no corpus metrics (no graph or embedding space to measure)."
-                .to_owned(),
-        )),
-        None => Ok(Drawn::Missing(
-            "Figure 6 is missing: no corpus metrics stored (run `ragrouter metrics <corpus>`)."
-                .to_owned(),
-        )),
+             have no corpus metrics (no graph or embedding space to measure).",
+        ),
+        None => Drawn::missing(
+            "Figure 6 is missing: no corpus metrics stored (run `ragrouter metrics <corpus>`).",
+        ),
     }
 }
 

@@ -28,7 +28,7 @@ use paradigms::{
 pub(crate) type GraphParts = (Arc<KnowledgeGraph>, Arc<FlatIndex>);
 
 /// The engines a run's paradigms are assembled from.
-pub(crate) struct Parts<'a> {
+pub(crate) struct ParadigmParts<'a> {
     pub(crate) config: &'a BenchConfig,
     pub(crate) chunks: Arc<ChunkTable>,
     pub(crate) index: Arc<FlatIndex>,
@@ -57,7 +57,7 @@ pub(crate) struct SharedRetrievers {
 /// one question and its iterative sub-questions).
 const MEMO_QUERIES: usize = 1024;
 
-impl Parts<'_> {
+impl ParadigmParts<'_> {
     fn dense(&self) -> Arc<dyn Retriever> {
         match &self.shared {
             None => self.new_dense(),
@@ -128,7 +128,7 @@ impl Parts<'_> {
     }
 }
 
-impl paradigms::Toolkit for Parts<'_> {
+impl paradigms::Toolkit for ParadigmParts<'_> {
     fn config(&self) -> &BenchConfig {
         self.config
     }
@@ -142,11 +142,11 @@ impl paradigms::Toolkit for Parts<'_> {
     }
 
     fn dense(&self) -> Arc<dyn Retriever> {
-        Parts::dense(self)
+        ParadigmParts::dense(self)
     }
 
     fn graph(&self) -> bench_core::Result<Arc<dyn Retriever>> {
-        Parts::graph(self)
+        ParadigmParts::graph(self)
     }
 
     fn evaluator(&self) -> Arc<dyn Evaluator> {

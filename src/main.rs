@@ -14,12 +14,13 @@
 //!   (`src/engines.rs`).
 //! - The corpus indicators' storage key and table (`src/indicators.rs`).
 //! - `src/commands/bench/`: the command as steps (`mod.rs`: load the questions, embed, announce the
-//!   mode, then `Step::answer`: graph, paradigms from the registry, `start` the run, execute,
-//!   `report`); what every run assembles first, the offline parts, the paradigms and the graph
+//!   mode, then `Invocation::answer`); one invocation's inputs and its main line: graph, paradigms
+//!   from the registry, `start` the run, execute, the signals step, `report` (`invocation.rs`);
+//!   what every run assembles first, the offline parts, the paradigms and the graph
 //!   (`assemble.rs`); the run loop with budget and resume (`execute.rs`); `--retrieval-only`,
-//!   offline, storing nothing (`retrieval.rs`); the dry-run estimate (`dry_run.rs`); the probe
-//!   step that writes each question's signals after the tuples, resumable (`probe.rs`,
-//!   `--probes`); what the steps share (`step.rs`: `Step`, `Embedded`, `Shared`, the stage
+//!   offline, storing nothing (`retrieval.rs`); the dry-run estimate (`dry_run.rs`); the signals
+//!   step that writes each question's signals after the tuples, resumable (`signals_step.rs`,
+//!   `--probes`); what the steps share (`shared.rs`: `EmbeddedCorpus`, `Shared`, the stage
 //!   clock, a leaf so no step names its parent).
 //! - The end-of-run table (`src/table.rs`).
 //! - The one progress-bar style (`src/progress.rs`).

@@ -43,7 +43,7 @@
 //! - The zero-token probe signals read off these primitives: dense top-k shape, a BM25 index over
 //!   chunks (the `bm25` crate 2.3, default features off: its Okapi scorer over our own lower-cased
 //!   alphanumeric terms), entity linking, the PPR distribution and the seeds' degree and component
-//!   (`probe`).
+//!   (`retrieval_signals`).
 //!
 //! Why a crate of its own: the retriever primitives and what is built on them.
 
@@ -57,10 +57,10 @@ mod iterative;
 mod llm_only;
 mod memo;
 pub mod ppr;
-pub mod probe;
 mod rag;
 mod reader;
 pub mod registry;
+pub mod retrieval_signals;
 mod toolkit;
 
 pub use chunks::{context_chunks, fit_budget, ChunkTable};

@@ -184,8 +184,8 @@ pub fn score_answers(imp: &mut OutcomeImport) {
                 .and_then(|(_, o)| o.answer.clone())
         };
         if let (Some(a), Some(b)) = (answer_of(cheap[0]), answer_of(cheap[1])) {
-            let names = metrics::probe::agreement_names(cheap[0].as_str(), cheap[1].as_str());
-            let values = metrics::probe::agreement_signals(&a, &b);
+            let names = metrics::agreement::agreement_names(cheap[0].as_str(), cheap[1].as_str());
+            let values = metrics::agreement::agreement_signals(&a, &b);
             for (n, v) in names.iter().zip(values) {
                 if !r.signals.iter().any(|s| s.name == *n) {
                     r.signals.push(Signal::free(n, Some(v), "answers", &cheap));

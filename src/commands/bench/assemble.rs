@@ -9,8 +9,10 @@ use bench_core::{ExtractionCache, Paradigm};
 use corpora::graph::OfflineExtractor;
 use paradigms::{ChunkTable, OfflineReader};
 
-use super::step::Step;
-use crate::engines::{build_graph_with_progress, Engines, GraphParts, Parts, SharedRetrievers};
+use super::invocation::Invocation;
+use crate::engines::{
+    build_graph_with_progress, Engines, GraphParts, ParadigmParts, SharedRetrievers,
+};
 
 /// What every run builds before its engines: the chunk table, the offline reader and the
 /// offline extractor (offline runs read and extract with them; IterativeRAG's offline
@@ -21,7 +23,7 @@ pub(super) struct OfflineParts {
     pub(super) extractor: Arc<OfflineExtractor>,
 }
 
-impl Step<'_> {
+impl Invocation<'_> {
     pub(super) fn offline_parts(&self) -> OfflineParts {
         OfflineParts {
             chunks: Arc::new(ChunkTable::new(self.corpus.chunks.clone())),
@@ -39,9 +41,9 @@ impl Step<'_> {
         offline: &OfflineParts,
         engines: &Engines,
         graph: Option<GraphParts>,
-    ) -> Result<(Parts<'_>, Vec<Arc<dyn Paradigm>>)> {
+    ) -> Result<(ParadigmParts<'_>, Vec<Arc<dyn Paradigm>>)> {
         let share = !self.args.share_nothing && self.llm_settings.is_none();
-        let parts = Parts {
+        let parts = ParadigmParts {
             config: self.config,
             chunks: offline.chunks.clone(),
             index: self.embedded.index.clone(),

@@ -17,7 +17,7 @@ use bench_core::{Paradigm, ParadigmId, Query, ResultRecord};
 use metrics::Judged;
 use tokio::task::JoinSet;
 
-use super::step::Shared;
+use super::shared::Shared;
 
 /// Runs every pending (query, paradigm) pair, at most `concurrency` units at once, writing each
 /// tuple as it finishes. Returns how the loop ended.

@@ -13,10 +13,10 @@ use store::{DbTarget, Store};
 use tokio::task::JoinSet;
 
 use super::execute::failed;
-use super::step::Step;
+use super::invocation::Invocation;
 use crate::engines::Engines;
 
-impl Step<'_> {
+impl Invocation<'_> {
     /// Builds the offline paradigms (the graph from the store's cached extractions where it
     /// has them), runs them over every question and prints the wall time.
     pub(super) async fn retrieval_only(&self) -> Result<()> {

@@ -1,20 +1,17 @@
-//! What the steps of `bench` share: the invocation's inputs ([`Step`]), the encoders and index
-//! ([`Embedded`]), what every query task reads ([`Shared`]) and the stage clock. A leaf: the
-//! steps (`mod.rs`, `assemble`, `execute`, `probe`, `retrieval`) name these, and nothing here
-//! names a step.
+//! What the steps of `bench` share: the encoders and index ([`EmbeddedCorpus`]), what every
+//! query task reads ([`Shared`]), the stage clock and the evidence-statements line. A leaf: the
+//! steps (`mod.rs`, `invocation`, `assemble`, `execute`, `signals_step`, `retrieval`) name these,
+//! and nothing here names a step.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use bench_core::{BenchConfig, Embedder, Mode, ParadigmId, Query, ResultRecord};
+use bench_core::{Embedder, ResultRecord};
 use corpora::embed::{MiniLm, VectorCache};
 use corpora::index::FlatIndex;
-use llm::LlmSettings;
 use metrics::TupleEvaluator;
 use paradigms::ChunkTable;
 use store::Store;
-
-use crate::cli::BenchArgs;
 
 /// Everything a query task needs, shared by all tasks.
 pub(crate) struct Shared {
@@ -43,20 +40,8 @@ pub(crate) struct Shared {
     pub(crate) budget: Arc<llm::budget::TokenBudget>,
 }
 
-/// What the steps of one invocation read.
-pub(super) struct Step<'a> {
-    pub(super) args: &'a BenchArgs,
-    pub(super) config: &'a BenchConfig,
-    pub(super) corpus: &'a bench_core::Corpus,
-    pub(super) queries: &'a [Query],
-    pub(super) paradigm_ids: &'a [ParadigmId],
-    pub(super) llm_settings: Option<&'a LlmSettings>,
-    pub(super) mode: &'a Mode,
-    pub(super) embedded: &'a Embedded,
-}
-
 /// The encoders, the vector cache, the question vectors and the dense index.
-pub(super) struct Embedded {
+pub(super) struct EmbeddedCorpus {
     pub(super) encoder: Arc<MiniLm>,
     pub(super) embedder: Arc<dyn Embedder>,
     /// The endpoint embedder when embeddings come from an endpoint (its usage is billed).
@@ -95,4 +80,36 @@ impl StageClock {
         [&self.retrieval, &self.reading, &self.judging, &self.storing]
             .map(|a| a.load(Ordering::Relaxed) as f64 / 1e6)
     }
+}
+
+/// How the evidence statements were matched (verbatim, by meaning, not at all) and the share of
+/// questions with gold chunks; `None` when the corpus's evidence has no statements.
+pub(crate) fn statements_line(
+    corpus: &bench_core::Corpus,
+    cache_dir: Option<&std::path::Path>,
+) -> Option<String> {
+    let all: Vec<&bench_core::StatementMatch> =
+        corpus.queries.iter().flat_map(|q| &q.statements).collect();
+    if all.is_empty() {
+        return None;
+    }
+    let verbatim = all.iter().filter(|s| s.is_matched() && !s.semantic).count();
+    let meaning = all.iter().filter(|s| s.is_matched() && s.semantic).count();
+    let none = all.len() - verbatim - meaning;
+    let with_gold = corpus.queries_with_gold_chunks();
+    let listed = match cache_dir {
+        Some(dir) if none > 0 => format!(
+            " (listed in {})",
+            corpora::load::semantic::unmatched_path(dir, &corpus.name, &corpus.content_hash)
+                .display()
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "evidence statements: {}: {verbatim} matched verbatim, {meaning} by meaning, {none} matched \
+         nothing{listed}; gold chunks for {with_gold} of {} questions ({:.1} %)",
+        all.len(),
+        corpus.queries.len(),
+        100.0 * with_gold as f64 / corpus.queries.len().max(1) as f64
+    ))
 }

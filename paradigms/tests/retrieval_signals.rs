@@ -8,7 +8,7 @@ use bench_core::{Embedder, Embeddings};
 use corpora::graph::{Csr, GraphTriplet, KnowledgeGraph};
 use corpora::index::FlatIndex;
 use fixtures::tiny_corpus;
-use paradigms::probe::{
+use paradigms::retrieval_signals::{
     dense_signals, graph_signals, ppr_shape, top_overlap, Bm25Index, Components,
 };
 use paradigms::{ChunkTable, FnEntities, GraphParams, GraphRetriever, PushWorkspace};

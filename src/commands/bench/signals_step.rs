@@ -13,13 +13,13 @@ use std::time::Instant;
 use anyhow::Result;
 use bench_core::{Embeddings, Query, Signal};
 use corpora::index::FlatIndex;
-use paradigms::probe::{self as p, Bm25Index, Components};
+use paradigms::retrieval_signals::{self as p, Bm25Index, Components};
 use paradigms::GraphRetriever;
 use store::Store;
 
-use super::step::Step;
+use super::invocation::Invocation;
 use crate::checks::BadInput;
-use crate::engines::Parts;
+use crate::engines::ParadigmParts;
 
 /// The zero-token probes, in the order they run.
 pub(crate) const OFFLINE_PROBES: [&str; 4] = ["dense", "bm25", "entities", "ppr"];
@@ -297,13 +297,13 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
     Ok((questions, written))
 }
 
-impl Step<'_> {
+impl Invocation<'_> {
     /// The probe step of a finished run (`--probes`), reporting what it added.
     pub(super) async fn probe(
         &self,
         store: &Store,
         run_id: i64,
-        parts: &Parts<'_>,
+        parts: &ParadigmParts<'_>,
         has_graph: bool,
     ) -> Result<()> {
         let probes = parse(self.args.probes.as_deref())?.names;
@@ -375,8 +375,8 @@ async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize
             continue;
         };
         let t = Instant::now();
-        let names = metrics::probe::agreement_names(LlmOnly.as_str(), Naive.as_str());
-        let values = metrics::probe::agreement_signals(a, b);
+        let names = metrics::agreement::agreement_names(LlmOnly.as_str(), Naive.as_str());
+        let values = metrics::agreement::agreement_signals(a, b);
         let mut out: Vec<Signal> = names
             .iter()
             .zip(values)

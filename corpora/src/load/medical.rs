@@ -5,12 +5,26 @@ use bench_core::{Document, GoldAnswer, Query, QueryType};
 use serde_json::Value;
 use std::path::Path;
 
+use super::loader::{CorpusInfo, Loader};
 use super::parsed::{Parsed, PendingQuery};
 use super::records::{parse_json_array, read_file, Record};
 use crate::error::Result;
 
-pub(crate) const CORPUS_FILE: &str = "medical.json";
-pub(crate) const QUESTIONS_FILE: &str = "medical_questions.json";
+const CORPUS_FILE: &str = "medical.json";
+const QUESTIONS_FILE: &str = "medical_questions.json";
+
+/// GraphRAG-Bench Medical's registry entry.
+pub(crate) const LOADER: Loader = Loader {
+    info: CorpusInfo {
+        name: "medical",
+        description: "GraphRAG-Bench Medical: one textbook (221,495 tokens, 538 chunks), \
+                      1,896 questions (factual, reasoning, summary)",
+        folder: "graphrag-bench-medical",
+        files: &[CORPUS_FILE, QUESTIONS_FILE],
+    },
+    load: |s| parse(s.dir, s.data, s.hint),
+    embedded_source: "",
+};
 
 /// GraphRAG-Bench's question types as the paper groups them; Creative Generation is left out
 /// (None) unless `include_creative`, then kept as `other`.
@@ -51,7 +65,8 @@ fn evidence_sentences(rec: &Record<'_>) -> Result<Vec<String>> {
         .collect())
 }
 
-pub(crate) fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed> {
+/// Reads the textbook and the questions in `dir`.
+fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed> {
     let corpus_path = dir.join(CORPUS_FILE);
     let corpus_file = corpus_path.display().to_string();
     let records = parse_json_array(&corpus_file, &read_file(&corpus_path, hint)?)?;

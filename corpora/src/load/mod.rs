@@ -5,25 +5,33 @@
 //! evidence mapped to chunk ids. The file formats are described in `docs/data-format.md`.
 
 mod chunk;
-mod demo;
 pub(crate) mod evidence;
 mod jsonl;
-mod medical;
-mod musique;
+mod jsonl_dir;
+mod loader;
 mod names;
 mod parsed;
 mod records;
+mod registry;
 mod sample;
 pub mod semantic;
+
+// The built-in loaders: each file's `LOADER` is listed in `registry::LOADERS`.
+mod demo;
+mod medical;
+mod musique;
 mod twowiki;
 
 pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
-pub use names::{check_corpus_name, quoted_name, registry, CorpusInfo};
+pub use loader::CorpusInfo;
+pub use names::{check_corpus_name, quoted_name};
+pub use registry::registry;
 
-use names::{known_names, REGISTRY};
+use loader::Source;
 use parsed::Parsed;
+use registry::known_names;
 
 use bench_core::config::{hash_parts, ChunkingConfig, DataConfig};
 use bench_core::{Chunk, Corpus, Query, StatementMatch};
@@ -142,8 +150,7 @@ fn resolve_data_dir(explicit: Option<&Path>, env: Option<OsString>, cwd: &Path) 
     } else {
         (None, DataDirSource::NotFound)
     };
-    let corpora = REGISTRY
-        .iter()
+    let corpora = registry()
         .map(|info| {
             let files: Vec<FileStatus> = match &path {
                 Some(dir) if !info.is_embedded() => info
@@ -195,44 +202,53 @@ pub struct LoadOptions {
 /// reads the generic format from `<dir>`).
 pub fn load_corpus(name: &str, opts: &LoadOptions) -> Result<Corpus> {
     chunk::validate(&opts.chunking)?;
+    let unknown = || CorpusError::UnknownCorpus {
+        name: name.to_string(),
+        known: known_names(),
+    };
     let (parsed, source) = if let Some(dir) = name.strip_prefix(JSONL_PREFIX) {
         if dir.trim().is_empty() {
-            return Err(CorpusError::UnknownCorpus {
-                name: name.to_string(),
-                known: known_names(),
-            });
+            return Err(unknown());
         }
         let dir = PathBuf::from(dir);
-        let mut parsed = jsonl::parse_dir(&dir)?;
+        let mut parsed = jsonl_dir::parse_dir(&dir)?;
         parsed.evidence_must_resolve = !opts.allow_missing_evidence;
         (parsed, dir.display().to_string())
-    } else if name == "demo" {
-        (demo::parse()?, demo::SOURCE.to_string())
     } else {
-        let Some(info) = REGISTRY.iter().find(|c| c.name == name) else {
-            return Err(CorpusError::UnknownCorpus {
-                name: name.to_string(),
-                known: known_names(),
-            });
-        };
-        let data_dir = find_data_dir(opts.data_dir.as_deref());
-        let hint = data_dir.hint(info);
-        let Some(root) = &data_dir.path else {
-            return Err(CorpusError::io(
-                format!("corpus {name} needs {}/: {hint}", info.folder),
-                std::io::Error::from(std::io::ErrorKind::NotFound),
-            ));
-        };
-        let dir = root.join(info.folder);
-        let parsed = match name {
-            "medical" => medical::parse(&dir, &opts.data, &hint)?,
-            "2wiki" => twowiki::parse(&dir, &hint)?,
-            "musique-dev" => musique::parse(&dir, &hint)?,
-            other => unreachable!("registry corpus {other} has no loader"),
-        };
-        (parsed, dir.display().to_string())
+        let loader = registry::find(name).ok_or_else(unknown)?;
+        load_builtin(loader, opts)?
     };
     assemble(name, source, parsed, opts)
+}
+
+/// Runs a built-in loader over its folder under the data directory (an embedded one needs
+/// none); returns what it read and the corpus's source.
+fn load_builtin(loader: &loader::Loader, opts: &LoadOptions) -> Result<(Parsed, String)> {
+    let info = &loader.info;
+    if info.is_embedded() {
+        let source = Source {
+            dir: Path::new(""),
+            data: &opts.data,
+            hint: "",
+        };
+        return Ok(((loader.load)(&source)?, loader.embedded_source.to_string()));
+    }
+    let data_dir = find_data_dir(opts.data_dir.as_deref());
+    let hint = data_dir.hint(info);
+    let Some(root) = &data_dir.path else {
+        return Err(CorpusError::io(
+            format!("corpus {} needs {}/: {hint}", info.name, info.folder),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    };
+    let dir = root.join(info.folder);
+    let source = Source {
+        dir: &dir,
+        data: &opts.data,
+        hint: &hint,
+    };
+    let parsed = (loader.load)(&source)?;
+    Ok((parsed, dir.display().to_string()))
 }
 
 /// Checks, chunks, maps evidence to chunks and hashes.
@@ -421,12 +437,9 @@ mod tests {
 
     #[test]
     fn registry_names_are_the_documented_ones() {
-        let names: Vec<_> = registry().iter().map(|c| c.name).collect();
+        let names: Vec<_> = registry().map(|c| c.name).collect();
         assert_eq!(names, ["demo", "medical", "2wiki", "musique-dev"]);
         assert!(known_names().ends_with("jsonl:<dir>"));
-        assert!(registry()
-            .iter()
-            .all(|c| c.is_embedded() == c.files.is_empty()));
     }
 
     #[test]
@@ -441,7 +454,7 @@ mod tests {
         );
         assert!(none.location("demo").unwrap().available);
         assert!(!none.location("medical").unwrap().available);
-        assert!(none.hint(&REGISTRY[1]).contains(DATA_DIR_ENV));
+        assert!(none.hint(&registry::LOADERS[1].info).contains(DATA_DIR_ENV));
 
         let shared = tmp.path().join("shared/datasets/musique-hipporag-dev");
         std::fs::create_dir_all(&shared).unwrap();

@@ -5,15 +5,29 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use super::evidence::normalize;
+use super::loader::{CorpusInfo, Loader};
 use super::parsed::{Parsed, PendingQuery};
 use super::records::{parse_json_array, read_file, Record};
 use super::twowiki::read_passages;
 use crate::error::Result;
 
-pub(crate) const CORPUS_FILE: &str = "musique_train_corpus.json";
-pub(crate) const QUESTIONS_FILE: &str = "musique_train.json";
+const CORPUS_FILE: &str = "musique_train_corpus.json";
+const QUESTIONS_FILE: &str = "musique_train.json";
 
-pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
+/// MuSiQue's registry entry.
+pub(crate) const LOADER: Loader = Loader {
+    info: CorpusInfo {
+        name: "musique-dev",
+        description: "MuSiQue, HippoRAG tuning set: 1,890 passages, 100 multi-hop questions",
+        folder: "musique-hipporag-dev",
+        files: &[CORPUS_FILE, QUESTIONS_FILE],
+    },
+    load: |s| parse(s.dir, s.hint),
+    embedded_source: "",
+};
+
+/// Reads the passages and the questions in `dir`.
+fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
     let (corpus_file, documents) = read_passages(&dir.join(CORPUS_FILE), hint)?;
     // Titles repeat in MuSiQue (different paragraphs of one article), so a supporting paragraph
     // is found by title AND text; exact first, then both normalised.

@@ -6,12 +6,25 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::evidence::TitleIndex;
+use super::loader::{CorpusInfo, Loader};
 use super::parsed::{Parsed, PendingQuery};
 use super::records::{parse_json_array, read_file, Record};
 use crate::error::Result;
 
-pub(crate) const CORPUS_FILE: &str = "2wikimultihopqa_corpus.json";
-pub(crate) const QUESTIONS_FILE: &str = "2wikimultihop_questions.json";
+const CORPUS_FILE: &str = "2wikimultihopqa_corpus.json";
+const QUESTIONS_FILE: &str = "2wikimultihop_questions.json";
+
+/// 2WikiMultihopQA's registry entry.
+pub(crate) const LOADER: Loader = Loader {
+    info: CorpusInfo {
+        name: "2wiki",
+        description: "2WikiMultihopQA, HippoRAG subset: 6,119 passages, 1,000 multi-hop questions",
+        folder: "2wiki-hipporag",
+        files: &[CORPUS_FILE, QUESTIONS_FILE],
+    },
+    load: |s| parse(s.dir, s.hint),
+    embedded_source: "",
+};
 
 /// Reads `[{title, text}]` passages; ids are positions (`p{index}`) because titles need not be
 /// unique. Shared with MuSiQue, whose corpus file has the same shape.
@@ -47,7 +60,8 @@ fn triples<'a>(rec: &Record<'a>) -> Result<Vec<&'a [Value]>> {
         .collect()
 }
 
-pub(crate) fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
+/// Reads the passages and the questions in `dir`.
+fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
     let (corpus_file, documents) = read_passages(&dir.join(CORPUS_FILE), hint)?;
     let titles = TitleIndex::new(documents.iter().map(|d| d.title.as_str()));
 

@@ -1,0 +1,264 @@
+//! One (router, sweep value, fold) of the evaluation: fit on the training rows, score the
+//! scrubbed test rows, and measure the choices per corpus and pooled.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use bench_core::routing::argmax;
+use bench_core::{
+    BenchError, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
+};
+
+use super::{macro_f1, rank_of, scrub, Candidate, Fold};
+use crate::entry::RouterContext;
+use crate::rng::mix64;
+
+/// One (router, sweep value, fold): its measurement rows and per-question predictions.
+pub(super) struct FoldResult {
+    pub(super) rows: Vec<RouteEvalRow>,
+    pub(super) predictions: Vec<RoutePrediction>,
+}
+
+/// Fits `entry` on the fold's training rows, scores its test rows (scrubbed of labels and
+/// outcomes unless the router sees outcomes) and measures the choices per corpus and pooled.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn evaluate_fold(
+    set: &RoutingSet,
+    entry: &Candidate,
+    param: Option<f64>,
+    fold: u32,
+    f: &Fold,
+    ctx: &RouterContext,
+    fallback: &[Option<usize>],
+    bills: Option<&[crate::probe::ProbeBill]>,
+) -> Result<FoldResult> {
+    let schema = &set.schema;
+    let truth_rows: Vec<&RoutingRow> = f.test.iter().map(|&i| &set.rows[i]).collect();
+    let test_rows: Vec<RoutingRow> = truth_rows
+        .iter()
+        .map(|r| {
+            if entry.sees_outcomes {
+                (*r).clone()
+            } else {
+                scrub(r)
+            }
+        })
+        .collect();
+    let ctx_err = |m: String| {
+        BenchError::Invalid(format!(
+            "router {}{} fold {fold}: {m}",
+            entry.name,
+            param.map(|p| format!(" (param {p})")).unwrap_or_default()
+        ))
+    };
+    let fold_ctx = RouterContext {
+        seed: mix64(ctx.seed ^ u64::from(fold)),
+        llm: ctx.llm.clone(),
+        // The folds' routers share their fits with the whole evaluation (a λ sweep fits once).
+        fits: ctx.fits.clone(),
+    };
+    let router = (entry.make)(&fold_ctx, param)?;
+    let scored = fit_and_score(router, set, f, &test_rows, &ctx_err)?;
+    let play = Play {
+        truth_rows: &truth_rows,
+        test: &f.test,
+        fallback,
+        bills,
+        cannot_answer: schema.cannot_answer(),
+    };
+    let pred: Vec<usize> = scored.scores.iter().map(|s| argmax(s)).collect();
+    let predictions = (0..truth_rows.len())
+        .map(|i| {
+            let c = pred[i];
+            let (correct, cost) = play.outcome(i, c);
+            RoutePrediction {
+                router: entry.name.clone(),
+                param,
+                fold,
+                corpus: truth_rows[i].corpus.clone(),
+                query_id: truth_rows[i].query_id.clone(),
+                chosen: schema.classes[c].clone(),
+                played: play.played(i, c).map(|p| schema.classes[p].clone()),
+                correct,
+                cost: cost + scored.costs[i],
+                probe_cost: play.billed(i, c).0,
+                scores: scored.scores[i].clone(),
+            }
+        })
+        .collect();
+    let rows = measure(&play, &scored, &pred, schema.n_classes())
+        .into_iter()
+        .map(|(corpus, n, measures)| RouteEvalRow {
+            router: entry.name.clone(),
+            param,
+            corpus,
+            fold,
+            n,
+            ..measures
+        })
+        .collect();
+    Ok(FoldResult { rows, predictions })
+}
+
+/// A fitted router's scores and own costs on the test rows, with its fit and per-query times.
+struct Scored {
+    scores: Vec<Vec<f64>>,
+    costs: Vec<f64>,
+    fit_ms: f64,
+    latency_ms: f64,
+}
+
+/// Fits the fold's router on its training rows, scores the test rows and checks one score
+/// vector of the schema's width per row.
+fn fit_and_score(
+    mut router: Box<dyn Router>,
+    set: &RoutingSet,
+    f: &Fold,
+    test_rows: &[RoutingRow],
+    ctx_err: &dyn Fn(String) -> BenchError,
+) -> Result<Scored> {
+    let schema = &set.schema;
+    let k = schema.n_classes();
+    let train = set.subset(&f.train);
+    let t = Instant::now();
+    router
+        .fit(&train)
+        .map_err(|e| ctx_err(format!("fit: {e}")))?;
+    let fit_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let scores = router
+        .scores_batch(schema, test_rows)
+        .map_err(|e| ctx_err(format!("scores: {e}")))?;
+    let costs: Vec<f64> = test_rows
+        .iter()
+        .map(|r| {
+            let c = router.cost(r);
+            (c.tokens_in + c.tokens_out) as f64
+        })
+        .collect();
+    let score_ms = t.elapsed().as_secs_f64() * 1e3;
+    if scores.len() != test_rows.len() {
+        return Err(ctx_err(format!(
+            "{} score vectors for {} rows",
+            scores.len(),
+            test_rows.len()
+        )));
+    }
+    if let Some((i, s)) = scores.iter().enumerate().find(|(_, s)| s.len() != k) {
+        return Err(ctx_err(format!(
+            "row {i}: {} scores, the schema has {k} classes",
+            s.len()
+        )));
+    }
+    let latency_ms = if test_rows.is_empty() {
+        0.0
+    } else {
+        score_ms / test_rows.len() as f64
+    };
+    Ok(Scored {
+        scores,
+        costs,
+        fit_ms,
+        latency_ms,
+    })
+}
+
+/// What choosing a class on a test row plays, and what that earns and costs.
+struct Play<'a> {
+    truth_rows: &'a [&'a RoutingRow],
+    /// The test rows' indices in the set (the bills are per set row).
+    test: &'a [usize],
+    fallback: &'a [Option<usize>],
+    bills: Option<&'a [crate::probe::ProbeBill]>,
+    cannot_answer: usize,
+}
+
+impl Play<'_> {
+    /// The paradigm class `c` plays on test row `i`: cannot-answer plays the fallback.
+    fn played(&self, i: usize, c: usize) -> Option<usize> {
+        if c == self.cannot_answer {
+            self.fallback[i]
+        } else {
+            Some(c)
+        }
+    }
+
+    /// (correct, cost) of playing class `c` on test row `i`, without the probe.
+    fn plain(&self, i: usize, c: usize) -> (bool, f64) {
+        self.played(i, c)
+            .and_then(|p| self.truth_rows[i].outcomes[p])
+            .map_or((false, 0.0), |o| (o.correct, o.tokens))
+    }
+
+    /// The probe's share and the total with it, for a router that read the probe.
+    fn billed(&self, i: usize, c: usize) -> (f64, f64) {
+        match self.bills {
+            Some(b) => b[self.test[i]].charge(self.truth_rows[i], self.played(i, c)),
+            None => (0.0, self.plain(i, c).1),
+        }
+    }
+
+    /// (correct, cost with the probe) of playing class `c` on test row `i`.
+    fn outcome(&self, i: usize, c: usize) -> (bool, f64) {
+        (self.plain(i, c).0, self.billed(i, c).1)
+    }
+}
+
+/// Per corpus and pooled (`*`), in name order: the test-row count and the nine measures (the
+/// returned row's other fields are placeholders the caller fills).
+fn measure(
+    play: &Play<'_>,
+    scored: &Scored,
+    pred: &[usize],
+    k: usize,
+) -> Vec<(String, u32, RouteEvalRow)> {
+    let truth: Vec<usize> = play.truth_rows.iter().map(|r| r.label).collect();
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    groups.insert("*", (0..play.truth_rows.len()).collect());
+    for (i, r) in play.truth_rows.iter().enumerate() {
+        groups.entry(r.corpus.as_str()).or_default().push(i);
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    for (corpus, idx) in groups {
+        let n = idx.len();
+        let denom = n.max(1) as f64;
+        let t: Vec<usize> = idx.iter().map(|&i| truth[i]).collect();
+        let p: Vec<usize> = idx.iter().map(|&i| pred[i]).collect();
+        let accuracy = t.iter().zip(&p).filter(|(a, b)| a == b).count() as f64 / denom;
+        let mrr = idx
+            .iter()
+            .map(|&i| 1.0 / rank_of(&scored.scores[i], truth[i]) as f64)
+            .sum::<f64>()
+            / denom;
+        let mean = |f: &dyn Fn(usize) -> (bool, f64)| -> (f64, f64) {
+            let (mut c, mut tok) = (0.0, 0.0);
+            for &i in &idx {
+                let (ok, cost) = f(i);
+                c += f64::from(u8::from(ok));
+                tok += cost;
+            }
+            (c / denom, tok / denom)
+        };
+        let (cr, tokens) = mean(&|i| play.outcome(i, pred[i]));
+        let (oracle_cr, oracle_tokens) = mean(&|i| play.plain(i, truth[i]));
+        let own = idx.iter().map(|&i| scored.costs[i]).sum::<f64>() / denom;
+        let measures = RouteEvalRow {
+            router: String::new(),
+            param: None,
+            corpus: String::new(),
+            fold: 0,
+            n: n as u32,
+            accuracy,
+            macro_f1: macro_f1(&t, &p, k),
+            mrr,
+            correct_rate: cr,
+            mean_tokens: tokens + own,
+            regret_correct: oracle_cr - cr,
+            regret_tokens: tokens + own - oracle_tokens,
+            latency_ms: scored.latency_ms,
+            fit_ms: scored.fit_ms,
+        };
+        out.push((corpus.to_string(), n as u32, measures));
+    }
+    out
+}

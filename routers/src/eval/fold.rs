@@ -86,17 +86,13 @@ pub(super) fn evaluate_fold(
             }
         })
         .collect();
-    let rows = measure(&play, &scored, &pred, schema.n_classes())
-        .into_iter()
-        .map(|(corpus, n, measures)| RouteEvalRow {
-            router: entry.name.clone(),
-            param,
-            corpus,
-            fold,
-            n,
-            ..measures
-        })
-        .collect();
+    let rows = measure(
+        &play,
+        &scored,
+        &pred,
+        schema.n_classes(),
+        (&entry.name, param, fold),
+    );
     Ok(FoldResult { rows, predictions })
 }
 
@@ -204,14 +200,15 @@ impl Play<'_> {
     }
 }
 
-/// Per corpus and pooled (`*`), in name order: the test-row count and the nine measures (the
-/// returned row's other fields are placeholders the caller fills).
+/// The rows of `(router, param, fold)`: per corpus and pooled (`*`), in name order, the
+/// test-row count and the nine measures.
 fn measure(
     play: &Play<'_>,
     scored: &Scored,
     pred: &[usize],
     k: usize,
-) -> Vec<(String, u32, RouteEvalRow)> {
+    (router, param, fold): (&str, Option<f64>, u32),
+) -> Vec<RouteEvalRow> {
     let truth: Vec<usize> = play.truth_rows.iter().map(|r| r.label).collect();
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     groups.insert("*", (0..play.truth_rows.len()).collect());
@@ -242,11 +239,11 @@ fn measure(
         let (cr, tokens) = mean(&|i| play.outcome(i, pred[i]));
         let (oracle_cr, oracle_tokens) = mean(&|i| play.plain(i, truth[i]));
         let own = idx.iter().map(|&i| scored.costs[i]).sum::<f64>() / denom;
-        let measures = RouteEvalRow {
-            router: String::new(),
-            param: None,
-            corpus: String::new(),
-            fold: 0,
+        out.push(RouteEvalRow {
+            router: router.to_owned(),
+            param,
+            corpus: corpus.to_string(),
+            fold,
             n: n as u32,
             accuracy,
             macro_f1: macro_f1(&t, &p, k),
@@ -257,8 +254,7 @@ fn measure(
             regret_tokens: tokens + own - oracle_tokens,
             latency_ms: scored.latency_ms,
             fit_ms: scored.fit_ms,
-        };
-        out.push((corpus.to_string(), n as u32, measures));
+        });
     }
     out
 }

@@ -271,14 +271,23 @@ fn h7_a_store_keyed_by_path_is_migrated_to_the_content_key() {
     let mut old: serde_json::Value = serde_json::from_str(&config).unwrap();
     old["file"] = serde_json::json!(r.join("good.jsonl").to_str().unwrap());
     let old = old.to_string().replace('\'', "''");
+    // Its tuples' traces held the path too (`/tmp/.../good.jsonl:3`).
+    let traced = format!(
+        "UPDATE results SET trace_json = replace(trace_json, '\"good.jsonl:', '\"{}/good.jsonl:')",
+        r.display()
+    );
     sqlite_exec(
         &db,
         &[
             &format!("UPDATE runs SET run_key = 'keyed-by-path', config_hash = 'old', config_json = '{old}'"),
             "UPDATE results SET config_hash = 'old'",
+            &traced,
             "PRAGMA user_version = 15",
         ],
     );
+    let p = r.to_str().unwrap();
+    let traces = query_strings(&db, "SELECT DISTINCT trace_json FROM results");
+    assert!(traces.iter().all(|t| t.contains(p)), "{traces:?}");
     let out = run_in(&r, &db, &["import", "outcomes", "good.jsonl"], 60);
     check_ok(&out);
     assert!(
@@ -302,6 +311,11 @@ fn h7_a_store_keyed_by_path_is_migrated_to_the_content_key() {
         [0]
     );
     no_path_stored(&db, &r);
+    let traces = query_strings(&db, "SELECT DISTINCT trace_json FROM results");
+    assert!(
+        traces.iter().all(|t| t.contains("\"good.jsonl:")),
+        "{traces:?}"
+    );
 }
 
 #[test]

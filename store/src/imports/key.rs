@@ -1,5 +1,6 @@
 //! An import's identity: its stored settings without any path, the run key over its content,
-//! and schema version 16's data step, which gives imports stored before it that key.
+//! and schema version 16's data step, which gives imports stored before it that key and drops
+//! the folders of the paths their tuples' traces kept.
 
 use bench_core::config::hash_parts;
 use serde_json::Value;
@@ -82,9 +83,66 @@ pub(crate) async fn rekey_imports(conn: &mut AnyConnection) -> Result<u64, sqlx:
             .bind(id)
             .execute(&mut *conn)
             .await?;
+        drop_trace_paths(conn, id).await?;
         done += 1;
     }
     Ok(done)
+}
+
+/// Imports before version 16 kept where a tuple came from as the path typed
+/// (`/home/u/imp/good.jsonl:3`, `../q.jsonl record 7`) in its trace; this keeps the file's name.
+async fn drop_trace_paths(conn: &mut AnyConnection, run: i64) -> Result<(), sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT query_id, paradigm, trace_json FROM results WHERE run_id = $1 ORDER BY query_id, paradigm",
+    )
+    .bind(run)
+    .fetch_all(&mut *conn)
+    .await?;
+    for r in rows {
+        let (query, paradigm): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+        let Some(trace) = r.try_get::<Option<String>, _>(2)? else {
+            continue;
+        };
+        let Ok(mut trace) = serde_json::from_str::<Value>(&trace) else {
+            continue;
+        };
+        let Some(origin) = trace.pointer_mut("/imported/origin") else {
+            continue;
+        };
+        let Some(name) = origin.as_str().and_then(origin_without_folders) else {
+            continue;
+        };
+        *origin = Value::from(name);
+        sqlx::query(
+            "UPDATE results SET trace_json = $1 WHERE run_id = $2 AND query_id = $3 AND paradigm = $4",
+        )
+        .bind(trace.to_string())
+        .bind(run)
+        .bind(&query)
+        .bind(&paradigm)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// `origin` with its file's folders dropped, when it is an old `PATH record N` or `PATH:LINE`
+/// origin holding a folder; `None` when there is nothing to change.
+fn origin_without_folders(origin: &str) -> Option<String> {
+    let at = match origin.rfind(" record ") {
+        Some(i) => i,
+        None => {
+            let i = origin.rfind(':')?;
+            let line = &origin[i + 1..];
+            if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            i
+        }
+    };
+    let (path, tail) = origin.split_at(at);
+    let name = std::path::Path::new(path).file_name()?.to_string_lossy();
+    (name != path).then(|| format!("{name}{tail}"))
 }
 
 #[cfg(test)]
@@ -99,6 +157,17 @@ mod tests {
         assert_eq!(settings(&old, "steps"), settings(&new, "steps"));
         assert!(!settings(&old, "steps").0.contains("good.jsonl"));
         assert_ne!(settings(&new, "steps").1, settings(&new, "tokens").1);
+        let o = origin_without_folders;
+        assert_eq!(
+            o("/home/u/imp/good.jsonl:3").as_deref(),
+            Some("good.jsonl:3")
+        );
+        assert_eq!(
+            o("../q.jsonl record 7").as_deref(),
+            Some("q.jsonl record 7")
+        );
+        assert_eq!(o("good.jsonl:3"), None);
+        assert_eq!(o("Adaptive_Rag/predictions/t squad 12"), None);
         let k = |split| run_key("nq", "h", "imported:s", split, "c");
         assert_ne!(k(None), k(Some("test")));
         assert_eq!(k(Some("")), k(None));

@@ -1,11 +1,12 @@
 //! The generic format's two files (docs/data-format.md): documents and questions as JSON lines
 //! (the embedded demo is read by this too; `jsonl_dir` finds them in a folder).
 
-use bench_core::{Document, GoldAnswer, Query, QueryType};
+use bench_core::{Document, GoldAnswer, QueryType};
 use std::collections::{BTreeSet, HashMap};
 
 use super::evidence::TitleIndex;
-use super::parsed::{Parsed, PendingQuery};
+use super::parsed::Parsed;
+use super::questions::{read_questions, Question};
 use super::records::{malformed, parse_jsonl, Record};
 use crate::error::Result;
 
@@ -41,11 +42,9 @@ pub(crate) fn parse_texts(
         .map(|(i, d)| (d.id.as_str(), i))
         .collect();
 
-    let mut queries = Vec::new();
-    for (line, v) in parse_jsonl(queries_file, queries_text)? {
-        let rec = Record::new(queries_file, format!("line {line}"), &v)?;
-        let id = rec.non_empty_str("id")?;
-        let rec = rec.with_id(id);
+    let lines = parse_jsonl(queries_file, queries_text)?;
+    let located = lines.iter().map(|(line, v)| (format!("line {line}"), v));
+    let queries = read_questions(queries_file, located, |rec| {
         let text = rec.non_empty_str("question")?;
         let mut answers = rec.str_list("answers")?.into_iter();
         let answer = match answers.next() {
@@ -81,22 +80,15 @@ pub(crate) fn parse_texts(
                 None => gold_sentences.push(e.clone()),
             }
         }
-        queries.push(PendingQuery {
-            query: Query {
-                id: id.to_string(),
-                text: text.to_string(),
-                qtype,
-                gold: GoldAnswer { answer, aliases },
-                evidence,
-                gold_chunks: Vec::new(),
-                gold_documents: Vec::new(),
-                statements: Vec::new(),
-            },
-            location: rec.location().to_string(),
+        Ok(Some(Question {
+            text: text.to_string(),
+            qtype,
+            gold: GoldAnswer { answer, aliases },
+            evidence,
             gold_docs: gold_docs.into_iter().collect(),
             gold_sentences,
-        });
-    }
+        }))
+    })?;
     if documents.is_empty() {
         // Checked here as well as in assemble so that the message says what a line looks like.
         return Err(malformed(
@@ -105,12 +97,10 @@ pub(crate) fn parse_texts(
             "the corpus is empty: expected one JSON object per line with \"id\" and \"text\"",
         ));
     }
-    Ok(Parsed {
+    Ok(Parsed::new(
         documents,
-        corpus_file: corpus_file.to_string(),
+        corpus_file.to_string(),
         queries,
-        queries_file: queries_file.to_string(),
-        name: None,
-        evidence_must_resolve: false,
-    })
+        queries_file.to_string(),
+    ))
 }

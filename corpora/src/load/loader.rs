@@ -48,3 +48,17 @@ pub(crate) struct Loader {
     /// (the folder is the source).
     pub embedded_source: &'static str,
 }
+
+impl Loader {
+    /// A corpus whose files `load` reads from its folder under the data directory.
+    pub(crate) const fn in_folder(
+        info: CorpusInfo,
+        load: fn(&Source<'_>) -> Result<Parsed>,
+    ) -> Self {
+        Loader {
+            info,
+            load,
+            embedded_source: "",
+        }
+    }
+}

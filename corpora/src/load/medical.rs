@@ -1,12 +1,13 @@
 //! GraphRAG-Bench Medical: `medical.json` (one textbook) and `medical_questions.json`.
 
 use bench_core::config::DataConfig;
-use bench_core::{Document, GoldAnswer, Query, QueryType};
+use bench_core::{Document, GoldAnswer, QueryType};
 use serde_json::Value;
 use std::path::Path;
 
 use super::loader::{CorpusInfo, Loader};
-use super::parsed::{Parsed, PendingQuery};
+use super::parsed::Parsed;
+use super::questions::{read_question_array, Question};
 use super::records::{parse_json_array, read_file, Record};
 use crate::error::Result;
 
@@ -14,17 +15,16 @@ const CORPUS_FILE: &str = "medical.json";
 const QUESTIONS_FILE: &str = "medical_questions.json";
 
 /// GraphRAG-Bench Medical's registry entry.
-pub(crate) const LOADER: Loader = Loader {
-    info: CorpusInfo {
+pub(crate) const LOADER: Loader = Loader::in_folder(
+    CorpusInfo {
         name: "medical",
         description: "GraphRAG-Bench Medical: one textbook (221,495 tokens, 538 chunks), \
                       1,896 questions (factual, reasoning, summary)",
         folder: "graphrag-bench-medical",
         files: &[CORPUS_FILE, QUESTIONS_FILE],
     },
-    load: |s| parse(s.dir, s.data, s.hint),
-    embedded_source: "",
-};
+    |s| parse(s.dir, s.data, s.hint),
+);
 
 /// GraphRAG-Bench's question types as the paper groups them; Creative Generation is left out
 /// (None) unless `include_creative`, then kept as `other`.
@@ -82,14 +82,7 @@ fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed> {
         });
     }
 
-    let q_path = dir.join(QUESTIONS_FILE);
-    let queries_file = q_path.display().to_string();
-    let records = parse_json_array(&queries_file, &read_file(&q_path, hint)?)?;
-    let mut queries = Vec::with_capacity(records.len());
-    for (i, v) in records.iter().enumerate() {
-        let rec = Record::new(&queries_file, format!("record [{i}]"), v)?;
-        let id = rec.non_empty_str("id")?;
-        let rec = rec.with_id(id);
+    let (queries_file, queries) = read_question_array(&dir.join(QUESTIONS_FILE), hint, |rec| {
         let raw_type = rec.str("question_type")?;
         let Some(qtype) = map_type(raw_type, data.include_creative) else {
             return Err(rec.error(
@@ -100,35 +93,21 @@ fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed> {
                 ),
             ));
         };
-        let Some(qtype) = qtype else { continue };
-        let sentences = evidence_sentences(&rec)?;
-        queries.push(PendingQuery {
-            query: Query {
-                id: id.to_string(),
-                text: rec.non_empty_str("question")?.to_string(),
-                qtype,
-                gold: GoldAnswer {
-                    answer: rec.non_empty_str("answer")?.to_string(),
-                    aliases: Vec::new(),
-                },
-                evidence: sentences.clone(),
-                gold_chunks: Vec::new(),
-                gold_documents: Vec::new(),
-                statements: Vec::new(),
+        let Some(qtype) = qtype else { return Ok(None) };
+        let sentences = evidence_sentences(rec)?;
+        Ok(Some(Question {
+            text: rec.non_empty_str("question")?.to_string(),
+            qtype,
+            gold: GoldAnswer {
+                answer: rec.non_empty_str("answer")?.to_string(),
+                aliases: Vec::new(),
             },
-            location: rec.location().to_string(),
+            evidence: sentences.clone(),
             gold_docs: Vec::new(),
             gold_sentences: sentences,
-        });
-    }
-    Ok(Parsed {
-        documents,
-        corpus_file,
-        queries,
-        queries_file,
-        name: None,
-        evidence_must_resolve: false,
-    })
+        }))
+    })?;
+    Ok(Parsed::new(documents, corpus_file, queries, queries_file))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod jsonl_dir;
 mod loader;
 mod names;
 mod parsed;
+mod questions;
 mod records;
 mod registry;
 mod sample;

@@ -30,3 +30,22 @@ pub(crate) struct Parsed {
     /// format, unless `--allow-missing-evidence`).
     pub evidence_must_resolve: bool,
 }
+
+impl Parsed {
+    /// What a loader read, under the name it was asked for; evidence need not resolve.
+    pub(crate) fn new(
+        documents: Vec<Document>,
+        corpus_file: String,
+        queries: Vec<PendingQuery>,
+        queries_file: String,
+    ) -> Self {
+        Parsed {
+            documents,
+            corpus_file,
+            queries,
+            queries_file,
+            name: None,
+            evidence_must_resolve: false,
+        }
+    }
+}

@@ -126,6 +126,11 @@ impl<'a> Record<'a> {
         }
     }
 
+    /// The file the record is in, as errors name it.
+    pub(crate) fn file(&self) -> &'a str {
+        self.file
+    }
+
     pub(crate) fn location(&self) -> &str {
         &self.location
     }

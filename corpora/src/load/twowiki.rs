@@ -1,13 +1,14 @@
 //! 2WikiMultihopQA as HippoRAG prepared it: passages `[{title,text}]`, questions with evidence triples.
 
-use bench_core::{Document, GoldAnswer, Query, QueryType};
+use bench_core::{Document, GoldAnswer, QueryType};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::evidence::TitleIndex;
 use super::loader::{CorpusInfo, Loader};
-use super::parsed::{Parsed, PendingQuery};
+use super::parsed::Parsed;
+use super::questions::{read_question_array, Question};
 use super::records::{parse_json_array, read_file, Record};
 use crate::error::Result;
 
@@ -15,16 +16,15 @@ const CORPUS_FILE: &str = "2wikimultihopqa_corpus.json";
 const QUESTIONS_FILE: &str = "2wikimultihop_questions.json";
 
 /// 2WikiMultihopQA's registry entry.
-pub(crate) const LOADER: Loader = Loader {
-    info: CorpusInfo {
+pub(crate) const LOADER: Loader = Loader::in_folder(
+    CorpusInfo {
         name: "2wiki",
         description: "2WikiMultihopQA, HippoRAG subset: 6,119 passages, 1,000 multi-hop questions",
         folder: "2wiki-hipporag",
         files: &[CORPUS_FILE, QUESTIONS_FILE],
     },
-    load: |s| parse(s.dir, s.hint),
-    embedded_source: "",
-};
+    |s| parse(s.dir, s.hint),
+);
 
 /// Reads `[{title, text}]` passages; ids are positions (`p{index}`) because titles need not be
 /// unique. Shared with MuSiQue, whose corpus file has the same shape.
@@ -65,15 +65,8 @@ fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
     let (corpus_file, documents) = read_passages(&dir.join(CORPUS_FILE), hint)?;
     let titles = TitleIndex::new(documents.iter().map(|d| d.title.as_str()));
 
-    let q_path = dir.join(QUESTIONS_FILE);
-    let queries_file = q_path.display().to_string();
-    let records = parse_json_array(&queries_file, &read_file(&q_path, hint)?)?;
-    let mut queries = Vec::with_capacity(records.len());
-    for (i, v) in records.iter().enumerate() {
-        let rec = Record::new(&queries_file, format!("record [{i}]"), v)?;
-        let id = rec.non_empty_str("id")?;
-        let rec = rec.with_id(id);
-        let triples = triples(&rec)?;
+    let (queries_file, queries) = read_question_array(&dir.join(QUESTIONS_FILE), hint, |rec| {
+        let triples = triples(rec)?;
         // The passage about each triple's subject is a supporting passage.
         let mut gold_docs = BTreeSet::new();
         for t in &triples {
@@ -82,37 +75,23 @@ fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
                 gold_docs.extend(docs.iter().copied());
             }
         }
-        queries.push(PendingQuery {
-            query: Query {
-                id: id.to_string(),
-                text: rec.non_empty_str("question")?.to_string(),
-                // Every 2Wiki question type (compositional, comparison, inference,
-                // bridge_comparison) needs two or more passages.
-                qtype: QueryType::Reasoning,
-                gold: GoldAnswer {
-                    answer: rec.non_empty_str("answer")?.to_string(),
-                    aliases: Vec::new(),
-                },
-                // Each triple as compact JSON: the raw evidence, unambiguous.
-                evidence: triples
-                    .iter()
-                    .map(|t| Value::Array(t.to_vec()).to_string())
-                    .collect(),
-                gold_chunks: Vec::new(),
-                gold_documents: Vec::new(),
-                statements: Vec::new(),
+        Ok(Some(Question {
+            text: rec.non_empty_str("question")?.to_string(),
+            // Every 2Wiki question type (compositional, comparison, inference,
+            // bridge_comparison) needs two or more passages.
+            qtype: QueryType::Reasoning,
+            gold: GoldAnswer {
+                answer: rec.non_empty_str("answer")?.to_string(),
+                aliases: Vec::new(),
             },
-            location: rec.location().to_string(),
+            // Each triple as compact JSON: the raw evidence, unambiguous.
+            evidence: triples
+                .iter()
+                .map(|t| Value::Array(t.to_vec()).to_string())
+                .collect(),
             gold_docs: gold_docs.into_iter().collect(),
             gold_sentences: Vec::new(),
-        });
-    }
-    Ok(Parsed {
-        documents,
-        corpus_file,
-        queries,
-        queries_file,
-        name: None,
-        evidence_must_resolve: false,
-    })
+        }))
+    })?;
+    Ok(Parsed::new(documents, corpus_file, queries, queries_file))
 }

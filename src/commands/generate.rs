@@ -7,10 +7,12 @@ use anyhow::{Context as _, Result};
 use bench_core::{BenchConfig, Embedder, QueryType};
 use corpora::embed::MiniLm;
 use corpora::generate::{
-    llm::LlmGenerator, offline::TemplateGenerator, write_set, Filter, Generator, LlmChecks,
+    llm::LlmGenerator, offline::TemplateGenerator, write_set, Filter, Generator, Kept, LlmChecks,
     Pipeline, Statistics,
 };
-use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
+use corpora::graph::{
+    build_graph, BuildOptions, KnowledgeGraph, OfflineExtractor, TripletExtractor,
+};
 use corpora::load::load_corpus;
 use store::Store;
 
@@ -80,10 +82,47 @@ fn parse_types(names: &[String]) -> Result<Vec<QueryType>> {
     Ok(out)
 }
 
+/// Checks the arguments, loads the corpus, generates on its graph and writes the kept set.
 pub fn run(args: &GenerateArgs) -> Result<()> {
     crate::checks::check_folder("--cache-dir", &args.load.cache_dir)?;
     args.load.encoder.check()?;
-    let mut types = parse_types(&args.types)?;
+    let types = parse_types(&args.types)?;
+    let config = checked_config(args)?;
+    let settings = resolve_llm(&args.llm, &config)?;
+    let types = chosen_types(types, settings.is_some())?;
+    let clients = settings.as_ref().map(LlmClients::new).transpose()?;
+    let encoder: Arc<dyn Embedder> = Arc::new(
+        MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
+            .context("loading the sentence encoder")?,
+    );
+    let (corpus, name) = load_named(args, &config, encoder.clone())?;
+    let max_candidates = args.max_candidates.unwrap_or(4 * args.per_type);
+    let llm_model = settings.as_ref().map(|s| s.answer.model.as_str());
+    if args.dry_run {
+        print_dry_run(&types, max_candidates, &corpus, llm_model.is_some());
+        return Ok(());
+    }
+    announce(args, &corpus, &types, max_candidates, &config, llm_model);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let job = Job {
+        args,
+        config: &config,
+        corpus: &corpus,
+        types: &types,
+        max_candidates,
+        llm: settings.is_some(),
+    };
+    let (kept, stats) = runtime.block_on(job.generate(clients, encoder))?;
+    print!("{}", render_stats(&stats));
+    write_kept(args, &name, &corpus, &kept, &stats)
+}
+
+/// Checks the numeric flags, `--name` and `--out`, and reads the configuration (`--seed` over its
+/// seed): everything refused before any loading.
+fn checked_config(args: &GenerateArgs) -> Result<BenchConfig> {
     if args.per_type == 0 {
         return Err(BadInput("--per-type: expected at least 1".into()).into());
     }
@@ -120,13 +159,18 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         ))
         .into());
     }
-    let settings = resolve_llm(&args.llm, &config)?;
+    Ok(config)
+}
+
+/// The types to generate: those asked for, or the default of the mode; summary is refused
+/// offline.
+fn chosen_types(mut types: Vec<QueryType>, llm: bool) -> Result<Vec<QueryType>> {
     if types.is_empty() {
         types = vec![QueryType::Factual, QueryType::Reasoning];
-        if settings.is_some() {
+        if llm {
             types.push(QueryType::Summary);
         }
-    } else if settings.is_none() && types.contains(&QueryType::Summary) {
+    } else if !llm && types.contains(&QueryType::Summary) {
         return Err(BadInput(
             "--types summary: not generated offline. A summary's gold is the list of entities \
              linked to one entity across documents; the offline judge scores a tuple by a gold \
@@ -137,17 +181,21 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         )
         .into());
     }
-    let clients = settings.as_ref().map(LlmClients::new).transpose()?;
-    let encoder: Arc<dyn Embedder> = Arc::new(
-        MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
-            .context("loading the sentence encoder")?,
-    );
+    Ok(types)
+}
+
+/// Loads the corpus and names the set (`--name`, or `<corpus>-generated`, checked).
+fn load_named(
+    args: &GenerateArgs,
+    config: &BenchConfig,
+    encoder: Arc<dyn Embedder>,
+) -> Result<(bench_core::Corpus, String)> {
     // Loaded as `bench` and `graph` load it (evidence matched by meaning through the vector
     // cache in --cache-dir), so the corpus and its hash are the ones their runs store.
     let opts = args
         .load
         .data
-        .load_options_matching(&config, encoder.clone(), &args.load.cache_dir);
+        .load_options_matching(config, encoder, &args.load.cache_dir);
     let corpus = load_corpus(&args.corpus, &opts)
         .with_context(|| format!("loading corpus {}", args.corpus))?;
     let name = args
@@ -159,21 +207,43 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
             "the set's name {name:?}: corpus name {why} (give --name)"
         ))
     })?;
-    let max_candidates = args.max_candidates.unwrap_or(4 * args.per_type);
-    if args.dry_run {
-        let calls: usize = types
-            .iter()
-            .map(|&t| calls_per_candidate(t) * max_candidates)
-            .sum();
-        println!(
-            "dry run: {} types x at most {max_candidates} candidates on {}: at most {calls} LLM calls \
-             (plus the graph's extraction for uncached chunks){}",
-            types.len(),
-            corpus.name,
-            if settings.is_some() { "" } else { " (offline: no call is made)" }
-        );
-        return Ok(());
-    }
+    Ok((corpus, name))
+}
+
+/// `--dry-run`: the LLM calls a run would make at most.
+fn print_dry_run(
+    types: &[QueryType],
+    max_candidates: usize,
+    corpus: &bench_core::Corpus,
+    llm: bool,
+) {
+    let calls: usize = types
+        .iter()
+        .map(|&t| calls_per_candidate(t) * max_candidates)
+        .sum();
+    println!(
+        "dry run: {} types x at most {max_candidates} candidates on {}: at most {calls} LLM calls \
+         (plus the graph's extraction for uncached chunks){}",
+        types.len(),
+        corpus.name,
+        if llm {
+            ""
+        } else {
+            " (offline: no call is made)"
+        }
+    );
+}
+
+/// The line said before the work: corpus, quotas, seed and mode (`llm_model`: the answering
+/// model, `None` offline).
+fn announce(
+    args: &GenerateArgs,
+    corpus: &bench_core::Corpus,
+    types: &[QueryType],
+    max_candidates: usize,
+    config: &BenchConfig,
+    llm_model: Option<&str>,
+) {
     eprintln!(
         "generate: {} ({} documents, {} chunks), {} per type of {}, at most {max_candidates} candidates each, seed {}, {}",
         corpus.name,
@@ -182,83 +252,126 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         args.per_type,
         types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", "),
         config.seed,
-        match &settings {
+        match llm_model {
             None => "offline: template questions over the rule-based graph's relations (the \
                      words between two entities), to exercise the pipeline and retrieval, not \
                      fluent questions to publish; shortcut and closed-book filters not applied"
                 .to_owned(),
-            Some(s) => format!("LLM {}", s.answer.model),
+            Some(model) => format!("LLM {model}"),
         }
     );
+}
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let (kept, stats) = runtime.block_on(async {
-        let store = Store::open_db(&args.store.db).await?;
-        let (extractor, generator, checks): (Arc<dyn TripletExtractor>, Arc<dyn Generator>, _) =
-            match clients {
-                None => (
-                    Arc::new(OfflineExtractor::new()),
-                    Arc::new(TemplateGenerator),
-                    None,
-                ),
-                Some(clients) => {
-                    let engines = Engines::llm(&config, clients, &store, None);
-                    // The answering endpoint, through the response cache (the prompt is part
-                    // of the cache key, and its version is in GENERATE_PROMPT_VERSION).
-                    let generation: Arc<dyn bench_core::Llm> = engines
-                        .cached
-                        .iter()
-                        .find(|(role, _)| *role == "answer")
-                        .map(|(_, c)| c.clone())
-                        .context("the answering endpoint")?;
-                    (
-                        engines.graph_extractor.clone(),
-                        Arc::new(LlmGenerator::new(generation, args.temperature))
-                            as Arc<dyn Generator>,
-                        Some(LlmChecks {
-                            reader: engines.reader.clone(),
-                            judge: engines.judge.clone(),
-                        }),
-                    )
-                }
-            };
+/// The extractor, generator and filters' reader and judge of a generation: offline rules and
+/// templates, or the LLM engines (the generator through the response cache).
+type Makers = (
+    Arc<dyn TripletExtractor>,
+    Arc<dyn Generator>,
+    Option<LlmChecks>,
+);
+
+/// What one generation reads, checked and loaded.
+struct Job<'a> {
+    args: &'a GenerateArgs,
+    config: &'a BenchConfig,
+    corpus: &'a bench_core::Corpus,
+    types: &'a [QueryType],
+    max_candidates: usize,
+    llm: bool,
+}
+
+impl Job<'_> {
+    /// Opens the store, builds the graph and runs the pipeline: the kept questions and the
+    /// statistics.
+    async fn generate(
+        &self,
+        clients: Option<LlmClients>,
+        encoder: Arc<dyn Embedder>,
+    ) -> Result<(Vec<Kept>, Statistics)> {
+        let store = Store::open_db(&self.args.store.db).await?;
+        let (extractor, generator, checks) = self.makers(clients, &store)?;
+        let graph = self.graph(extractor, &store).await?;
+        let mut pipeline = Pipeline {
+            corpus: self.corpus,
+            graph: &graph,
+            generator,
+            embedder: encoder,
+            checks,
+            seed: self.config.seed,
+            per_type: self.args.per_type,
+            max_candidates: self.max_candidates,
+            max_tokens: self.args.max_tokens,
+            progress: None,
+        };
+        let plan = pipeline.plan(self.types);
+        eprint!("{}", render_plan(&plan, self.llm));
+        let total: u64 = plan.iter().map(|p| p.draws as u64).sum();
+        let bar = crate::progress::bar(total, "generating", "candidates");
+        let shown = bar.clone();
+        pipeline.progress = Some(Arc::new(move |done, _| shown.set_position(done)));
+        let out = pipeline.run(self.types).await;
+        bar.finish_and_clear();
+        Ok(out?)
+    }
+
+    /// Offline rules and templates without clients; the LLM engines with them.
+    fn makers(&self, clients: Option<LlmClients>, store: &Store) -> Result<Makers> {
+        let Some(clients) = clients else {
+            return Ok((
+                Arc::new(OfflineExtractor::new()),
+                Arc::new(TemplateGenerator),
+                None,
+            ));
+        };
+        let engines = Engines::llm(self.config, clients, store, None);
+        // The answering endpoint, through the response cache (the prompt is part of the cache
+        // key, and its version is in GENERATE_PROMPT_VERSION).
+        let generation: Arc<dyn bench_core::Llm> = engines
+            .cached
+            .iter()
+            .find(|(role, _)| *role == "answer")
+            .map(|(_, c)| c.clone())
+            .context("the answering endpoint")?;
+        Ok((
+            engines.graph_extractor.clone(),
+            Arc::new(LlmGenerator::new(generation, self.args.temperature)) as Arc<dyn Generator>,
+            Some(LlmChecks {
+                reader: engines.reader.clone(),
+                judge: engines.judge.clone(),
+            }),
+        ))
+    }
+
+    /// The corpus's knowledge graph (extractions through the store's cache), with a progress bar.
+    async fn graph(
+        &self,
+        extractor: Arc<dyn TripletExtractor>,
+        store: &Store,
+    ) -> Result<KnowledgeGraph> {
+        let corpus = self.corpus;
         let bar = crate::progress::bar(corpus.chunks.len() as u64, "extracting triplets", "chunks");
         let build = build_graph(
-            &corpus,
+            corpus,
             extractor,
-            &store,
+            store,
             &BuildOptions::default(),
             &|d, _| bar.set_position(d as u64),
         )
         .await
         .context("building the knowledge graph")?;
         bar.finish_and_clear();
-        let mut pipeline = Pipeline {
-            corpus: &corpus,
-            graph: &build.graph,
-            generator,
-            embedder: encoder,
-            checks,
-            seed: config.seed,
-            per_type: args.per_type,
-            max_candidates,
-            max_tokens: args.max_tokens,
-            progress: None,
-        };
-        let plan = pipeline.plan(&types);
-        eprint!("{}", render_plan(&plan, settings.is_some()));
-        let total: u64 = plan.iter().map(|p| p.draws as u64).sum();
-        let bar = crate::progress::bar(total, "generating", "candidates");
-        let shown = bar.clone();
-        pipeline.progress = Some(Arc::new(move |done, _| shown.set_position(done)));
-        let out = pipeline.run(&types).await;
-        bar.finish_and_clear();
-        anyhow::Ok(out?)
-    })?;
-    print!("{}", render_stats(&stats));
+        Ok(build.graph)
+    }
+}
+
+/// Writes the set, or refuses an empty one (nothing written).
+fn write_kept(
+    args: &GenerateArgs,
+    name: &str,
+    corpus: &bench_core::Corpus,
+    kept: &[Kept],
+    stats: &Statistics,
+) -> Result<()> {
     if kept.is_empty() {
         // An empty set is one `bench` refuses: nothing is written; the statistics above say
         // which filter removed the candidates.
@@ -269,7 +382,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         ))
         .into());
     }
-    write_set(&args.out, &name, &corpus, &kept, &stats)
+    write_set(&args.out, name, corpus, kept, stats)
         .with_context(|| format!("writing the set into {}", args.out.display()))?;
     println!(
         "wrote {} questions to {} (name {name}); run them with: ragrouter bench jsonl:{}",

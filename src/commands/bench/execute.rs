@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use bench_core::{Paradigm, ParadigmId, Query, ResultRecord};
+use indicatif::ProgressBar;
 use metrics::Judged;
 use tokio::task::JoinSet;
 
@@ -30,51 +31,16 @@ pub(crate) async fn execute(
     concurrency: usize,
     budget: Budget,
 ) -> Result<Stop> {
-    let per_question = shared.blocking && shared.share;
-    let mut units: Vec<(usize, Vec<Arc<dyn Paradigm>>)> = Vec::new();
-    let mut pending = 0usize;
-    for (i, q) in queries.iter().enumerate() {
-        let todo: Vec<Arc<dyn Paradigm>> = paradigms
-            .iter()
-            .filter(|p| !done.contains(&(q.id.clone(), p.id())))
-            .cloned()
-            .collect();
-        pending += todo.len();
-        if per_question {
-            if !todo.is_empty() {
-                units.push((i, todo));
-            }
-        } else {
-            units.extend(todo.into_iter().map(|p| (i, vec![p])));
-        }
-    }
-    let concurrency = if shared.blocking {
-        // CPU-bound units: more at once than cores only adds contention.
-        concurrency.min(
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-        )
-    } else {
-        concurrency
-    };
-    let total = queries.len() * paradigms.len();
-    let bar = crate::progress::bar(total as u64, "answering", "tuples")
-        .with_position((total - pending) as u64);
-    if pending < total {
-        eprintln!(
-            "resuming: {} of {} tuples already stored",
-            total - pending,
-            total
-        );
-    }
+    let (units, pending) = plan_units(shared, paradigms, queries, done);
+    let concurrency = unit_concurrency(shared, concurrency);
+    let bar = resume_bar(queries.len() * paradigms.len(), pending);
 
     let queries: Arc<Vec<Query>> = Arc::new(queries.to_vec());
     let vectors = Arc::new(vectors.clone());
     let mut tasks = JoinSet::new();
     let mut next = units.into_iter();
     // Shared store: units whose items other workers hold, tried again when the queue is empty.
-    let mut waiting: Vec<(usize, Vec<Arc<dyn Paradigm>>)> = Vec::new();
+    let mut waiting: Vec<Unit> = Vec::new();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let mut interrupted = false;
@@ -85,28 +51,15 @@ pub(crate) async fn execute(
     }
     loop {
         while !interrupted && !budget_hit && tasks.len() < concurrency {
-            let Some((qi, mut unit)) = next.next() else {
+            let Some((qi, unit)) = next.next() else {
                 break;
             };
-            if let Some(lease) = &shared.lease {
-                let ids: Vec<ParadigmId> = unit.iter().map(|p| p.id()).collect();
-                let claimed = match shared.store.claim(lease, &queries[qi].id, &ids).await {
-                    Ok(c) => c,
-                    Err(e) => return Err(failed(&mut tasks, e.into()).await),
-                };
-                bar.inc(claimed.gone.len() as u64);
-                if !claimed.held.is_empty() {
-                    let held = unit
-                        .iter()
-                        .filter(|p| claimed.held.contains(&p.id()))
-                        .cloned()
-                        .collect();
-                    waiting.push((qi, held));
-                }
-                unit.retain(|p| claimed.mine.contains(&p.id()));
-                if unit.is_empty() {
-                    continue;
-                }
+            let unit = match claim_unit(shared, &queries, (qi, unit), &mut waiting, &bar).await {
+                Ok(u) => u,
+                Err(e) => return Err(failed(&mut tasks, e).await),
+            };
+            if unit.is_empty() {
+                continue;
             }
             // Every LLM call reserves its bound in the budget before it is sent; once one was
             // refused, no new unit starts.
@@ -114,17 +67,7 @@ pub(crate) async fn execute(
                 budget_hit = true;
                 break;
             }
-            let (shared, queries, vectors) = (shared.clone(), queries.clone(), vectors.clone());
-            if shared.blocking {
-                let handle = tokio::runtime::Handle::current();
-                tasks.spawn_blocking(move || {
-                    handle.block_on(run_unit(&shared, &unit, &queries[qi], vectors.row(qi)))
-                });
-            } else {
-                tasks.spawn(async move {
-                    run_unit(&shared, &unit, &queries[qi], vectors.row(qi)).await
-                });
-            }
+            spawn_unit(&mut tasks, shared, &queries, &vectors, (qi, unit));
         }
         if tasks.is_empty() && !waiting.is_empty() && !interrupted && !budget_hit {
             // Everything left is leased by other workers: look again once a lease may have
@@ -167,6 +110,113 @@ pub(crate) async fn execute(
     } else {
         Stop::Done
     })
+}
+
+/// One question's index and the paradigms of it one task runs.
+type Unit = (usize, Vec<Arc<dyn Paradigm>>);
+
+/// The units of the pending pairs (one question's paradigms offline with sharing on, one pair
+/// otherwise) and the count of pending pairs.
+fn plan_units(
+    shared: &Shared,
+    paradigms: &[Arc<dyn Paradigm>],
+    queries: &[Query],
+    done: &HashSet<(String, ParadigmId)>,
+) -> (Vec<Unit>, usize) {
+    let per_question = shared.blocking && shared.share;
+    let mut units: Vec<Unit> = Vec::new();
+    let mut pending = 0usize;
+    for (i, q) in queries.iter().enumerate() {
+        let todo: Vec<Arc<dyn Paradigm>> = paradigms
+            .iter()
+            .filter(|p| !done.contains(&(q.id.clone(), p.id())))
+            .cloned()
+            .collect();
+        pending += todo.len();
+        if per_question {
+            if !todo.is_empty() {
+                units.push((i, todo));
+            }
+        } else {
+            units.extend(todo.into_iter().map(|p| (i, vec![p])));
+        }
+    }
+    (units, pending)
+}
+
+/// Units at once: `concurrency`, at most one per core when the units are CPU-bound.
+fn unit_concurrency(shared: &Shared, concurrency: usize) -> usize {
+    if shared.blocking {
+        // CPU-bound units: more at once than cores only adds contention.
+        concurrency.min(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        )
+    } else {
+        concurrency
+    }
+}
+
+/// The progress bar of `total` tuples, `pending` of them still to answer; a resumed run says
+/// how many were stored before.
+fn resume_bar(total: usize, pending: usize) -> ProgressBar {
+    let bar = crate::progress::bar(total as u64, "answering", "tuples")
+        .with_position((total - pending) as u64);
+    if pending < total {
+        eprintln!(
+            "resuming: {} of {} tuples already stored",
+            total - pending,
+            total
+        );
+    }
+    bar
+}
+
+/// On a shared store, claims the unit's pairs: those another worker holds wait in `waiting`,
+/// those already finished count on the bar, and the rest (returned) are this worker's.
+async fn claim_unit(
+    shared: &Shared,
+    queries: &[Query],
+    (qi, mut unit): Unit,
+    waiting: &mut Vec<Unit>,
+    bar: &ProgressBar,
+) -> Result<Vec<Arc<dyn Paradigm>>> {
+    let Some(lease) = &shared.lease else {
+        return Ok(unit);
+    };
+    let ids: Vec<ParadigmId> = unit.iter().map(|p| p.id()).collect();
+    let claimed = shared.store.claim(lease, &queries[qi].id, &ids).await?;
+    bar.inc(claimed.gone.len() as u64);
+    if !claimed.held.is_empty() {
+        let held = unit
+            .iter()
+            .filter(|p| claimed.held.contains(&p.id()))
+            .cloned()
+            .collect();
+        waiting.push((qi, held));
+    }
+    unit.retain(|p| claimed.mine.contains(&p.id()));
+    Ok(unit)
+}
+
+/// Starts one unit: on a blocking thread when the work is CPU-bound, as a task otherwise.
+fn spawn_unit(
+    tasks: &mut JoinSet<Result<(u64, u64)>>,
+    shared: &Arc<Shared>,
+    queries: &Arc<Vec<Query>>,
+    vectors: &Arc<bench_core::Embeddings>,
+    (qi, unit): Unit,
+) {
+    let (shared, queries, vectors) = (shared.clone(), queries.clone(), vectors.clone());
+    if shared.blocking {
+        let handle = tokio::runtime::Handle::current();
+        tasks.spawn_blocking(move || {
+            handle.block_on(run_unit(&shared, &unit, &queries[qi], vectors.row(qi)))
+        });
+    } else {
+        tasks.spawn(async move { run_unit(&shared, &unit, &queries[qi], vectors.row(qi)).await });
+    }
 }
 
 /// Stops the units still running after one failed, and waits for them. A unit on a blocking

@@ -86,30 +86,8 @@ impl Invocation<'_> {
         // Query-time embeddings (graph entities of questions) are billed too.
         let endpoint = self.embedded.endpoint_embedder.as_deref();
         record_embedding_usage(&store, run.id, endpoint).await?;
-        match stop {
-            Stop::Done => {}
-            Stop::Budget { spent } => {
-                let s = shared.budget.spent();
-                println!(
-                    "stopped at the token budget (--max-tokens {}): this invocation's LLM calls cost \
-                     {} tokens counted with cl100k (each call's bound, prompt + max_tokens, was reserved \
-                     before it was sent; {} call(s) the budget could not hold were not sent); {}; \
-                     run {} holds {spent} tokens as recorded. Finished tuples are stored in {}; run \
-                     again with a larger budget to continue",
-                    self.args.max_tokens.unwrap_or_default(),
-                    s.counted,
-                    s.refused,
-                    reported_line(&s),
-                    run.id,
-                    self.args.store.db
-                );
-                return Ok(());
-            }
-            Stop::Interrupted => anyhow::bail!(
-                "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
-                self.args.store.db,
-                run.id
-            ),
+        if !self.goes_on(stop, &shared, run.id)? {
+            return Ok(());
         }
         let answer_secs = t_answer.elapsed().as_secs_f64();
         self.probe(&store, run.id, &parts, graph.is_some()).await?;
@@ -130,6 +108,37 @@ impl Invocation<'_> {
         // Checkpointed: the file alone holds the run (an early return is, when the store drops).
         store.close().await;
         Ok(())
+    }
+
+    /// Says how the run loop stopped short, if it did: `true` when it finished and the run goes
+    /// on to the signals step and the report; `false` at the token budget (said, not an error);
+    /// an error when interrupted.
+    fn goes_on(&self, stop: Stop, shared: &Shared, run_id: i64) -> Result<bool> {
+        match stop {
+            Stop::Done => Ok(true),
+            Stop::Budget { spent } => {
+                let s = shared.budget.spent();
+                println!(
+                    "stopped at the token budget (--max-tokens {}): this invocation's LLM calls cost \
+                     {} tokens counted with cl100k (each call's bound, prompt + max_tokens, was reserved \
+                     before it was sent; {} call(s) the budget could not hold were not sent); {}; \
+                     run {} holds {spent} tokens as recorded. Finished tuples are stored in {}; run \
+                     again with a larger budget to continue",
+                    self.args.max_tokens.unwrap_or_default(),
+                    s.counted,
+                    s.refused,
+                    reported_line(&s),
+                    run_id,
+                    self.args.store.db
+                );
+                Ok(false)
+            }
+            Stop::Interrupted => anyhow::bail!(
+                "interrupted: finished tuples are stored in {}; run the same command again to resume run {}",
+                self.args.store.db,
+                run_id
+            ),
+        }
     }
 
     /// Resumes or starts the run (recording the LLM and embedding settings, and dropping tuples

@@ -153,8 +153,42 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-/// Runs the pending probes and stores their signals; returns (questions probed, signals written).
-pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
+/// Which probes are due for which question: the probes this step runs and the (question,
+/// probe) pairs stored by an earlier invocation.
+struct Due<'a> {
+    probes: Vec<&'a str>,
+    done: BTreeSet<(String, String)>,
+}
+
+impl Due<'_> {
+    /// The probe runs in this step.
+    fn wants(&self, p: &str) -> bool {
+        self.probes.contains(&p)
+    }
+
+    /// The question has no stored signals of the probe yet.
+    fn pending(&self, q: &Query, probe: &str) -> bool {
+        !self.done.contains(&(q.id.clone(), probe.to_string()))
+    }
+
+    /// The probe runs and the question still lacks its signals.
+    fn due(&self, q: &Query, probe: &str) -> bool {
+        self.wants(probe) && self.pending(q, probe)
+    }
+}
+
+/// What the probes read across questions, computed once: the dense top-k of every pending
+/// question (one batched search, its time shared evenly), the BM25 index, the graph's components.
+struct Prepared {
+    dense: Vec<Vec<corpora::index::Hit>>,
+    dense_ms: f64,
+    bm25: Option<Bm25Index>,
+    components: Option<Components>,
+}
+
+/// The offline probes that can run: `entities` and `ppr` are skipped, with a word, without a
+/// graph.
+fn runnable<'a>(inputs: &ProbeInputs<'a>) -> Vec<&'a str> {
     let mut probes: Vec<&str> = inputs
         .probes
         .iter()
@@ -165,29 +199,16 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
         eprintln!("probes: entities and ppr need the knowledge graph, which no chosen paradigm reads: skipped");
         probes.retain(|p| !matches!(*p, "entities" | "ppr"));
     }
-    let done: BTreeSet<(String, String)> = inputs
-        .store
-        .signals(inputs.run_id)
-        .await?
-        .into_iter()
-        .map(|(q, s)| (q, s.probe))
-        .collect();
-    let pending = |q: &Query, probe: &str| !done.contains(&(q.id.clone(), probe.to_string()));
-    let todo: Vec<usize> = (0..inputs.queries.len())
-        .filter(|&i| probes.iter().any(|p| pending(&inputs.queries[i], p)))
-        .collect();
-    if todo.is_empty() {
-        return Ok((0, 0));
-    }
-    let wants = |p: &str| probes.contains(&p);
-    let bar = crate::progress::bar(todo.len() as u64, "probing", "");
+    probes
+}
 
-    // Dense top-k of every pending question in one batched search; its time is shared evenly.
-    let needs_dense = wants("dense") || wants("bm25");
+/// The shared work of the pending questions `todo` (indices into the inputs' questions).
+fn prepare(inputs: &ProbeInputs<'_>, due: &Due<'_>, todo: &[usize]) -> Prepared {
+    let needs_dense = due.wants("dense") || due.wants("bm25");
     let (dense, dense_ms) = if needs_dense {
         let t = Instant::now();
         let mut sub = Vec::with_capacity(todo.len() * inputs.vectors.dim);
-        for &i in &todo {
+        for &i in todo {
             sub.extend_from_slice(inputs.vectors.row(i));
         }
         let batch = Embeddings::new(inputs.vectors.dim, sub);
@@ -196,10 +217,7 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
     } else {
         (Vec::new(), 0.0)
     };
-    let bm25 = if todo
-        .iter()
-        .any(|&i| wants("bm25") && pending(&inputs.queries[i], "bm25"))
-    {
+    let bm25 = if todo.iter().any(|&i| due.due(&inputs.queries[i], "bm25")) {
         let t = Instant::now();
         let index = Bm25Index::new(&inputs.chunk_texts);
         eprintln!(
@@ -215,71 +233,45 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
         .graph
         .as_ref()
         .map(|g| Components::new(&g.graph.adjacency));
+    Prepared {
+        dense,
+        dense_ms,
+        bm25,
+        components,
+    }
+}
+
+/// Runs the pending probes and stores their signals; returns (questions probed, signals written).
+pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
+    let probes = runnable(&inputs);
+    let done: BTreeSet<(String, String)> = inputs
+        .store
+        .signals(inputs.run_id)
+        .await?
+        .into_iter()
+        .map(|(q, s)| (q, s.probe))
+        .collect();
+    let due = Due { probes, done };
+    let todo: Vec<usize> = (0..inputs.queries.len())
+        .filter(|&i| {
+            due.probes
+                .iter()
+                .any(|p| due.pending(&inputs.queries[i], p))
+        })
+        .collect();
+    if todo.is_empty() {
+        return Ok((0, 0));
+    }
+    let bar = crate::progress::bar(todo.len() as u64, "probing", "");
+    let prepared = prepare(&inputs, &due, &todo);
 
     let (mut questions, mut written) = (0, 0);
     let mut rows: Vec<(String, Signal)> = Vec::new();
     let mut ws = paradigms::PushWorkspace::default();
     for (n, &i) in todo.iter().enumerate() {
         let q = &inputs.queries[i];
-        let mut out: HashMap<&str, Vec<Signal>> = HashMap::new();
-        if wants("dense") && pending(q, "dense") {
-            let t = Instant::now();
-            let scores: Vec<f32> = dense[n].iter().map(|h| h.score).collect();
-            let d = p::dense_signals(&scores);
-            let values = vec![
-                ("dense.top1", d.top1),
-                ("dense.margin", d.margin),
-                ("dense.mean5", d.mean5),
-                ("dense.mean10", d.mean10),
-                ("dense.gap_pos", d.gap_position),
-            ];
-            out.insert("dense", signals("dense", values, 0.0, dense_ms + ms(t)));
-        }
-        if let (Some(index), true) = (&bm25, pending(q, "bm25")) {
-            let t = Instant::now();
-            let hits = index.search(&q.text, OVERLAP_K);
-            let dense_rows: Vec<u32> = dense[n].iter().map(|h| h.row).collect();
-            let values = vec![
-                ("bm25.top1", Some(hits.first().map_or(0.0, |h| h.1))),
-                (
-                    "bm25.overlap10",
-                    p::top_overlap(&p::rows(&hits), &dense_rows, OVERLAP_K),
-                ),
-            ];
-            out.insert("bm25", signals("bm25", values, 0.0, ms(t)));
-        }
-        let graph_due = ["entities", "ppr"]
-            .into_iter()
-            .any(|p| wants(p) && pending(q, p));
-        if let (Some(g), Some(c), true) = (&inputs.graph, &components, graph_due) {
-            let t = Instant::now();
-            let s = p::graph_signals(g, c, &q.text, inputs.vectors.row(i), &mut ws).await?;
-            let took = ms(t);
-            // Linking and PPR ran together: each probe is charged half the time; the
-            // extraction's LLM tokens (0 offline) go to the entity probe.
-            if wants("entities") && pending(q, "entities") {
-                let values = vec![
-                    ("entity.mentions", Some(s.mentions)),
-                    ("entity.linked", Some(s.linked)),
-                    ("entity.hit_rate", s.hit_rate),
-                ];
-                out.insert(
-                    "entities",
-                    signals("entities", values, s.tokens as f64, took / 2.0),
-                );
-            }
-            if wants("ppr") && pending(q, "ppr") {
-                let values = vec![
-                    ("ppr.seeds", Some(s.seeds)),
-                    ("ppr.top1", s.ppr_top1),
-                    ("ppr.top10_mass", s.ppr_top10_mass),
-                    ("ppr.entropy", s.ppr_entropy),
-                    ("ppr.seed_degree", s.seed_degree),
-                    ("ppr.seed_component", s.seed_component),
-                ];
-                out.insert("ppr", signals("ppr", values, 0.0, took / 2.0));
-            }
-        }
+        let mut out = cheap_signals(&prepared, &due, q, n);
+        graph_signals(&inputs, &prepared, &due, i, &mut ws, &mut out).await?;
         if !out.is_empty() {
             questions += 1;
         }
@@ -295,6 +287,88 @@ pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
     }
     bar.finish_and_clear();
     Ok((questions, written))
+}
+
+/// The dense and BM25 signals of question `q`, the `n`-th pending one.
+fn cheap_signals(
+    prepared: &Prepared,
+    due: &Due<'_>,
+    q: &Query,
+    n: usize,
+) -> HashMap<&'static str, Vec<Signal>> {
+    let mut out: HashMap<&str, Vec<Signal>> = HashMap::new();
+    if due.due(q, "dense") {
+        let t = Instant::now();
+        let scores: Vec<f32> = prepared.dense[n].iter().map(|h| h.score).collect();
+        let d = p::dense_signals(&scores);
+        let values = vec![
+            ("dense.top1", d.top1),
+            ("dense.margin", d.margin),
+            ("dense.mean5", d.mean5),
+            ("dense.mean10", d.mean10),
+            ("dense.gap_pos", d.gap_position),
+        ];
+        let took = prepared.dense_ms + ms(t);
+        out.insert("dense", signals("dense", values, 0.0, took));
+    }
+    if let (Some(index), true) = (&prepared.bm25, due.pending(q, "bm25")) {
+        let t = Instant::now();
+        let hits = index.search(&q.text, OVERLAP_K);
+        let dense_rows: Vec<u32> = prepared.dense[n].iter().map(|h| h.row).collect();
+        let values = vec![
+            ("bm25.top1", Some(hits.first().map_or(0.0, |h| h.1))),
+            (
+                "bm25.overlap10",
+                p::top_overlap(&p::rows(&hits), &dense_rows, OVERLAP_K),
+            ),
+        ];
+        out.insert("bm25", signals("bm25", values, 0.0, ms(t)));
+    }
+    out
+}
+
+/// The entity and PPR signals of question `i` into `out`, when the graph is read and either is
+/// due. Linking and PPR run together: each probe is charged half the time; the extraction's LLM
+/// tokens (0 offline) go to the entity probe.
+async fn graph_signals(
+    inputs: &ProbeInputs<'_>,
+    prepared: &Prepared,
+    due: &Due<'_>,
+    i: usize,
+    ws: &mut paradigms::PushWorkspace,
+    out: &mut HashMap<&'static str, Vec<Signal>>,
+) -> Result<()> {
+    let q = &inputs.queries[i];
+    let graph_due = ["entities", "ppr"].into_iter().any(|p| due.due(q, p));
+    let (Some(g), Some(c), true) = (&inputs.graph, &prepared.components, graph_due) else {
+        return Ok(());
+    };
+    let t = Instant::now();
+    let s = p::graph_signals(g, c, &q.text, inputs.vectors.row(i), ws).await?;
+    let took = ms(t);
+    if due.due(q, "entities") {
+        let values = vec![
+            ("entity.mentions", Some(s.mentions)),
+            ("entity.linked", Some(s.linked)),
+            ("entity.hit_rate", s.hit_rate),
+        ];
+        out.insert(
+            "entities",
+            signals("entities", values, s.tokens as f64, took / 2.0),
+        );
+    }
+    if due.due(q, "ppr") {
+        let values = vec![
+            ("ppr.seeds", Some(s.seeds)),
+            ("ppr.top1", s.ppr_top1),
+            ("ppr.top10_mass", s.ppr_top10_mass),
+            ("ppr.entropy", s.ppr_entropy),
+            ("ppr.seed_degree", s.seed_degree),
+            ("ppr.seed_component", s.seed_component),
+        ];
+        out.insert("ppr", signals("ppr", values, 0.0, took / 2.0));
+    }
+    Ok(())
 }
 
 impl Invocation<'_> {

@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bench_core::{
-    BenchError, Corpus, Embedder, Embeddings, ExtractionCache, ExtractionRow, ExtractionStatus,
-    GraphBuildRecord,
+    BenchError, Chunk, Corpus, Embedder, Embeddings, ExtractionCache, ExtractionRow,
+    ExtractionStatus, GraphBuildRecord,
 };
 use sha2::{Digest, Sha256};
 use tokio::task::JoinSet;
 
-use super::extract::{ExtractorId, TripletExtractor};
+use super::extract::{Extraction, ExtractorId, TripletExtractor};
 use super::normalize;
 use super::types::{Csr, GraphTriplet, KnowledgeGraph, Triplet};
 use crate::embed::VectorCache;
@@ -123,41 +123,15 @@ pub async fn build_graph(
         .limit_chunks
         .unwrap_or(usize::MAX)
         .min(corpus.chunks.len())];
-    let hashes: Vec<String> = chunks.iter().map(|c| chunk_hash(&c.text)).collect();
-    // Distinct texts in corpus order, each with the first chunk holding it.
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
-    let mut distinct: Vec<String> = Vec::new();
-    for (i, h) in hashes.iter().enumerate() {
-        if !first_of.contains_key(h.as_str()) {
-            first_of.insert(h, i);
-            distinct.push(h.clone());
-        }
-    }
-
-    let cached = store.cached_extractions(&id, &distinct).await?;
-    let mut outcomes: HashMap<String, Outcome> = HashMap::with_capacity(distinct.len());
-    let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
-    for (hash, row) in cached {
-        if row.status != ExtractionStatus::Ok {
-            continue;
-        }
-        match serde_json::from_str::<Vec<Triplet>>(&row.triplets_json) {
-            Ok(t) => {
-                tokens_in += row.tokens_in;
-                tokens_out += row.tokens_out;
-                outcomes.insert(hash, Outcome::Ok(t));
-            }
-            Err(e) => {
-                tracing::warn!(chunk_hash = %hash, error = %e, "re-extracting an unreadable stored extraction")
-            }
-        }
-    }
-    let cached_chunks = outcomes.len();
-    let pending: Vec<&String> = distinct
+    let texts = DistinctTexts::of(chunks);
+    let mut tally = cached_outcomes(store, &id, &texts.distinct).await?;
+    let cached_chunks = tally.outcomes.len();
+    let pending: Vec<&String> = texts
+        .distinct
         .iter()
-        .filter(|h| !outcomes.contains_key(*h))
+        .filter(|h| !tally.outcomes.contains_key(*h))
         .collect();
-    let total = distinct.len();
+    let total = texts.distinct.len();
     progress(cached_chunks, total);
     if !pending.is_empty() {
         tracing::info!(
@@ -168,77 +142,25 @@ pub async fn build_graph(
             "extracting triplets"
         );
     }
-
     let concurrency = options
         .concurrency
         .unwrap_or_else(|| extractor.concurrency())
         .max(1);
-    let mut tasks = JoinSet::new();
-    let mut next = pending.iter();
-    let mut extracted_chunks = 0;
-    loop {
-        while tasks.len() < concurrency {
-            let Some(hash) = next.next() else { break };
-            let text = chunks[first_of[hash.as_str()]].text.clone();
-            let (extractor, hash) = (extractor.clone(), (*hash).clone());
-            tasks.spawn(async move {
-                let r = extractor.extract(&text).await;
-                (hash, r)
-            });
-        }
-        let Some(joined) = tasks.join_next().await else {
-            break;
-        };
-        let (hash, result) = joined.map_err(|e| {
-            CorpusError::Core(BenchError::Other(format!("an extraction task failed: {e}")))
-        })?;
-        let (row, outcome) = match result {
-            Ok(x) => (
-                ExtractionRow {
-                    chunk_hash: hash.clone(),
-                    status: ExtractionStatus::Ok,
-                    triplets_json: serde_json::to_string(&x.triplets).expect("serialisable"),
-                    tokens_in: x.tokens_in,
-                    tokens_out: x.tokens_out,
-                    error: None,
-                },
-                Outcome::Ok(x.triplets),
-            ),
-            Err(e) => {
-                let (tin, tout) = match &e {
-                    CorpusError::Extraction {
-                        tokens_in,
-                        tokens_out,
-                        ..
-                    } => (*tokens_in, *tokens_out),
-                    _ => (0, 0),
-                };
-                let message = e.to_string();
-                (
-                    ExtractionRow {
-                        chunk_hash: hash.clone(),
-                        status: ExtractionStatus::Failed,
-                        triplets_json: "[]".into(),
-                        tokens_in: tin,
-                        tokens_out: tout,
-                        error: Some(message.clone()),
-                    },
-                    Outcome::Failed(message),
-                )
-            }
-        };
-        // Written before anything else happens: a kill after this line loses nothing.
-        store.put_extraction(&id, &row).await?;
-        tokens_in += row.tokens_in;
-        tokens_out += row.tokens_out;
-        outcomes.insert(hash, outcome);
-        extracted_chunks += 1;
-        progress(cached_chunks + extracted_chunks, total);
-    }
+    let step = |done: usize| progress(cached_chunks + done, total);
+    let extracted_chunks = extract_pending(
+        chunks,
+        &texts,
+        &pending,
+        (&extractor, &id, store),
+        concurrency,
+        &mut tally,
+        &step,
+    )
+    .await?;
 
     let mut failures = Vec::new();
-    let per_chunk = chunks.iter().zip(&hashes).map(|(c, h)| {
-        let outcome = &outcomes[h.as_str()];
+    let per_chunk = chunks.iter().zip(&texts.hashes).map(|(c, h)| {
+        let outcome = &tally.outcomes[h.as_str()];
         if let Outcome::Failed(e) = outcome {
             failures.push((c.id.clone(), e.clone()));
         }
@@ -251,49 +173,218 @@ pub async fn build_graph(
         )
     });
     let graph = assemble(per_chunk);
-    let gstats = GraphStats::of(&graph);
-    let signature = {
-        let mut h = Sha256::new();
-        for part in [&id.extractor, &id.model, &id.prompt_hash] {
-            h.update(part.as_bytes());
-            h.update([0]);
-        }
-        for hash in &hashes {
-            let ok = matches!(outcomes[hash.as_str()], Outcome::Ok(_));
-            h.update(hash.as_bytes());
-            h.update([u8::from(ok)]);
-        }
-        hex::encode(h.finalize())
-    };
     let stats = BuildStats {
         extractor: id.clone(),
         chunks: chunks.len(),
         failures,
-        tokens_in,
-        tokens_out,
+        tokens_in: tally.tokens_in,
+        tokens_out: tally.tokens_out,
         cached_chunks,
         extracted_chunks,
-        graph: gstats,
-        signature: signature.clone(),
+        graph: GraphStats::of(&graph),
+        signature: signature(&id, &texts.hashes, &tally.outcomes),
     };
+    record_build(store, corpus, id, &stats).await?;
+    Ok(GraphBuild { graph, stats })
+}
+
+/// Each chunk's text hash, and the distinct texts in corpus order with the first chunk holding
+/// each.
+struct DistinctTexts {
+    /// Per chunk, its text's hash.
+    hashes: Vec<String>,
+    /// Per distinct hash, the first chunk with that text.
+    first_of: HashMap<String, usize>,
+    /// The distinct hashes in corpus order.
+    distinct: Vec<String>,
+}
+
+impl DistinctTexts {
+    /// Hashes `chunks`' texts and finds the distinct ones.
+    fn of(chunks: &[Chunk]) -> Self {
+        let hashes: Vec<String> = chunks.iter().map(|c| chunk_hash(&c.text)).collect();
+        let mut first_of: HashMap<String, usize> = HashMap::new();
+        let mut distinct: Vec<String> = Vec::new();
+        for (i, h) in hashes.iter().enumerate() {
+            if !first_of.contains_key(h.as_str()) {
+                first_of.insert(h.clone(), i);
+                distinct.push(h.clone());
+            }
+        }
+        DistinctTexts {
+            hashes,
+            first_of,
+            distinct,
+        }
+    }
+}
+
+/// The outcomes so far, per text hash, and the tokens they cost.
+struct Tally {
+    outcomes: HashMap<String, Outcome>,
+    tokens_in: u64,
+    tokens_out: u64,
+}
+
+/// The stored successful extractions of `distinct` under `id` (an unreadable one is extracted
+/// again).
+async fn cached_outcomes(
+    store: &dyn ExtractionCache,
+    id: &ExtractorId,
+    distinct: &[String],
+) -> Result<Tally> {
+    let cached = store.cached_extractions(id, distinct).await?;
+    let mut tally = Tally {
+        outcomes: HashMap::with_capacity(distinct.len()),
+        tokens_in: 0,
+        tokens_out: 0,
+    };
+    for (hash, row) in cached {
+        if row.status != ExtractionStatus::Ok {
+            continue;
+        }
+        match serde_json::from_str::<Vec<Triplet>>(&row.triplets_json) {
+            Ok(t) => {
+                tally.tokens_in += row.tokens_in;
+                tally.tokens_out += row.tokens_out;
+                tally.outcomes.insert(hash, Outcome::Ok(t));
+            }
+            Err(e) => {
+                tracing::warn!(chunk_hash = %hash, error = %e, "re-extracting an unreadable stored extraction")
+            }
+        }
+    }
+    Ok(tally)
+}
+
+/// Extracts the `pending` texts, at most `concurrency` at a time, writing each result to the
+/// store as it finishes and adding it to `tally`; `step(done)` after each. Returns how many
+/// were extracted.
+async fn extract_pending(
+    chunks: &[Chunk],
+    texts: &DistinctTexts,
+    pending: &[&String],
+    (extractor, id, store): (
+        &Arc<dyn TripletExtractor>,
+        &ExtractorId,
+        &dyn ExtractionCache,
+    ),
+    concurrency: usize,
+    tally: &mut Tally,
+    step: &(dyn Fn(usize) + Sync),
+) -> Result<usize> {
+    let mut tasks = JoinSet::new();
+    let mut next = pending.iter();
+    let mut extracted_chunks = 0;
+    loop {
+        while tasks.len() < concurrency {
+            let Some(hash) = next.next() else { break };
+            let text = chunks[texts.first_of[hash.as_str()]].text.clone();
+            let (extractor, hash) = (extractor.clone(), (*hash).clone());
+            tasks.spawn(async move {
+                let r = extractor.extract(&text).await;
+                (hash, r)
+            });
+        }
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
+        let (hash, result) = joined.map_err(|e| {
+            CorpusError::Core(BenchError::Other(format!("an extraction task failed: {e}")))
+        })?;
+        let (row, outcome) = extraction_row(hash.clone(), result);
+        // Written before anything else happens: a kill after this line loses nothing.
+        store.put_extraction(id, &row).await?;
+        tally.tokens_in += row.tokens_in;
+        tally.tokens_out += row.tokens_out;
+        tally.outcomes.insert(hash, outcome);
+        extracted_chunks += 1;
+        step(extracted_chunks);
+    }
+    Ok(extracted_chunks)
+}
+
+/// The stored row and the outcome of one extraction (a failure keeps the tokens it cost).
+fn extraction_row(chunk_hash: String, result: Result<Extraction>) -> (ExtractionRow, Outcome) {
+    match result {
+        Ok(x) => (
+            ExtractionRow {
+                chunk_hash,
+                status: ExtractionStatus::Ok,
+                triplets_json: serde_json::to_string(&x.triplets).expect("serialisable"),
+                tokens_in: x.tokens_in,
+                tokens_out: x.tokens_out,
+                error: None,
+            },
+            Outcome::Ok(x.triplets),
+        ),
+        Err(e) => {
+            let (tin, tout) = match &e {
+                CorpusError::Extraction {
+                    tokens_in,
+                    tokens_out,
+                    ..
+                } => (*tokens_in, *tokens_out),
+                _ => (0, 0),
+            };
+            let message = e.to_string();
+            (
+                ExtractionRow {
+                    chunk_hash,
+                    status: ExtractionStatus::Failed,
+                    triplets_json: "[]".into(),
+                    tokens_in: tin,
+                    tokens_out: tout,
+                    error: Some(message.clone()),
+                },
+                Outcome::Failed(message),
+            )
+        }
+    }
+}
+
+/// sha256 over the extractor's identity and, per chunk, its text hash and whether it was
+/// extracted: the same inputs give the same graph.
+fn signature(id: &ExtractorId, hashes: &[String], outcomes: &HashMap<String, Outcome>) -> String {
+    let mut h = Sha256::new();
+    for part in [&id.extractor, &id.model, &id.prompt_hash] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for hash in hashes {
+        let ok = matches!(outcomes[hash.as_str()], Outcome::Ok(_));
+        h.update(hash.as_bytes());
+        h.update([u8::from(ok)]);
+    }
+    hex::encode(h.finalize())
+}
+
+/// Records the build in `graph_builds`.
+async fn record_build(
+    store: &dyn ExtractionCache,
+    corpus: &Corpus,
+    id: ExtractorId,
+    stats: &BuildStats,
+) -> Result<()> {
+    let g = &stats.graph;
     store
         .record_graph_build(&GraphBuildRecord {
             corpus: corpus.name.clone(),
             corpus_hash: corpus.content_hash.clone(),
             extractor: id,
             chunks: stats.chunks as u64,
-            nodes: gstats.nodes as u64,
-            edges: gstats.edges as u64,
-            relation_types: gstats.relation_types as u64,
-            triplets: gstats.triplets as u64,
-            components: gstats.components as u64,
+            nodes: g.nodes as u64,
+            edges: g.edges as u64,
+            relation_types: g.relation_types as u64,
+            triplets: g.triplets as u64,
+            components: g.components as u64,
             failures: stats.failures.len() as u64,
-            tokens_in,
-            tokens_out,
-            signature,
+            tokens_in: stats.tokens_in,
+            tokens_out: stats.tokens_out,
+            signature: stats.signature.clone(),
         })
         .await?;
-    Ok(GraphBuild { graph, stats })
+    Ok(())
 }
 
 /// The graph of per-chunk triplets `(chunk index, triplets)`: entities and relations normalised,

@@ -439,6 +439,7 @@ fn finished_body(
     v.to_string()
 }
 
+/// Answers one connection: records its authorization and routes by method and path.
 async fn serve(mut stream: TcpStream, state: Arc<State>) {
     let Some(req) = read_request(&mut stream).await else {
         return;
@@ -449,176 +450,194 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
         .unwrap()
         .push(req.authorization.clone());
     match (req.method.as_str(), req.path.as_str()) {
-        ("GET", "/v1/models") => {
-            state.model_requests.fetch_add(1, Ordering::SeqCst);
-            let data: Vec<serde_json::Value> = state
-                .options
-                .models
-                .iter()
-                .map(|m| {
-                    let mut v = serde_json::json!({"id": m, "object": "model", "created": 0, "owned_by": "mock"});
-                    if let Some(n) = state.options.context_length {
-                        v["context_length"] = n.into();
-                    }
-                    v
-                })
-                .collect();
-            let body = serde_json::json!({"object": "list", "data": data}).to_string();
-            respond(&mut stream, 200, &body, "").await;
-        }
-        ("POST", "/v1/chat/completions") => {
-            let index = state.chat_requests.fetch_add(1, Ordering::SeqCst);
-            state.arrivals.lock().unwrap().push(Instant::now());
-            let _guard = InFlight::enter(&state);
-            let Ok(body) = serde_json::from_slice::<serde_json::Value>(&req.body) else {
-                respond(&mut stream, 400, &error_body("body is not JSON"), "").await;
-                return;
-            };
-            let messages: Vec<(String, String)> = body["messages"]
-                .as_array()
-                .map(|ms| {
-                    ms.iter()
-                        .map(|m| {
-                            (
-                                m["role"].as_str().unwrap_or_default().to_owned(),
-                                m["content"].as_str().unwrap_or_default().to_owned(),
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let seen = ChatRequestSeen {
-                index,
-                model: body["model"].as_str().unwrap_or_default().to_owned(),
-                json_mode: body["response_format"]["type"] == "json_object",
-                authorization: req.authorization.clone(),
-                messages,
-                body,
-            };
-            if !state.options.models.contains(&seen.model) {
-                let msg = format!("The model `{}` does not exist", seen.model);
-                respond(&mut stream, 404, &error_body(&msg), "").await;
-                return;
-            }
-            if let Some(max) = state.options.max_prompt_tokens {
-                let n: u64 = seen
-                    .messages
-                    .iter()
-                    .map(|(_, c)| bench_core::tokens::count(c))
-                    .sum();
-                if n > max {
-                    let msg = format!(
-                        "This model's maximum context length is {max} tokens, your prompt has {n}"
-                    );
-                    respond(&mut stream, 400, &error_body(&msg), "").await;
-                    return;
-                }
-            }
-            let mut reply = (state.script)(&seen);
-            loop {
-                match reply {
-                    MockReply::Delay(d, inner) => {
-                        tokio::time::sleep(d).await;
-                        reply = *inner;
-                    }
-                    MockReply::Reply { content, usage } => {
-                        let body = completion_body(index, &seen.model, &content, usage);
-                        respond(&mut stream, 200, &body, "").await;
-                        return;
-                    }
-                    MockReply::Status {
-                        code,
-                        retry_after,
-                        message,
-                    } => {
-                        let extra = retry_after
-                            .map(|s| format!("Retry-After: {s}\r\n"))
-                            .unwrap_or_default();
-                        respond(&mut stream, code, &error_body(&message), &extra).await;
-                        return;
-                    }
-                    MockReply::CutAtLimit(content) => {
-                        let body = finished_body(index, &seen.model, &content, None, "length");
-                        respond(&mut stream, 200, &body, "").await;
-                        return;
-                    }
-                    MockReply::TruncatedBody => {
-                        let body = completion_body(index, &seen.model, "cut short", None);
-                        let mut out = head(200, "application/json", body.len(), "").into_bytes();
-                        out.extend_from_slice(&body.as_bytes()[..body.len() / 2]);
-                        let _ = stream.write_all(&out).await;
-                        let _ = stream.shutdown().await;
-                        return;
-                    }
-                    MockReply::NonJson => {
-                        let body = "<html><body>502 Bad Gateway</body></html>";
-                        let mut out = head(200, "text/html", body.len(), "").into_bytes();
-                        out.extend_from_slice(body.as_bytes());
-                        let _ = stream.write_all(&out).await;
-                        let _ = stream.shutdown().await;
-                        return;
-                    }
-                    MockReply::DropConnection => return,
-                }
-            }
-        }
+        ("GET", "/v1/models") => serve_models(&mut stream, &state).await,
+        ("POST", "/v1/chat/completions") => serve_chat(&mut stream, &state, &req).await,
         ("POST", "/v1/embeddings") if state.options.embedding_dim.is_some() => {
-            let index = state.embedding_requests.fetch_add(1, Ordering::SeqCst);
-            if let Some(&(_, code)) = state.options.embedding_faults.iter().find(|f| f.0 == index) {
-                let msg = format!("mock embedding status {code}");
-                respond(&mut stream, code, &error_body(&msg), "").await;
-                return;
-            }
-            let Ok(body) = serde_json::from_slice::<serde_json::Value>(&req.body) else {
-                respond(&mut stream, 400, &error_body("body is not JSON"), "").await;
-                return;
-            };
-            let model = body["model"].as_str().unwrap_or_default();
-            if !state.options.models.iter().any(|m| m == model) {
-                let msg = format!("The model `{model}` does not exist");
-                respond(&mut stream, 404, &error_body(&msg), "").await;
-                return;
-            }
-            let inputs: Vec<String> = match &body["input"] {
-                serde_json::Value::String(s) => vec![s.clone()],
-                serde_json::Value::Array(a) => a
-                    .iter()
-                    .map(|v| v.as_str().unwrap_or_default().to_owned())
-                    .collect(),
-                _ => vec![],
-            };
-            let mut dim = state.options.embedding_dim.unwrap_or(1).max(1);
-            if state
-                .options
-                .embedding_wrong_dim_from
-                .is_some_and(|n| index >= n)
-            {
-                dim += 1;
-            }
-            let data: Vec<serde_json::Value> = inputs
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    serde_json::json!({"object": "embedding", "index": i, "embedding": bag_of_words(t, dim)})
-                })
-                .collect();
-            let tokens: u64 = inputs.iter().map(|t| bench_core::tokens::count(t)).sum();
-            state
-                .embedding_inputs
-                .fetch_add(inputs.len(), Ordering::SeqCst);
-            state
-                .embedding_tokens
-                .fetch_add(tokens as usize, Ordering::SeqCst);
-            let out = serde_json::json!({
-                "object": "list",
-                "model": model,
-                "data": data,
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            });
-            respond(&mut stream, 200, &out.to_string(), "").await;
+            serve_embeddings(&mut stream, &state, &req).await
         }
         _ => respond(&mut stream, 404, &error_body("no such route"), "").await,
     }
+}
+
+/// `GET /v1/models`: the configured models (with the context length when one is set).
+async fn serve_models(stream: &mut TcpStream, state: &State) {
+    state.model_requests.fetch_add(1, Ordering::SeqCst);
+    let data: Vec<serde_json::Value> = state
+        .options
+        .models
+        .iter()
+        .map(|m| {
+            let mut v =
+                serde_json::json!({"id": m, "object": "model", "created": 0, "owned_by": "mock"});
+            if let Some(n) = state.options.context_length {
+                v["context_length"] = n.into();
+            }
+            v
+        })
+        .collect();
+    let body = serde_json::json!({"object": "list", "data": data}).to_string();
+    respond(stream, 200, &body, "").await;
+}
+
+/// `POST /v1/chat/completions`: refuses an unknown model or a prompt over the limit, then sends
+/// what the script says for this request.
+async fn serve_chat(stream: &mut TcpStream, state: &State, req: &Request) {
+    let index = state.chat_requests.fetch_add(1, Ordering::SeqCst);
+    state.arrivals.lock().unwrap().push(Instant::now());
+    let _guard = InFlight::enter(state);
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(&req.body) else {
+        respond(stream, 400, &error_body("body is not JSON"), "").await;
+        return;
+    };
+    let messages: Vec<(String, String)> = body["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .map(|m| {
+                    (
+                        m["role"].as_str().unwrap_or_default().to_owned(),
+                        m["content"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let seen = ChatRequestSeen {
+        index,
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        json_mode: body["response_format"]["type"] == "json_object",
+        authorization: req.authorization.clone(),
+        messages,
+        body,
+    };
+    if !state.options.models.contains(&seen.model) {
+        let msg = format!("The model `{}` does not exist", seen.model);
+        respond(stream, 404, &error_body(&msg), "").await;
+        return;
+    }
+    if let Some(max) = state.options.max_prompt_tokens {
+        let n: u64 = seen
+            .messages
+            .iter()
+            .map(|(_, c)| bench_core::tokens::count(c))
+            .sum();
+        if n > max {
+            let msg =
+                format!("This model's maximum context length is {max} tokens, your prompt has {n}");
+            respond(stream, 400, &error_body(&msg), "").await;
+            return;
+        }
+    }
+    let reply = (state.script)(&seen);
+    send_reply(stream, reply, index, &seen.model).await;
+}
+
+/// Sends the scripted reply (after its delays) or fault.
+async fn send_reply(stream: &mut TcpStream, mut reply: MockReply, index: usize, model: &str) {
+    loop {
+        match reply {
+            MockReply::Delay(d, inner) => {
+                tokio::time::sleep(d).await;
+                reply = *inner;
+            }
+            MockReply::Reply { content, usage } => {
+                let body = completion_body(index, model, &content, usage);
+                respond(stream, 200, &body, "").await;
+                return;
+            }
+            MockReply::Status {
+                code,
+                retry_after,
+                message,
+            } => {
+                let extra = retry_after
+                    .map(|s| format!("Retry-After: {s}\r\n"))
+                    .unwrap_or_default();
+                respond(stream, code, &error_body(&message), &extra).await;
+                return;
+            }
+            MockReply::CutAtLimit(content) => {
+                let body = finished_body(index, model, &content, None, "length");
+                respond(stream, 200, &body, "").await;
+                return;
+            }
+            MockReply::TruncatedBody => {
+                let body = completion_body(index, model, "cut short", None);
+                let mut out = head(200, "application/json", body.len(), "").into_bytes();
+                out.extend_from_slice(&body.as_bytes()[..body.len() / 2]);
+                let _ = stream.write_all(&out).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            MockReply::NonJson => {
+                let body = "<html><body>502 Bad Gateway</body></html>";
+                let mut out = head(200, "text/html", body.len(), "").into_bytes();
+                out.extend_from_slice(body.as_bytes());
+                let _ = stream.write_all(&out).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            MockReply::DropConnection => return,
+        }
+    }
+}
+
+/// `POST /v1/embeddings`: bag-of-words vectors, with the configured faults (a status at a given
+/// request, one dimension too many from a given request).
+async fn serve_embeddings(stream: &mut TcpStream, state: &State, req: &Request) {
+    let index = state.embedding_requests.fetch_add(1, Ordering::SeqCst);
+    if let Some(&(_, code)) = state.options.embedding_faults.iter().find(|f| f.0 == index) {
+        let msg = format!("mock embedding status {code}");
+        respond(stream, code, &error_body(&msg), "").await;
+        return;
+    }
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(&req.body) else {
+        respond(stream, 400, &error_body("body is not JSON"), "").await;
+        return;
+    };
+    let model = body["model"].as_str().unwrap_or_default();
+    if !state.options.models.iter().any(|m| m == model) {
+        let msg = format!("The model `{model}` does not exist");
+        respond(stream, 404, &error_body(&msg), "").await;
+        return;
+    }
+    let inputs: Vec<String> = match &body["input"] {
+        serde_json::Value::String(s) => vec![s.clone()],
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_owned())
+            .collect(),
+        _ => vec![],
+    };
+    let mut dim = state.options.embedding_dim.unwrap_or(1).max(1);
+    if state
+        .options
+        .embedding_wrong_dim_from
+        .is_some_and(|n| index >= n)
+    {
+        dim += 1;
+    }
+    let data: Vec<serde_json::Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            serde_json::json!({"object": "embedding", "index": i, "embedding": bag_of_words(t, dim)})
+        })
+        .collect();
+    let tokens: u64 = inputs.iter().map(|t| bench_core::tokens::count(t)).sum();
+    state
+        .embedding_inputs
+        .fetch_add(inputs.len(), Ordering::SeqCst);
+    state
+        .embedding_tokens
+        .fetch_add(tokens as usize, Ordering::SeqCst);
+    let out = serde_json::json!({
+        "object": "list",
+        "model": model,
+        "data": data,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    });
+    respond(stream, 200, &out.to_string(), "").await;
 }
 
 /// A deterministic, unnormalised vector of `text`: each lowercased alphanumeric word adds +-1 to

@@ -220,74 +220,16 @@ pub fn load_adaptive_rag(
     split: Option<SplitTag>,
     source: Option<&str>,
 ) -> Result<OutcomeImport> {
-    let parse = |file: &Path| -> Result<Vec<Value>> {
-        let text = read(file)?;
-        let v: Value = bench_core::strict_json::from_str(&text).map_err(|e| {
-            let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
-            malformed(
-                file,
-                format!("line {} column {}", e.line(), e.column()),
-                format!("not JSON: {}", bench_core::input::json_error(&e, line)),
-            )
-        })?;
-        match v {
-            Value::Array(a) => Ok(a),
-            _ => Err(malformed(
-                file,
-                "top level".into(),
-                "expected a JSON array of records".into(),
-            )),
-        }
-    };
-    for name in ["zero", "one", "multiple"] {
+    for name in STRATEGIES {
         if !spec.arms.contains_key(name) {
             return Err(usage(format!(
                 "--arm: no paradigm for Adaptive-RAG's strategy {name:?}"
             )));
         }
     }
-    let label_records = parse(labels)?;
-    let mut correct_sets: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
-    let mut label_questions = Vec::new();
-    for (i, r) in label_records.iter().enumerate() {
-        let at = |m: String| malformed(labels, format!("record {i}"), m);
-        let id = str_field(r, "id", &at)?.to_string();
-        let answer = str_field(r, "answer", &at)?;
-        let total = r
-            .get("total_answer")
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                at("field \"total_answer\": expected an array of strategy names".into())
-            })?;
-        let mut names = Vec::new();
-        for t in total {
-            let t = t
-                .as_str()
-                .filter(|t| ["zero", "one", "multiple"].contains(t))
-                .ok_or_else(|| {
-                    at(format!(
-                        "field \"total_answer\": {t} is not one of \"zero\", \"one\", \"multiple\""
-                    ))
-                })?;
-            names.push(t.to_string());
-        }
-        let cheapest = ["zero", "one", "multiple"]
-            .iter()
-            .position(|s| names.iter().any(|n| n == s));
-        let want = cheapest.map(|c| ["A", "B", "C"][c]);
-        if want != Some(answer) {
-            return Err(at(format!(
-                "field \"answer\": {answer:?} is not the cheapest strategy of total_answer {names:?} (expected {})",
-                want.map_or("a non-empty total_answer".to_string(), |w| format!("{w:?}"))
-            )));
-        }
-        if correct_sets.insert(id.clone(), (names, i)).is_some() {
-            return Err(at(format!("field \"id\": {id:?} appears twice")));
-        }
-        label_questions.push(r.clone());
-    }
+    let (correct_sets, label_questions) = read_labels(labels)?;
     let (question_file, question_records) = match queries {
-        Some(q) => (q, parse(q)?),
+        Some(q) => (q, parse_json_records(q)?),
         None => (labels, label_questions),
     };
     let mut records = Vec::with_capacity(question_records.len());
@@ -304,28 +246,13 @@ pub fn load_adaptive_rag(
             .get(&id)
             .map(|(n, _)| n.as_slice())
             .unwrap_or(&[]);
-        let mut outcomes: Vec<(ParadigmId, ArmOutcome)> = ["zero", "one", "multiple"]
-            .iter()
-            .map(|s| {
-                let p = spec.arms[*s];
-                (
-                    p,
-                    ArmOutcome::verdict(
-                        correct.iter().any(|c| c == s),
-                        None,
-                        spec.costs.get(&p).copied().unwrap_or(0.0),
-                    ),
-                )
-            })
-            .collect();
-        outcomes.sort_by_key(|(p, _)| ParadigmId::ALL.iter().position(|q| q == p));
         records.push(OutcomeRecord {
             id,
             corpus,
             question,
             qtype: QueryType::Other,
             answers: Vec::new(),
-            outcomes,
+            outcomes: strategy_outcomes(correct, spec),
             signals: Vec::new(),
             published: Vec::new(),
             origin: format!("{} record {i}", file_name(question_file)),
@@ -341,12 +268,123 @@ pub fn load_adaptive_rag(
             ),
         ));
     }
+    let imp = adaptive_import(labels, spec, split, source, records);
+    imp.validate()?;
+    Ok(imp)
+}
+
+/// Adaptive-RAG's strategies, cheapest first, and the label that names each.
+const STRATEGIES: [&str; 3] = ["zero", "one", "multiple"];
+const STRATEGY_LABELS: [&str; 3] = ["A", "B", "C"];
+
+/// Per labelled question, the strategies that answered it correctly and its record's index;
+/// and the label records themselves (the questions when there is no questions file).
+type Labels = (BTreeMap<String, (Vec<String>, usize)>, Vec<Value>);
+
+/// A file that is one JSON array of records.
+fn parse_json_records(file: &Path) -> Result<Vec<Value>> {
+    let text = read(file)?;
+    let v: Value = bench_core::strict_json::from_str(&text).map_err(|e| {
+        let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+        malformed(
+            file,
+            format!("line {} column {}", e.line(), e.column()),
+            format!("not JSON: {}", bench_core::input::json_error(&e, line)),
+        )
+    })?;
+    match v {
+        Value::Array(a) => Ok(a),
+        _ => Err(malformed(
+            file,
+            "top level".into(),
+            "expected a JSON array of records".into(),
+        )),
+    }
+}
+
+/// Reads the labels file: each record's `total_answer` (strategy names) and `answer` (the
+/// label of the cheapest of them), with ids unique.
+fn read_labels(labels: &Path) -> Result<Labels> {
+    let label_records = parse_json_records(labels)?;
+    let mut correct_sets: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
+    let mut label_questions = Vec::new();
+    for (i, r) in label_records.iter().enumerate() {
+        let at = |m: String| malformed(labels, format!("record {i}"), m);
+        let id = str_field(r, "id", &at)?.to_string();
+        let answer = str_field(r, "answer", &at)?;
+        let names = total_answer(r, &at)?;
+        let cheapest = STRATEGIES.iter().position(|s| names.iter().any(|n| n == s));
+        let want = cheapest.map(|c| STRATEGY_LABELS[c]);
+        if want != Some(answer) {
+            return Err(at(format!(
+                "field \"answer\": {answer:?} is not the cheapest strategy of total_answer {names:?} (expected {})",
+                want.map_or("a non-empty total_answer".to_string(), |w| format!("{w:?}"))
+            )));
+        }
+        if correct_sets.insert(id.clone(), (names, i)).is_some() {
+            return Err(at(format!("field \"id\": {id:?} appears twice")));
+        }
+        label_questions.push(r.clone());
+    }
+    Ok((correct_sets, label_questions))
+}
+
+/// A label record's `total_answer`: the names of the strategies that answered correctly.
+fn total_answer(r: &Value, at: &dyn Fn(String) -> CorpusError) -> Result<Vec<String>> {
+    let total = r
+        .get("total_answer")
+        .and_then(Value::as_array)
+        .ok_or_else(|| at("field \"total_answer\": expected an array of strategy names".into()))?;
+    let mut names = Vec::new();
+    for t in total {
+        let t = t
+            .as_str()
+            .filter(|t| STRATEGIES.contains(t))
+            .ok_or_else(|| {
+                at(format!(
+                    "field \"total_answer\": {t} is not one of \"zero\", \"one\", \"multiple\""
+                ))
+            })?;
+        names.push(t.to_string());
+    }
+    Ok(names)
+}
+
+/// One question's outcome per strategy's paradigm (correct where the strategy is in
+/// `correct`), in `ParadigmId::ALL` order.
+fn strategy_outcomes(correct: &[String], spec: &ArmSpec) -> Vec<(ParadigmId, ArmOutcome)> {
+    let mut outcomes: Vec<(ParadigmId, ArmOutcome)> = STRATEGIES
+        .iter()
+        .map(|s| {
+            let p = spec.arms[*s];
+            (
+                p,
+                ArmOutcome::verdict(
+                    correct.iter().any(|c| c == s),
+                    None,
+                    spec.costs.get(&p).copied().unwrap_or(0.0),
+                ),
+            )
+        })
+        .collect();
+    outcomes.sort_by_key(|(p, _)| ParadigmId::ALL.iter().position(|q| q == p));
+    outcomes
+}
+
+/// The import of Adaptive-RAG's `records`, named after the labels file's folder (the model).
+fn adaptive_import(
+    labels: &Path,
+    spec: &ArmSpec,
+    split: Option<SplitTag>,
+    source: Option<&str>,
+    records: Vec<OutcomeRecord>,
+) -> OutcomeImport {
     let model = labels
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "unknown".into());
-    let imp = OutcomeImport {
+    OutcomeImport {
         source: source.map_or_else(|| format!("adaptive-rag/{model}"), str::to_string),
         split,
         cost_unit: "retrieval steps".into(),
@@ -357,9 +395,7 @@ pub fn load_adaptive_rag(
             "mapping": spec.to_json(),
         }),
         records,
-    };
-    imp.validate()?;
-    Ok(imp)
+    }
 }
 
 /// The generic JSON-lines format (docs/outcomes-format.md): one question per line with `id`,
@@ -390,128 +426,8 @@ pub fn load_outcomes_jsonl(
         if !v.is_object() {
             return Err(at("expected a JSON object".into()));
         }
-        let id = match v.get("id") {
-            Some(Value::String(s)) => no_nul(s.clone(), "id", &at)?,
-            Some(Value::Number(n)) => n.to_string(),
-            _ => return Err(at("field \"id\": expected a string or a number".into())),
-        };
-        let corpus = corpus_field(&v, "corpus", &at)?;
-        let question = text_field(&v, "question", &at)?.to_string();
-        let qtype = match v.get("type") {
-            None | Some(Value::Null) => QueryType::Other,
-            Some(Value::String(s)) => s.parse().map_err(|e| at(format!("field \"type\": {e}")))?,
-            Some(_) => return Err(at("field \"type\": expected a string".into())),
-        };
-        let answers: Vec<String> = match v.get("answers") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|x| x.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| at("field \"answers\": expected strings".into()))?,
-            Some(_) => {
-                return Err(at(
-                    "field \"answers\": expected a string or an array of strings".into(),
-                ))
-            }
-        };
-        let answers = answers
-            .into_iter()
-            .map(|a| no_nul(a, "answers", &at))
-            .collect::<Result<Vec<_>>>()?;
-        let obj = v
-            .get("outcomes")
-            .and_then(Value::as_object)
-            .ok_or_else(|| {
-                at("field \"outcomes\": expected an object of paradigm → outcome".into())
-            })?;
-        let mut outcomes = Vec::with_capacity(obj.len());
-        for (name, o) in obj {
-            let f = |m: String| at(format!("field \"outcomes.{name}\": {m}"));
-            let p = spec.paradigm(name).ok_or_else(|| {
-                f(format!(
-                    "unknown paradigm (known: {}; map other names with --arm NAME=PARADIGM)",
-                    ParadigmId::ALL
-                        .iter()
-                        .map(|p| p.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?;
-            if outcomes.iter().any(|(q, _)| *q == p) {
-                return Err(f(format!("a second outcome for paradigm {p}")));
-            }
-            let answer = match o.get("answer") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(a)) => Some(no_nul(a.clone(), "answer", &f)?),
-                Some(_) => return Err(f("field \"answer\": expected a string".into())),
-            };
-            let source_correct = match o.get("correct") {
-                None | Some(Value::Null) if answer.is_some() => None,
-                Some(Value::Bool(b)) => Some(*b),
-                _ => {
-                    return Err(f(
-                        "field \"correct\": expected true or false (or give an \"answer\" for the harness to score)".into(),
-                    ))
-                }
-            };
-            if answer.is_some() && answers.is_empty() {
-                return Err(f(
-                    "field \"answer\": the harness scores answers against the record's \"answers\", and it has none".into(),
-                ));
-            }
-            let correct = source_correct.unwrap_or(false);
-            let score = match o.get("score") {
-                None | Some(Value::Null) => None,
-                Some(s) => Some(
-                    s.as_f64()
-                        .filter(|s| s.is_finite() && (0.0..=1.0).contains(s))
-                        .ok_or_else(|| {
-                            f(format!("field \"score\": {s} is not a number in [0, 1]"))
-                        })?,
-                ),
-            };
-            let cost = match o.get("cost") {
-                None | Some(Value::Null) => spec
-                    .costs
-                    .get(&p)
-                    .copied()
-                    .ok_or_else(|| f(format!("no \"cost\", and --cost gives none for {p}")))?,
-                Some(c) => cost_of(c, &f)?,
-            };
-            outcomes.push((
-                p,
-                ArmOutcome {
-                    correct,
-                    score,
-                    cost,
-                    source_correct: if answer.is_some() {
-                        source_correct
-                    } else {
-                        None
-                    },
-                    answer,
-                },
-            ));
-        }
-        if outcomes.is_empty() {
-            return Err(at("field \"outcomes\": no paradigm outcome".into()));
-        }
-        outcomes.sort_by_key(|(p, _)| ParadigmId::ALL.iter().position(|q| q == p));
-        let signals = parse_signals(v.get("signals"), &at)?;
-        let published = parse_routers(v.get("routers"), spec, &outcomes, &at)?;
-        records.push(OutcomeRecord {
-            id,
-            corpus,
-            question,
-            qtype,
-            answers,
-            outcomes,
-            signals,
-            published,
-            origin: format!("{}:{line_no}", file_name(file)),
-        });
+        let origin = format!("{}:{line_no}", file_name(file));
+        records.push(jsonl_record(&v, spec, &at, origin)?);
     }
     let stem = file
         .file_stem()
@@ -532,6 +448,158 @@ pub fn load_outcomes_jsonl(
     imp.validate()
         .map_err(|e| malformed(file, "records".into(), e.to_string()))?;
     Ok(imp)
+}
+
+/// One line's record of the generic format (`v` is an object; `at` names the line).
+fn jsonl_record(
+    v: &Value,
+    spec: &ArmSpec,
+    at: &dyn Fn(String) -> CorpusError,
+    origin: String,
+) -> Result<OutcomeRecord> {
+    let id = match v.get("id") {
+        Some(Value::String(s)) => no_nul(s.clone(), "id", at)?,
+        Some(Value::Number(n)) => n.to_string(),
+        _ => return Err(at("field \"id\": expected a string or a number".into())),
+    };
+    let corpus = corpus_field(v, "corpus", at)?;
+    let question = text_field(v, "question", at)?.to_string();
+    let qtype = match v.get("type") {
+        None | Some(Value::Null) => QueryType::Other,
+        Some(Value::String(s)) => s.parse().map_err(|e| at(format!("field \"type\": {e}")))?,
+        Some(_) => return Err(at("field \"type\": expected a string".into())),
+    };
+    let answers = answers_field(v, at)?;
+    let outcomes = arm_outcomes(v, spec, &answers, at)?;
+    let signals = parse_signals(v.get("signals"), at)?;
+    let published = parse_routers(v.get("routers"), spec, &outcomes, at)?;
+    Ok(OutcomeRecord {
+        id,
+        corpus,
+        question,
+        qtype,
+        answers,
+        outcomes,
+        signals,
+        published,
+        origin,
+    })
+}
+
+/// A record's `answers`: absent, one string or an array of strings.
+fn answers_field(v: &Value, at: &dyn Fn(String) -> CorpusError) -> Result<Vec<String>> {
+    let answers: Vec<String> = match v.get("answers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| at("field \"answers\": expected strings".into()))?,
+        Some(_) => {
+            return Err(at(
+                "field \"answers\": expected a string or an array of strings".into(),
+            ))
+        }
+    };
+    answers
+        .into_iter()
+        .map(|a| no_nul(a, "answers", at))
+        .collect()
+}
+
+/// A record's `outcomes`: at least one, at most one per paradigm, in `ParadigmId::ALL` order.
+fn arm_outcomes(
+    v: &Value,
+    spec: &ArmSpec,
+    answers: &[String],
+    at: &dyn Fn(String) -> CorpusError,
+) -> Result<Vec<(ParadigmId, ArmOutcome)>> {
+    let obj = v
+        .get("outcomes")
+        .and_then(Value::as_object)
+        .ok_or_else(|| at("field \"outcomes\": expected an object of paradigm → outcome".into()))?;
+    let mut outcomes = Vec::with_capacity(obj.len());
+    for (name, o) in obj {
+        let f = |m: String| at(format!("field \"outcomes.{name}\": {m}"));
+        let p = spec.paradigm(name).ok_or_else(|| {
+            f(format!(
+                "unknown paradigm (known: {}; map other names with --arm NAME=PARADIGM)",
+                ParadigmId::ALL
+                    .iter()
+                    .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        if outcomes.iter().any(|(q, _)| *q == p) {
+            return Err(f(format!("a second outcome for paradigm {p}")));
+        }
+        outcomes.push((p, arm_outcome(o, p, spec, answers, &f)?));
+    }
+    if outcomes.is_empty() {
+        return Err(at("field \"outcomes\": no paradigm outcome".into()));
+    }
+    outcomes.sort_by_key(|(p, _)| ParadigmId::ALL.iter().position(|q| q == p));
+    Ok(outcomes)
+}
+
+/// One paradigm's outcome `o`: `correct`, or an `answer` for the harness to score against the
+/// record's `answers`; optional `score` in [0, 1] and `cost` (else `--cost`'s).
+fn arm_outcome(
+    o: &Value,
+    p: ParadigmId,
+    spec: &ArmSpec,
+    answers: &[String],
+    f: &dyn Fn(String) -> CorpusError,
+) -> Result<ArmOutcome> {
+    let answer = match o.get("answer") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(a)) => Some(no_nul(a.clone(), "answer", f)?),
+        Some(_) => return Err(f("field \"answer\": expected a string".into())),
+    };
+    let source_correct = match o.get("correct") {
+        None | Some(Value::Null) if answer.is_some() => None,
+        Some(Value::Bool(b)) => Some(*b),
+        _ => {
+            return Err(f(
+                "field \"correct\": expected true or false (or give an \"answer\" for the harness to score)".into(),
+            ))
+        }
+    };
+    if answer.is_some() && answers.is_empty() {
+        return Err(f(
+            "field \"answer\": the harness scores answers against the record's \"answers\", and it has none".into(),
+        ));
+    }
+    let correct = source_correct.unwrap_or(false);
+    let score = match o.get("score") {
+        None | Some(Value::Null) => None,
+        Some(s) => Some(
+            s.as_f64()
+                .filter(|s| s.is_finite() && (0.0..=1.0).contains(s))
+                .ok_or_else(|| f(format!("field \"score\": {s} is not a number in [0, 1]")))?,
+        ),
+    };
+    let cost = match o.get("cost") {
+        None | Some(Value::Null) => spec
+            .costs
+            .get(&p)
+            .copied()
+            .ok_or_else(|| f(format!("no \"cost\", and --cost gives none for {p}")))?,
+        Some(c) => cost_of(c, f)?,
+    };
+    Ok(ArmOutcome {
+        correct,
+        score,
+        cost,
+        source_correct: if answer.is_some() {
+            source_correct
+        } else {
+            None
+        },
+        answer,
+    })
 }
 
 /// `signals`: name → number, `null` (missing for this question) or `{"value", "cost",

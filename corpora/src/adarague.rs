@@ -504,121 +504,181 @@ pub fn load_adarague(opts: &AdaragueOptions) -> Result<Vec<OutcomeImport>> {
         .unwrap_or_else(|| "adarague/llama_8b_it".into());
     let mut imports = Vec::new();
     for (split, tag) in [(SplitTag::Test, "test"), (SplitTag::Train, "dev_500")] {
-        let root = pred.join(tag);
         let (qs, qfile) = match split {
             SplitTag::Test => (&test_q, &queries),
             SplitTag::Train => (&train_q, &train_file),
         };
+        let part = Split {
+            dir,
+            pred: &pred,
+            root: pred.join(tag),
+            split,
+            tag,
+            qs,
+            qfile,
+        };
         let mut records = Vec::new();
         let mut without_text = 0usize;
         for ds in DATASETS {
-            let arms: Vec<(ParadigmId, ArmFiles)> = ARMS
-                .iter()
-                .map(|(a, p)| Ok((*p, arm_files(&root, a, ds, tag)?)))
-                .collect::<Result<_>>()?;
-            let gold = &arms[0].1.gold;
-            let published = match split {
-                SplitTag::Test => Some(classifier(&pred.join("classifier"), ds)?),
-                SplitTag::Train => None,
-            };
-            let uncertainty = match SEAKR.iter().find(|(_, d)| *d == ds) {
-                Some((t, _)) if split == SplitTag::Test => {
-                    let rows = seakr(dir, t)?;
-                    if rows.len() != gold.len() {
-                        return Err(malformed(
-                            &dir.join(format!("SeaKR/results/outputs_{t}_ours_3_1/direct.jsonl")),
-                            "rows".into(),
-                            format!("{} rows, the ground truth of {ds} has {} questions (rows are matched by order)", rows.len(), gold.len()),
-                        ));
-                    }
-                    Some(rows)
-                }
-                _ => None,
-            };
-            for (i, (qid, answers)) in gold.iter().enumerate() {
-                let Some((text, qds)) = qs.get(qid) else {
-                    if split == SplitTag::Train {
-                        without_text += 1;
-                        continue;
-                    }
-                    return Err(malformed(
-                        qfile,
-                        format!("question {qid:?}"),
-                        format!("no text for test question {qid:?} of {ds}"),
-                    ));
-                };
-                if qds != ds {
-                    return Err(malformed(
-                        qfile,
-                        format!("question {qid:?}"),
-                        format!("data set {qds:?}, but upstream's files hold it under {ds:?}"),
-                    ));
-                }
-                let outcomes = arm_outcomes(&arms, qid, ds, &root)?;
-                let mut signals = Vec::new();
-                if split == SplitTag::Test {
-                    // Missing for the multi-hop data sets: explicit, value and present flag.
-                    for (j, f) in SEAKR_FIELDS.iter().enumerate() {
-                        let value = uncertainty.as_ref().map(|rows| rows[i][j]);
-                        signals.push(Signal::free(
-                            &format!("seakr.{f}"),
-                            value,
-                            "seakr",
-                            &[ParadigmId::LlmOnly],
-                        ));
-                    }
-                }
-                let published = match &published {
-                    Some(c) => {
-                        let (choice, answer, steps) = c.get(qid).cloned().ok_or_else(|| {
-                            malformed(
-                                &pred.join("classifier"),
-                                format!("question {qid:?}"),
-                                format!("no classifier choice for {ds}"),
-                            )
-                        })?;
-                        vec![PublishedChoice {
-                            router: CLASSIFIER.into(),
-                            choice,
-                            answer: Some(answer),
-                            correct: false,
-                            source_correct: None,
-                            cost: steps,
-                        }]
-                    }
-                    None => Vec::new(),
-                };
-                records.push(OutcomeRecord {
-                    id: qid.clone(),
-                    corpus: format!("{PREFIX}{ds}"),
-                    question: text.clone(),
-                    qtype: QueryType::Other,
-                    answers: answers.clone(),
-                    outcomes,
-                    signals,
-                    published,
-                    // Where in the folder, never the path it was reached by.
-                    origin: format!("Adaptive_Rag/predictions/{tag} {ds} {qid}"),
-                });
-            }
+            without_text += dataset_records(&part, ds, &mut records)?;
         }
-        imports.push(OutcomeImport {
-            source: source.clone(),
-            split: Some(split),
-            cost_unit: "retrieval steps".into(),
-            metric: "exact match (harness SQuAD normalisation) of the arms' answers".into(),
-            // No path: an import is the same whatever path its folder is read by.
-            config: serde_json::json!({
-                "format": "adarague",
-                "split": tag,
-                "costs": {"llm-only": 0, "naive": 1, "iterative": if split == SplitTag::Test { serde_json::json!("stepNum") } else { serde_json::json!(TRAIN_MULTI_STEP_COST) }},
-                "questions_without_text": without_text,
-            }),
-            records,
-        });
+        imports.push(split_import(&source, split, tag, without_text, records));
     }
     for imp in &imports {
         imp.validate()?;
     }
     Ok(imports)
+}
+
+/// One split of the folder being read, and the questions' texts for it.
+struct Split<'a> {
+    dir: &'a Path,
+    pred: &'a Path,
+    /// `Adaptive_Rag/predictions/<tag>`.
+    root: PathBuf,
+    split: SplitTag,
+    tag: &'a str,
+    /// Per question id, its text and data set.
+    qs: &'a BTreeMap<String, (String, String)>,
+    /// Where `qs` came from.
+    qfile: &'a Path,
+}
+
+/// Adds the records of data set `ds` of one split; returns how many training questions were
+/// left out for want of a text.
+fn dataset_records(part: &Split<'_>, ds: &str, records: &mut Vec<OutcomeRecord>) -> Result<usize> {
+    let (split, tag, qfile) = (part.split, part.tag, part.qfile);
+    let arms: Vec<(ParadigmId, ArmFiles)> = ARMS
+        .iter()
+        .map(|(a, p)| Ok((*p, arm_files(&part.root, a, ds, tag)?)))
+        .collect::<Result<_>>()?;
+    let gold = &arms[0].1.gold;
+    let published = match split {
+        SplitTag::Test => Some(classifier(&part.pred.join("classifier"), ds)?),
+        SplitTag::Train => None,
+    };
+    let uncertainty = seakr_uncertainty(part, ds, gold.len())?;
+    let mut without_text = 0;
+    for (i, (qid, answers)) in gold.iter().enumerate() {
+        let Some((text, qds)) = part.qs.get(qid) else {
+            if split == SplitTag::Train {
+                without_text += 1;
+                continue;
+            }
+            return Err(malformed(
+                qfile,
+                format!("question {qid:?}"),
+                format!("no text for test question {qid:?} of {ds}"),
+            ));
+        };
+        if qds != ds {
+            return Err(malformed(
+                qfile,
+                format!("question {qid:?}"),
+                format!("data set {qds:?}, but upstream's files hold it under {ds:?}"),
+            ));
+        }
+        let outcomes = arm_outcomes(&arms, qid, ds, &part.root)?;
+        let mut signals = Vec::new();
+        if split == SplitTag::Test {
+            // Missing for the multi-hop data sets: explicit, value and present flag.
+            for (j, f) in SEAKR_FIELDS.iter().enumerate() {
+                let value = uncertainty.as_ref().map(|rows| rows[i][j]);
+                signals.push(Signal::free(
+                    &format!("seakr.{f}"),
+                    value,
+                    "seakr",
+                    &[ParadigmId::LlmOnly],
+                ));
+            }
+        }
+        let published = match &published {
+            Some(c) => published_choice(c, part.pred, qid, ds)?,
+            None => Vec::new(),
+        };
+        records.push(OutcomeRecord {
+            id: qid.clone(),
+            corpus: format!("{PREFIX}{ds}"),
+            question: text.clone(),
+            qtype: QueryType::Other,
+            answers: answers.clone(),
+            outcomes,
+            signals,
+            published,
+            // Where in the folder, never the path it was reached by.
+            origin: format!("Adaptive_Rag/predictions/{tag} {ds} {qid}"),
+        });
+    }
+    Ok(without_text)
+}
+
+/// SeaKR's uncertainty rows for data set `ds` of the test split (one per question of its
+/// ground truth, `questions` of them, matched by order); None where SeaKR has none.
+fn seakr_uncertainty(
+    part: &Split<'_>,
+    ds: &str,
+    questions: usize,
+) -> Result<Option<Vec<[f64; 4]>>> {
+    match SEAKR.iter().find(|(_, d)| *d == ds) {
+        Some((t, _)) if part.split == SplitTag::Test => {
+            let rows = seakr(part.dir, t)?;
+            if rows.len() != questions {
+                return Err(malformed(
+                    &part.dir.join(format!("SeaKR/results/outputs_{t}_ours_3_1/direct.jsonl")),
+                    "rows".into(),
+                    format!("{} rows, the ground truth of {ds} has {} questions (rows are matched by order)", rows.len(), questions),
+                ));
+            }
+            Ok(Some(rows))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The published classifier's choice for question `qid` of `ds`.
+fn published_choice(
+    classifier: &BTreeMap<String, (ParadigmId, String, f64)>,
+    pred: &Path,
+    qid: &str,
+    ds: &str,
+) -> Result<Vec<PublishedChoice>> {
+    let (choice, answer, steps) = classifier.get(qid).cloned().ok_or_else(|| {
+        malformed(
+            &pred.join("classifier"),
+            format!("question {qid:?}"),
+            format!("no classifier choice for {ds}"),
+        )
+    })?;
+    Ok(vec![PublishedChoice {
+        router: CLASSIFIER.into(),
+        choice,
+        answer: Some(answer),
+        correct: false,
+        source_correct: None,
+        cost: steps,
+    }])
+}
+
+/// The import of one split's records.
+fn split_import(
+    source: &str,
+    split: SplitTag,
+    tag: &str,
+    without_text: usize,
+    records: Vec<OutcomeRecord>,
+) -> OutcomeImport {
+    OutcomeImport {
+        source: source.to_string(),
+        split: Some(split),
+        cost_unit: "retrieval steps".into(),
+        metric: "exact match (harness SQuAD normalisation) of the arms' answers".into(),
+        // No path: an import is the same whatever path its folder is read by.
+        config: serde_json::json!({
+            "format": "adarague",
+            "split": tag,
+            "costs": {"llm-only": 0, "naive": 1, "iterative": if split == SplitTag::Test { serde_json::json!("stepNum") } else { serde_json::json!(TRAIN_MULTI_STEP_COST) }},
+            "questions_without_text": without_text,
+        }),
+        records,
+    }
 }

@@ -9,140 +9,29 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_core::{
-    BenchError, Embedder, FeatureKind, Mode, ParadigmId, RouteEvalSpec, RouteEvalTest, RoutingSet,
-};
+use bench_core::{BenchError, RouteEvalSpec, RouteEvalTest, RoutingSet};
 use metrics::labels::LabelPolicy;
 use store::Store;
 
 use crate::dataset::{QuestionVectors, RunRef};
 use crate::entry::{Family, LlmAccess, RouterContext};
-use crate::eval::{summarize, Candidate, Evaluation, Fallback, Split};
+use crate::eval::{summarize, Candidate, Evaluation};
 use crate::external::ExternalSpec;
-use crate::features::FeatureSet;
 use crate::registry::lookup;
 use bench_core::table3::Table3;
 
 mod checks;
+mod options;
 mod steps;
 
-/// Inputs of the traditional ML routers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Inputs {
-    /// Every feature of the chosen feature set.
-    #[default]
-    Harness,
-    /// Appendix D.2: the query-type one-hot, plus the corpus indicators when the features have
-    /// them.
-    Paper,
-}
-
-impl Inputs {
-    /// The command-line spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Inputs::Harness => "harness",
-            Inputs::Paper => "paper",
-        }
-    }
-}
-
-impl FromStr for Inputs {
-    type Err = BenchError;
-
-    fn from_str(s: &str) -> Result<Self, BenchError> {
-        match s.trim() {
-            "harness" => Ok(Inputs::Harness),
-            "paper" => Ok(Inputs::Paper),
-            other => Err(BenchError::Invalid(format!(
-                "--inputs {other:?}: expected harness or paper"
-            ))),
-        }
-    }
-}
-
-/// What the Random baseline draws from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum RandomBaseline {
-    /// Uniform over the paradigms.
-    #[default]
-    Paradigms,
-    /// Uniform over every class, cannot-answer included (the paper's).
-    AllClasses,
-}
-
-impl RandomBaseline {
-    /// The command-line spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RandomBaseline::Paradigms => "paradigms",
-            RandomBaseline::AllClasses => "all-classes",
-        }
-    }
-}
-
-impl FromStr for RandomBaseline {
-    type Err = BenchError;
-
-    fn from_str(s: &str) -> Result<Self, BenchError> {
-        match s.trim() {
-            "paradigms" => Ok(RandomBaseline::Paradigms),
-            "all-classes" => Ok(RandomBaseline::AllClasses),
-            other => Err(BenchError::Invalid(format!(
-                "--random {other:?}: expected paradigms or all-classes"
-            ))),
-        }
-    }
-}
-
-/// Every choice of the evaluation protocol, typed and checked before anything is read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Protocol {
-    /// How the rows are split into folds.
-    pub split: Split,
-    /// The features the routers see; probe features (`p`) also bring the cascades.
-    pub features: FeatureSet,
-    /// `None`: the stored mode's default ([`default_policy`]).
-    pub policy: Option<LabelPolicy>,
-    /// The label space; `None`: every paradigm with tuples.
-    pub classes: Option<Vec<ParadigmId>>,
-    /// Inputs of the traditional ML routers.
-    pub inputs: Inputs,
-    /// What a cannot-answer prediction plays.
-    pub fallback: Fallback,
-    /// What the Random baseline draws from.
-    pub random: RandomBaseline,
-    /// Seeds the folds, every router and the significance tests.
-    pub seed: u64,
-    /// Only these corpora (empty: every corpus with results).
-    pub corpora: Vec<String>,
-    /// These run ids instead of each corpus's latest run.
-    pub runs: Vec<i64>,
-    /// Allow runs of different imported sources in one data set.
-    pub pool_sources: bool,
-}
-
-impl Default for Protocol {
-    fn default() -> Self {
-        Protocol {
-            split: Split::KFold(5),
-            features: FeatureSet::QC,
-            policy: None,
-            classes: None,
-            inputs: Inputs::Harness,
-            fallback: Fallback::Utility,
-            random: RandomBaseline::Paradigms,
-            seed: 42,
-            corpora: Vec::new(),
-            runs: Vec::new(),
-            pool_sources: false,
-        }
-    }
-}
+pub use crate::eval::Notices;
+pub use options::{
+    default_policy, BoxError, Inputs, LoadEncoder, Protocol, ProtocolError, RandomBaseline,
+    MAX_SIGNALS,
+};
 
 /// The routers to evaluate: registry names (`all` for every one) and external programs.
 #[derive(Debug, Clone, PartialEq)]
@@ -154,15 +43,6 @@ pub struct RouterChoice {
     /// How long an external router may take per request.
     pub external_timeout: Duration,
 }
-
-/// Where [`evaluate_protocol`] says what it is doing while it runs: a line as each router
-/// finishes, and warnings about the data set (`ragrouter route eval` prints them on stderr).
-pub type Notices = Arc<dyn Fn(&str) + Send + Sync>;
-
-/// At most this many distinct probe signals are read as features: each is a column (two with
-/// its presence flag) that every router fits, so the evaluation's time grows steeply with
-/// them. Real imports have tens (AdaRAGUE about 20).
-pub const MAX_SIGNALS: usize = 1000;
 
 /// The routers of a [`RouterChoice`], resolved: what [`evaluate_protocol`] runs.
 #[derive(Clone)]
@@ -235,13 +115,6 @@ impl RouterChoice {
     }
 }
 
-/// Loads the question encoder once the tuples are read (so a bad selection is reported before
-/// the weights are loaded).
-pub type LoadEncoder<'a> = &'a (dyn Fn() -> Result<Arc<dyn Embedder>, BoxError> + Sync);
-
-/// Any error of the caller's encoder loader, kept whole so its type survives.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
 /// What the protocol reads besides the store: the encoder, the question-vector cache and the
 /// router LLM.
 pub struct Resources<'a> {
@@ -259,17 +132,6 @@ impl fmt::Debug for Resources<'_> {
             .field("llm", &self.llm)
             .finish_non_exhaustive()
     }
-}
-
-/// Why the protocol could not produce an evaluation.
-#[derive(Debug, thiserror::Error)]
-pub enum ProtocolError {
-    /// Bad input or a failure of the store or a router.
-    #[error(transparent)]
-    Bench(#[from] BenchError),
-    /// The encoder could not be loaded.
-    #[error("loading the sentence encoder")]
-    Encoder(#[source] BoxError),
 }
 
 /// Everything `route eval` prints and stores.
@@ -427,27 +289,6 @@ impl RouteEvaluation {
     }
 }
 
-/// The label policy when `--policy` is not given, chosen for each mode: offline runs label the
-/// cheapest paradigm (by context tokens) whose context delivered the answer; LLM runs use the
-/// paper's policy. An imported run declares its own cost unit (`retrieval steps`, `cost`, ...),
-/// which counts no tokens and so says nothing of which correct arm a reader would prefer: its
-/// source's score (semantic F1's place) ranks the correct arms, the declared cost breaks ties,
-/// which is the paper's policy. No run: the paper's policy.
-pub fn default_policy(mode: Option<&Mode>) -> LabelPolicy {
-    match mode {
-        None => LabelPolicy::JudgeThenSemanticF1,
-        Some(Mode::Offline) => LabelPolicy::CheapestCorrect,
-        Some(Mode::Llm { .. }) => LabelPolicy::JudgeThenSemanticF1,
-        Some(Mode::Imported { .. }) => LabelPolicy::JudgeThenSemanticF1,
-    }
-}
-
-/// The Appendix D.2 inputs of the traditional ML routers: the query-type one-hot and, with
-/// corpus features, the indicators.
-fn paper_ml_inputs(set: &RoutingSet) -> RoutingSet {
-    set.project(|k| matches!(k, FeatureKind::QueryType | FeatureKind::CorpusIndicators))
-}
-
 /// Runs the protocol on the store's tuples: the evaluation, its paired tests and the
 /// configuration to store (not stored yet: [`RouteEvaluation::store`]). Must be called inside
 /// a multi-threaded tokio runtime (fitting runs on blocking threads).
@@ -510,7 +351,7 @@ pub async fn evaluate_protocol(
     );
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
-        .map_err(joined)??;
+        .map_err(steps::joined)??;
     let spec = steps::spec(protocol, folds.len(), policy, &data, config);
     Ok(RouteEvaluation {
         runs,
@@ -528,14 +369,10 @@ pub async fn evaluate_protocol(
     })
 }
 
-/// A worker thread's failure as the core error.
-fn joined(e: tokio::task::JoinError) -> BenchError {
-    BenchError::Other(format!("route evaluation worker: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::Mode;
 
     #[test]
     fn offline_runs_default_to_the_cheapest_delivering_paradigm() {

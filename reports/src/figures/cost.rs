@@ -10,11 +10,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
+use super::draw::{colour, draw_err, fmt_tokens, label, text, Figure};
+use super::entry::{drawn, Drawn, FigureEntry, FigureInput, Section};
 use super::placement::{draw_marker, place_labels, Marker};
-use super::{
-    colour, draw_err, drawn, fmt_tokens, label, text, Drawn, Figure, FigureEntry, FigureInput,
-    Section,
-};
 use crate::model::RouteEval;
 use crate::pareto::{Kind, Panel};
 

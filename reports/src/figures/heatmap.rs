@@ -8,7 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::{draw_err, drawn, label, text, Drawn, Figure, FigureEntry, FigureInput, Section};
+use super::draw::{draw_err, label, text, Figure};
+use super::entry::{drawn, Drawn, FigureEntry, FigureInput, Section};
 use crate::model::Tuple;
 
 /// Figure 4's line in the report's figure list.

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::draw_err;
+use super::draw::draw_err;
 use bench_core::Result;
 
 /// Marker shapes; each kind of series has its own set, so kinds never share a style.

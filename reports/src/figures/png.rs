@@ -182,7 +182,7 @@ impl<'a> DrawingBackend for KernedBitmap<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::{register_fonts, text};
+    use crate::figures::draw::{register_fonts, text};
     use plotters::prelude::*;
 
     /// Left edges of the runs of inked columns of an RGB buffer (one run per glyph here).

@@ -8,9 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::{
-    colour, draw_err, drawn, label, text, Drawn, Figure, FigureEntry, FigureInput, Section,
-};
+use super::draw::{colour, draw_err, label, text, Figure};
+use super::entry::{drawn, Drawn, FigureEntry, FigureInput, Section};
 use crate::model::{CorpusMetrics, CostBasis};
 
 /// Figure 6's line in the report's figure list.

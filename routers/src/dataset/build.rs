@@ -10,9 +10,7 @@ use bench_core::{
 };
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
 
-use super::{
-    embed_questions, feature_blocks, BuildOptions, QuestionVectors, RawCorpus, RoutingData, Tuple,
-};
+use super::parts::{feature_blocks, BuildOptions, QuestionVectors, RawCorpus, RoutingData, Tuple};
 use crate::probe::{self, ProbeBill};
 
 /// Builds the data set: classes are the paradigms present in the tuples (or `opts.classes`),
@@ -290,4 +288,40 @@ impl Rows<'_> {
                 .collect(),
         })
     }
+}
+
+/// Row-major question vectors of one corpus.
+fn embed_questions(
+    corpus: &str,
+    texts: &[&str],
+    embedder: &dyn Embedder,
+    cache: Option<&dyn QuestionVectors>,
+) -> Result<Vec<f32>> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let data = match cache {
+        Some(cache) => {
+            cache
+                .get_or_embed(&format!("{corpus}:routing-questions"), texts, embedder)?
+                .data
+        }
+        None => {
+            let mut data = Vec::with_capacity(texts.len() * embedder.dim());
+            for batch in texts.chunks(256) {
+                data.extend(embedder.embed(batch)?.data);
+            }
+            data
+        }
+    };
+    if data.len() != texts.len() * embedder.dim() {
+        return Err(BenchError::Embedding(format!(
+            "encoder {} returned {} values for {} questions of dimension {}",
+            embedder.name(),
+            data.len(),
+            texts.len(),
+            embedder.dim()
+        )));
+    }
+    Ok(data)
 }

@@ -9,7 +9,8 @@ use bench_core::{
     BenchError, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
 };
 
-use super::{macro_f1, rank_of, scrub, Candidate, Fold};
+use super::split::Fold;
+use crate::entry::Candidate;
 use crate::entry::RouterContext;
 use crate::rng::mix64;
 
@@ -257,4 +258,50 @@ fn measure(
         });
     }
     out
+}
+
+/// A row as a router that may not see outcomes gets it.
+pub fn scrub(row: &RoutingRow) -> RoutingRow {
+    RoutingRow {
+        label: 0,
+        outcomes: vec![None; row.outcomes.len()],
+        ..row.clone()
+    }
+}
+
+/// Rank (1-based) of class `truth` when classes are ordered by score, higher first, ties by
+/// lower class index; NaN ranks last.
+pub(crate) fn rank_of(scores: &[f64], truth: usize) -> usize {
+    let key = |v: f64| if v.is_nan() { f64::NEG_INFINITY } else { v };
+    let t = key(scores[truth]);
+    1 + scores
+        .iter()
+        .enumerate()
+        .filter(|&(j, &s)| key(s) > t || (key(s) == t && j < truth))
+        .count()
+}
+
+/// Macro F1 over the classes present in the truth or the predictions.
+pub(crate) fn macro_f1(truth: &[usize], pred: &[usize], n_classes: usize) -> f64 {
+    let mut tp = vec![0usize; n_classes];
+    let mut n_true = vec![0usize; n_classes];
+    let mut n_pred = vec![0usize; n_classes];
+    for (&t, &p) in truth.iter().zip(pred) {
+        n_true[t] += 1;
+        n_pred[p] += 1;
+        if t == p {
+            tp[t] += 1;
+        }
+    }
+    let present: Vec<usize> = (0..n_classes)
+        .filter(|&c| n_true[c] + n_pred[c] > 0)
+        .collect();
+    if present.is_empty() {
+        return 0.0;
+    }
+    present
+        .iter()
+        .map(|&c| 2.0 * tp[c] as f64 / (n_true[c] + n_pred[c]) as f64)
+        .sum::<f64>()
+        / present.len() as f64
 }

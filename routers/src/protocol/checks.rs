@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bench_core::{BenchError, Mode, SplitTag};
 
-use super::{Protocol, MAX_SIGNALS};
+use super::options::{Protocol, MAX_SIGNALS};
 use crate::dataset::{RawCorpus, RunRef};
 use crate::eval::Split;
 

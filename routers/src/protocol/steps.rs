@@ -5,20 +5,22 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bench_core::{ParadigmId, PublishedChoice, RouteEvalSpec, RouteEvalTest, RoutingSet};
+use bench_core::{
+    BenchError, FeatureKind, ParadigmId, PublishedChoice, RouteEvalSpec, RouteEvalTest, RoutingSet,
+};
 use metrics::labels::LabelPolicy;
 use store::Store;
 
-use super::{
-    checks, default_policy, joined, paper_ml_inputs, Inputs, LoadEncoder, Notices, Protocol,
-    ProtocolError, RandomBaseline,
+use super::checks;
+use super::options::{
+    default_policy, Inputs, LoadEncoder, Protocol, ProtocolError, RandomBaseline,
 };
 use crate::dataset::{
     build_set, load_raw, select_runs_pooled, BuildOptions, QuestionVectors, RawCorpus, RoutingData,
     RunRef, RunSelection, SplitUse,
 };
 use crate::entry::{Family, RouterContext};
-use crate::eval::{evaluate_with, Candidate, EvalOptions, Evaluation, Fold, Split};
+use crate::eval::{evaluate_with, Candidate, EvalOptions, Evaluation, Fold, Notices, Split};
 
 /// The routers to run: Random over every class where asked, and best-single always, since
 /// the research claim is measured against it.
@@ -290,4 +292,15 @@ fn merge(into: &mut Evaluation, other: Evaluation) {
     into.predictions.extend(other.predictions);
     into.skipped.extend(other.skipped);
     into.failed.extend(other.failed);
+}
+
+/// The Appendix D.2 inputs of the traditional ML routers: the query-type one-hot and, with
+/// corpus features, the indicators.
+fn paper_ml_inputs(set: &RoutingSet) -> RoutingSet {
+    set.project(|k| matches!(k, FeatureKind::QueryType | FeatureKind::CorpusIndicators))
+}
+
+/// A worker thread's failure as the core error.
+pub(super) fn joined(e: tokio::task::JoinError) -> BenchError {
+    BenchError::Other(format!("route evaluation worker: {e}"))
 }

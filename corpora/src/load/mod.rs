@@ -255,127 +255,27 @@ fn load_builtin(loader: &loader::Loader, opts: &LoadOptions) -> Result<(Parsed, 
 /// Checks, chunks, maps evidence to chunks and hashes.
 fn assemble(name: &str, source: String, parsed: Parsed, opts: &LoadOptions) -> Result<Corpus> {
     let chunking = &opts.chunking;
+    check_parsed(&parsed)?;
     let Parsed {
         documents,
-        corpus_file,
         queries,
         queries_file,
         name: short_name,
         evidence_must_resolve,
+        ..
     } = parsed;
     let name = short_name.as_deref().unwrap_or(name);
-    if documents.is_empty() {
-        return Err(malformed(
-            &corpus_file,
-            "whole file",
-            "the corpus is empty: expected at least one document",
-        ));
-    }
-    if queries.is_empty() {
-        return Err(malformed(
-            &queries_file,
-            "whole file",
-            "no questions: expected at least one",
-        ));
-    }
-    let mut seen: HashMap<&str, &str> = HashMap::new();
-    for q in &queries {
-        if let Some(first) = seen.insert(&q.query.id, &q.location) {
-            return Err(malformed(
-                &queries_file,
-                q.location.clone(),
-                format!(
-                    "field \"id\": duplicate query id {:?} (first at {first})",
-                    q.query.id
-                ),
-            ));
-        }
-    }
-
     let chunks = chunk_documents(&documents, chunking);
-    // Chunks come in document order (ids are unique), so each document owns a contiguous run.
-    let mut doc_ranges = Vec::with_capacity(documents.len());
-    let mut next = 0;
-    for d in &documents {
-        let start = next;
-        while next < chunks.len() && chunks[next].document == d.id {
-            next += 1;
-        }
-        doc_ranges.push(start..next);
-    }
-    // One list per evidence sentence, so that a sentence that matches nothing can be named.
-    let sentence_lists: Vec<Vec<String>> = queries
-        .iter()
-        .flat_map(|q| q.gold_sentences.iter().map(|s| vec![s.clone()]))
-        .collect();
-    let mut matches: Vec<StatementMatch> = evidence::sentences_to_chunks(&chunks, &sentence_lists)
-        .into_iter()
-        .zip(&sentence_lists)
-        .map(|(hits, s)| StatementMatch {
-            text: s[0].clone(),
-            chunks: hits.iter().map(|&i| chunks[i].id.clone()).collect(),
-            score: if hits.is_empty() { 0.0 } else { 1.0 },
-            semantic: false,
-            sentence: None,
-        })
-        .collect();
-    let by_meaning = opts
-        .semantic
-        .as_ref()
-        .filter(|_| opts.data.evidence.semantic);
-    if let Some(m) = by_meaning {
-        let todo: Vec<usize> = (0..matches.len())
-            .filter(|&i| !matches[i].is_matched())
-            .collect();
-        let texts: Vec<&str> = todo.iter().map(|&i| matches[i].text.as_str()).collect();
-        let found =
-            semantic::match_by_meaning(name, &chunks, &documents, &texts, m, &opts.data.evidence)?;
-        for (i, f) in todo.into_iter().zip(found) {
-            matches[i] = f;
-        }
-    }
-    let chunk_at: HashMap<&str, usize> = chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id.as_str(), i))
-        .collect();
-    let mut matches = matches.into_iter();
-    let mut out = Vec::with_capacity(queries.len());
-    for p in queries {
-        let mut gold: BTreeSet<usize> = BTreeSet::new();
-        let statements: Vec<StatementMatch> =
-            matches.by_ref().take(p.gold_sentences.len()).collect();
-        for m in &statements {
-            if !m.is_matched() && evidence_must_resolve {
-                return Err(malformed(
-                    &queries_file,
-                    p.location.clone(),
-                    format!(
-                        "field \"evidence\": {:?} matched no document id, title or \
-                         sentence of the corpus (docs/data-format.md; --allow-missing-evidence \
-                         loads the set anyway and counts such questions)",
-                        m.text
-                    ),
-                ));
-            }
-            gold.extend(m.chunks.iter().map(|c| chunk_at[c.as_str()]));
-        }
-        for &d in &p.gold_docs {
-            gold.extend(doc_ranges[d].clone());
-        }
-        let mut query = p.query;
-        query.gold_chunks = gold.into_iter().map(|i| chunks[i].id.clone()).collect();
-        query.gold_documents = p
-            .gold_docs
-            .iter()
-            .map(|&d| documents[d].id.clone())
-            .collect();
-        query.statements = statements;
-        out.push(query);
-    }
-    let queries = out;
+    let matches = match_statements(name, &chunks, &documents, &queries, opts)?;
+    let gold = Gold {
+        chunks: &chunks,
+        documents: &documents,
+        queries_file: &queries_file,
+        must_resolve: evidence_must_resolve,
+    };
+    let queries = gold.resolve(queries, matches)?;
     let content_hash = content_hash(chunking, &chunks, &queries);
-    if let Some(m) = by_meaning {
+    if let Some(m) = by_meaning(opts) {
         let path = semantic::unmatched_path(m.cache.dir(), name, &content_hash);
         semantic::write_unmatched(&path, &queries)?;
     }
@@ -387,6 +287,155 @@ fn assemble(name: &str, source: String, parsed: Parsed, opts: &LoadOptions) -> R
         content_hash,
         source,
     })
+}
+
+/// A loader's result has documents and questions, and no question id twice.
+fn check_parsed(parsed: &Parsed) -> Result<()> {
+    if parsed.documents.is_empty() {
+        return Err(malformed(
+            &parsed.corpus_file,
+            "whole file",
+            "the corpus is empty: expected at least one document",
+        ));
+    }
+    if parsed.queries.is_empty() {
+        return Err(malformed(
+            &parsed.queries_file,
+            "whole file",
+            "no questions: expected at least one",
+        ));
+    }
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for q in &parsed.queries {
+        if let Some(first) = seen.insert(&q.query.id, &q.location) {
+            return Err(malformed(
+                &parsed.queries_file,
+                q.location.clone(),
+                format!(
+                    "field \"id\": duplicate query id {:?} (first at {first})",
+                    q.query.id
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The encoder and cache for evidence by meaning, when the configuration asks for it.
+fn by_meaning(opts: &LoadOptions) -> Option<&semantic::SemanticMatching> {
+    opts.semantic
+        .as_ref()
+        .filter(|_| opts.data.evidence.semantic)
+}
+
+/// Every evidence sentence of every question, in order, matched to the chunks that hold it
+/// verbatim, then (when asked) by meaning.
+fn match_statements(
+    name: &str,
+    chunks: &[Chunk],
+    documents: &[bench_core::Document],
+    queries: &[parsed::PendingQuery],
+    opts: &LoadOptions,
+) -> Result<Vec<StatementMatch>> {
+    // One list per evidence sentence, so that a sentence that matches nothing can be named.
+    let sentence_lists: Vec<Vec<String>> = queries
+        .iter()
+        .flat_map(|q| q.gold_sentences.iter().map(|s| vec![s.clone()]))
+        .collect();
+    let mut matches: Vec<StatementMatch> = evidence::sentences_to_chunks(chunks, &sentence_lists)
+        .into_iter()
+        .zip(&sentence_lists)
+        .map(|(hits, s)| StatementMatch {
+            text: s[0].clone(),
+            chunks: hits.iter().map(|&i| chunks[i].id.clone()).collect(),
+            score: if hits.is_empty() { 0.0 } else { 1.0 },
+            semantic: false,
+            sentence: None,
+        })
+        .collect();
+    if let Some(m) = by_meaning(opts) {
+        let todo: Vec<usize> = (0..matches.len())
+            .filter(|&i| !matches[i].is_matched())
+            .collect();
+        let texts: Vec<&str> = todo.iter().map(|&i| matches[i].text.as_str()).collect();
+        let found =
+            semantic::match_by_meaning(name, chunks, documents, &texts, m, &opts.data.evidence)?;
+        for (i, f) in todo.into_iter().zip(found) {
+            matches[i] = f;
+        }
+    }
+    Ok(matches)
+}
+
+/// What turns a question's evidence into its gold chunks and documents.
+struct Gold<'a> {
+    chunks: &'a [Chunk],
+    documents: &'a [bench_core::Document],
+    queries_file: &'a str,
+    /// An evidence sentence that matched nothing is an error.
+    must_resolve: bool,
+}
+
+impl Gold<'_> {
+    /// Each question with its gold chunks (those of its gold documents and of its matched
+    /// sentences), gold documents and statement matches (`matches` in question order).
+    fn resolve(
+        &self,
+        queries: Vec<parsed::PendingQuery>,
+        matches: Vec<StatementMatch>,
+    ) -> Result<Vec<Query>> {
+        let chunks = self.chunks;
+        // Chunks come in document order (ids are unique), so each document owns a contiguous run.
+        let mut doc_ranges = Vec::with_capacity(self.documents.len());
+        let mut next = 0;
+        for d in self.documents {
+            let start = next;
+            while next < chunks.len() && chunks[next].document == d.id {
+                next += 1;
+            }
+            doc_ranges.push(start..next);
+        }
+        let chunk_at: HashMap<&str, usize> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.as_str(), i))
+            .collect();
+        let mut matches = matches.into_iter();
+        let mut out = Vec::with_capacity(queries.len());
+        for p in queries {
+            let mut gold: BTreeSet<usize> = BTreeSet::new();
+            let statements: Vec<StatementMatch> =
+                matches.by_ref().take(p.gold_sentences.len()).collect();
+            for m in &statements {
+                if !m.is_matched() && self.must_resolve {
+                    return Err(malformed(
+                        self.queries_file,
+                        p.location.clone(),
+                        format!(
+                            "field \"evidence\": {:?} matched no document id, title or \
+                             sentence of the corpus (docs/data-format.md; --allow-missing-evidence \
+                             loads the set anyway and counts such questions)",
+                            m.text
+                        ),
+                    ));
+                }
+                gold.extend(m.chunks.iter().map(|c| chunk_at[c.as_str()]));
+            }
+            for &d in &p.gold_docs {
+                gold.extend(doc_ranges[d].clone());
+            }
+            let mut query = p.query;
+            query.gold_chunks = gold.into_iter().map(|i| chunks[i].id.clone()).collect();
+            query.gold_documents = p
+                .gold_docs
+                .iter()
+                .map(|&d| self.documents[d].id.clone())
+                .collect();
+            query.statements = statements;
+            out.push(query);
+        }
+        Ok(out)
+    }
 }
 
 /// sha256 over the chunking settings, every chunk (id, text) and every question (id, text, type,

@@ -140,7 +140,10 @@ pub fn compute_files(args: &MetricsArgs) -> anyhow::Result<CorpusMetrics> {
         .into());
     }
     // Regular files only, checked before either is opened: a FIFO would block the open.
-    for (path, what) in [(&args.edges, "--edges file"), (&args.embeddings, "--embeddings file")] {
+    for (path, what) in [
+        (&args.edges, "--edges file"),
+        (&args.embeddings, "--embeddings file"),
+    ] {
         if let Some(p) = path {
             bench_core::input::check_input_file(p, what)?;
         }

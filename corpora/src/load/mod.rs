@@ -27,7 +27,7 @@ pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
 pub use loader::CorpusInfo;
-pub use names::{check_corpus_name, quoted_name};
+pub use names::{check_corpus_name, quoted_name, MAX_CORPUS_NAME_CHARS};
 pub use registry::registry;
 
 use loader::Source;

@@ -54,6 +54,8 @@
 //! - Input decoding shared by every loader (`input`: UTF-8 named by line, BOM, NUL and
 //!   lone-surrogate messages; `strict_json`: JSON that refuses duplicate keys).
 //! - The one sentence splitter and its word lists (`text`).
+//! - Which URL query parameters carry a credential (`credentials`), for the LLM settings and the
+//!   store's redactor alike.
 //!
 //! Why a crate of its own: the plug-in API: everything else depends on it and on nothing that
 //! depends on it; no database and no async runtime.
@@ -62,6 +64,7 @@
 
 mod caches;
 pub mod config;
+pub mod credentials;
 mod error;
 pub mod input;
 pub mod outcomes;

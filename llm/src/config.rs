@@ -167,13 +167,11 @@ impl EndpointConfig {
     }
 }
 
-/// Words that make a URL query parameter a credential when its name contains one (any case,
-/// percent-decoded): `api_key`, `key`, `access_token`, `client_secret`, `x-auth`, `sig`, ...
-/// The store's `redact` masks the values of the same parameters wherever text is shown.
-pub const CREDENTIAL_PARAM_WORDS: [&str; 6] = ["key", "token", "secret", "pass", "auth", "sig"];
+use bench_core::credentials::{is_credential_param, percent_decoded};
 
 /// What of `url` is a credential, described without its value: user information (`user:pw@`),
-/// or a query parameter whose name contains one of [`CREDENTIAL_PARAM_WORDS`]. `None`: none.
+/// or a query parameter whose name contains one of
+/// [`CREDENTIAL_PARAM_WORDS`](bench_core::credentials::CREDENTIAL_PARAM_WORDS). `None`: none.
 pub fn url_credential(url: &str) -> Option<String> {
     if url.contains('@') {
         return Some("user information before '@'".into());
@@ -182,36 +180,8 @@ pub fn url_credential(url: &str) -> Option<String> {
     let query = query.split('#').next().unwrap_or("");
     query.split(['&', ';']).find_map(|param| {
         let name = param.split('=').next().unwrap_or("");
-        let lower = percent_decoded(name).to_ascii_lowercase();
-        CREDENTIAL_PARAM_WORDS
-            .iter()
-            .any(|w| lower.contains(w))
-            .then(|| format!("query parameter {:?}", percent_decoded(name)))
+        is_credential_param(name).then(|| format!("query parameter {:?}", percent_decoded(name)))
     })
-}
-
-/// `s` with each `%XX` escape decoded (others kept as they are), for matching names only.
-fn percent_decoded(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(c)) => {
-                out.push(c);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A URL as messages show it: without user information and with its query elided, so no

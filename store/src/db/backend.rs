@@ -147,41 +147,7 @@ fn is_secret_key(word: &str) -> bool {
         .is_some_and(|(k, _)| SECRET_KEYS.contains(&k.to_ascii_lowercase().as_str()))
 }
 
-/// Words that make a URL query parameter a credential when its name contains one (any case,
-/// percent-decoded): `api_key`, `key`, `access_token`, `client_secret`, `passphrase`,
-/// `x-auth`, `sig` and `signature` of signed URLs, ... Some gateways take their key this way.
-/// The LLM settings refuse a base URL with such a parameter by the same words.
-const CREDENTIAL_PARAM_WORDS: [&str; 6] = ["key", "token", "secret", "pass", "auth", "sig"];
-
-/// Whether the URL query parameter `name` carries a credential ([`CREDENTIAL_PARAM_WORDS`]).
-fn is_credential_param(name: &str) -> bool {
-    let lower = percent_decoded(name).to_ascii_lowercase();
-    CREDENTIAL_PARAM_WORDS.iter().any(|w| lower.contains(w))
-}
-
-/// `s` with each `%XX` escape decoded (others kept as they are), for matching names only.
-fn percent_decoded(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(c)) => {
-                out.push(c);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+use bench_core::credentials::is_credential_param;
 
 /// What follows a URL's authority (path, query, fragment), with the value of every query
 /// parameter that names a credential ([`is_credential_param`]) replaced by `***`. A value runs

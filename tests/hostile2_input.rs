@@ -238,24 +238,11 @@ fn h7_adarague_reimported_by_any_spelling_or_copy_adds_nothing() {
     no_path_stored(&db, &r);
 }
 
-/// Runs statements on a SQLite file (the tests' own connection, read-write).
+/// Runs statements on a SQLite file, in order (each through the shared `exec_db`).
 fn sqlite_exec(db: &Path, sql: &[&str]) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use sqlx::sqlite::SqliteConnectOptions;
-        use sqlx::ConnectOptions;
-        let mut conn = SqliteConnectOptions::new()
-            .filename(db)
-            .connect()
-            .await
-            .unwrap();
-        for s in sql {
-            sqlx::raw_sql(s).execute(&mut conn).await.unwrap();
-        }
-    });
+    for s in sql {
+        exec_db(db, s);
+    }
 }
 
 #[test]

@@ -168,15 +168,13 @@ impl paradigms::Toolkit for ParadigmParts<'_> {
     }
 }
 
-/// Builds the knowledge graph (extracting only chunks not in `store`, the extraction cache)
-/// and embeds its entities (through the vector cache), with progress bars.
-pub(crate) async fn build_graph_with_progress(
+/// Builds the knowledge graph with default options (extracting only chunks not in `store`, the
+/// extraction cache), with a progress bar over the chunks.
+pub(crate) async fn extract_graph_with_progress(
     corpus: &bench_core::Corpus,
     extractor: Arc<dyn TripletExtractor>,
     store: &dyn bench_core::ExtractionCache,
-    embedder: &dyn Embedder,
-    cache: &VectorCache,
-) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>, String)> {
+) -> Result<corpora::graph::GraphBuild> {
     let bar = crate::progress::bar(corpus.chunks.len() as u64, "extracting triplets", "chunks");
     let build = build_graph(
         corpus,
@@ -188,6 +186,19 @@ pub(crate) async fn build_graph_with_progress(
     .await
     .context("building the knowledge graph")?;
     bar.finish_and_clear();
+    Ok(build)
+}
+
+/// Builds the knowledge graph (extracting only chunks not in `store`, the extraction cache)
+/// and embeds its entities (through the vector cache), with progress bars.
+pub(crate) async fn build_graph_with_progress(
+    corpus: &bench_core::Corpus,
+    extractor: Arc<dyn TripletExtractor>,
+    store: &dyn bench_core::ExtractionCache,
+    embedder: &dyn Embedder,
+    cache: &VectorCache,
+) -> Result<(Arc<KnowledgeGraph>, Arc<FlatIndex>, String)> {
+    let build = extract_graph_with_progress(corpus, extractor, store).await?;
     let s = &build.stats;
     eprintln!(
         "graph: {} nodes, {} edges, {} relation types, {} components ({} chunks from cache, {} extracted, {} failed)",

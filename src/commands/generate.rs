@@ -10,9 +10,7 @@ use corpora::generate::{
     llm::LlmGenerator, offline::TemplateGenerator, write_set, Filter, Generator, Kept, LlmChecks,
     Pipeline, Statistics,
 };
-use corpora::graph::{
-    build_graph, BuildOptions, KnowledgeGraph, OfflineExtractor, TripletExtractor,
-};
+use corpora::graph::{KnowledgeGraph, OfflineExtractor, TripletExtractor};
 use corpora::load::load_corpus;
 use store::Store;
 
@@ -348,18 +346,8 @@ impl Job<'_> {
         extractor: Arc<dyn TripletExtractor>,
         store: &Store,
     ) -> Result<KnowledgeGraph> {
-        let corpus = self.corpus;
-        let bar = crate::progress::bar(corpus.chunks.len() as u64, "extracting triplets", "chunks");
-        let build = build_graph(
-            corpus,
-            extractor,
-            store,
-            &BuildOptions::default(),
-            &|d, _| bar.set_position(d as u64),
-        )
-        .await
-        .context("building the knowledge graph")?;
-        bar.finish_and_clear();
+        let build =
+            crate::engines::extract_graph_with_progress(self.corpus, extractor, store).await?;
         Ok(build.graph)
     }
 }

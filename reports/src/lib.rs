@@ -37,6 +37,7 @@ pub mod aiq;
 mod export;
 mod figures;
 mod html;
+pub mod leaderboard;
 mod load;
 mod model;
 mod outdir;

@@ -91,8 +91,12 @@ impl Store {
             s.validate()
                 .map_err(|m| StoreError::Invalid(format!("run {run_id} query {q}: {m}")))?;
         }
+        // One lock order for every writer: two workers probing the same run insert the same
+        // keys, and in PostgreSQL two transactions taking them in different orders deadlock.
+        let mut ordered: Vec<&(String, Signal)> = rows.iter().collect();
+        ordered.sort_by(|a, b| (&a.0, &a.1.name).cmp(&(&b.0, &b.1.name)));
         let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
-        for (q, s) in rows {
+        for (q, s) in ordered {
             insert_signals(self, &mut tx, run_id, q, std::slice::from_ref(s)).await?;
         }
         tx.commit().await.map_err(|e| self.err(e))

@@ -47,7 +47,7 @@ pub mod tables;
 
 pub use load::{load, Selection};
 pub use model::{CorpusMetrics, CostBasis, ReportData, RouteEval, RunInfo, SignalRow, Tuple};
-pub use outdir::check_out_dir;
+pub use outdir::{check_out_dir, staging_dir, swap_in};
 pub use report::{main_eval, write_report, Written};
 
 /// The file stem of every figure a report can draw (`figures/<stem>.svg` and `.png`), in the

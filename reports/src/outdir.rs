@@ -156,7 +156,7 @@ fn parent_and_name(out: &Path) -> Result<(PathBuf, String)> {
 }
 
 /// A fresh, empty folder next to `out` (same file system, so it can be renamed into place).
-pub(crate) fn staging_dir(out: &Path) -> Result<PathBuf> {
+pub fn staging_dir(out: &Path) -> Result<PathBuf> {
     let (parent, name) = parent_and_name(out)?;
     fs::create_dir_all(&parent)
         .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
@@ -189,7 +189,7 @@ fn fresh_sibling(parent: &Path, name: &str, tag: &str) -> Result<PathBuf> {
 /// old folder (checked by [`check_out_dir`]) is moved aside into a folder this run created, the
 /// new one renamed in, and the old report's files removed. Should the second rename fail, the
 /// old folder is put back.
-pub(crate) fn swap_in(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
+pub fn swap_in(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
     let listed: Vec<String> = files
         .iter()
         .map(|f| f.to_string_lossy().into_owned())

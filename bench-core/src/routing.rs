@@ -450,6 +450,11 @@ pub struct RoutePrediction {
     /// The share of `cost` that paid for the probe whose signals the router read (0 without).
     #[serde(default)]
     pub probe_cost: f64,
+    /// Every paradigm paid for on the question, in the order they ran (a probe's arms, a
+    /// cascade's stages, then the one played if not among them), each once; `played` is the
+    /// one delivered. Empty in predictions stored before the list was kept.
+    #[serde(default)]
+    pub arms_played: Vec<String>,
     /// The router's score per class, in schema class order.
     pub scores: Vec<f64>,
 }

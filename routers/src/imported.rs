@@ -11,7 +11,7 @@ use crate::eval::{macro_f1, rank_of, Evaluation, Fold};
 
 /// One decided test question: its row in the set, the class played, whether that was correct,
 /// the total cost and the probe's share of it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Decided {
     /// Index of the row in the set.
     pub row: usize,
@@ -23,6 +23,8 @@ pub struct Decided {
     pub cost: f64,
     /// The probe's share of `cost`.
     pub probe_cost: f64,
+    /// Every class paid for, in the order run, each once (`class` among them).
+    pub arms: Vec<usize>,
 }
 
 /// The measurement rows (per corpus and pooled `*`) and predictions of a router whose decisions
@@ -58,6 +60,12 @@ pub fn decided_rows(
             correct: d.correct,
             cost: d.cost,
             probe_cost: d.probe_cost,
+            arms_played: d
+                .arms
+                .iter()
+                .filter_map(|&c| schema.paradigm_of(c))
+                .map(|p| p.as_str().to_string())
+                .collect(),
             scores: one_hot(d.class),
         });
     }
@@ -125,12 +133,14 @@ pub fn evaluate_published(
             .iter()
             .filter_map(|&i| {
                 let c = choices.get(i)?.as_ref()?;
+                let class = set.schema.class_of(c.choice).unwrap_or(k - 1);
                 Some(Decided {
                     row: i,
-                    class: set.schema.class_of(c.choice).unwrap_or(k - 1),
+                    class,
                     correct: c.correct,
                     cost: c.cost,
                     probe_cost: 0.0,
+                    arms: vec![class],
                 })
             })
             .collect();

@@ -142,8 +142,8 @@ impl Store {
         }
         for p in predictions {
             sqlx::query(
-                "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             )
             .bind(id)
             .bind(&p.router)
@@ -157,6 +157,7 @@ impl Store {
             .bind(p.cost)
             .bind(json(&p.scores))
             .bind(p.probe_cost)
+            .bind(p.arms_played.join(","))
             .execute(&mut *tx)
             .await
             .map_err(|e| self.err(e))?;
@@ -214,7 +215,7 @@ impl Store {
     /// The per-question predictions of an evaluation, in (router, param, corpus, query) order.
     pub async fn route_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
         let sql = sqlx::query(
-            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost
+            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played
              FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
         )
         .bind(eval_id);
@@ -232,6 +233,15 @@ impl Store {
                 correct: r.get::<i64, _>(7) != 0,
                 cost: r.get(8),
                 probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
+                arms_played: r
+                    .get::<Option<String>, _>(11)
+                    .map(|a| {
+                        a.split(',')
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 scores: serde_json::from_str(&scores).map_err(|e| {
                     StoreError::Invalid(format!(
                         "results store {}: route_predictions scores_json: {e}",

@@ -83,6 +83,11 @@ pub(super) fn evaluate_fold(
                 correct,
                 cost: cost + scored.costs[i],
                 probe_cost: play.billed(i, c).0,
+                arms_played: crate::cascade::arms_paid(
+                    schema,
+                    play.bills.map(|b| &b[play.test[i]]),
+                    play.played(i, c),
+                ),
                 scores: scored.scores[i].clone(),
             }
         })

@@ -308,6 +308,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     SELECT 1;
     "#,
+    // 17: every paradigm a router prediction paid for, in the order run (comma-separated; the
+    // delivered one is `played`); NULL in predictions stored before the list was kept.
+    r#"
+    ALTER TABLE route_predictions ADD COLUMN arms_played TEXT;
+    "#,
 ];
 
 /// What a migration needs beyond its SQL, run right after it in the same transaction, on

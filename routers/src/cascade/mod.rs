@@ -18,6 +18,11 @@ use crate::eval::{scrub, Evaluation, Fold};
 use crate::imported::{decided_rows, Decided};
 use crate::rng::mix64;
 
+mod stages;
+pub(crate) use stages::arms_paid;
+use stages::decide;
+pub use stages::{cost_order, stages};
+
 /// Thresholds of the sweep; above 1 the cascade never stops early (it runs every paradigm and
 /// plays the one the last stage's estimate ranks first).
 pub const THRESHOLDS: &[f64] = &[0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01];
@@ -40,27 +45,6 @@ pub struct CascadeInput<'a> {
     pub own_cost: &'a [f64],
     /// Seeds the learned cascade's fits.
     pub seed: u64,
-}
-
-/// Paradigm classes in cost order: mean training cost, ties by class index.
-pub fn cost_order(train: &RoutingSet) -> Vec<usize> {
-    let k = train.schema.n_classes() - 1;
-    let mean = |c: usize| {
-        let (s, n) = train
-            .rows
-            .iter()
-            .filter_map(|r| r.outcomes[c])
-            .fold((0.0, 0usize), |(s, n), o| (s + o.tokens, n + 1));
-        if n == 0 {
-            f64::INFINITY
-        } else {
-            s / n as f64
-        }
-    };
-    let costs: Vec<f64> = (0..k).map(mean).collect();
-    let mut order: Vec<usize> = (0..k).filter(|&c| costs[c].is_finite()).collect();
-    order.sort_by(|&a, &b| costs[a].total_cmp(&costs[b]).then(a.cmp(&b)));
-    order
 }
 
 /// Per probe column pair (value column index), the classes its signal needs; a signal whose
@@ -167,12 +151,12 @@ pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
                     };
                     decide(set, i, &order[..=s], pick, input.own_cost[i])
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let part = decided_rows(set, fi as u32, CASCADE, Some(tau), &items);
             ev.rows.extend(part.rows);
             ev.predictions.extend(part.predictions);
         }
-        if let Some(items) = agree_rule(input, f, &train) {
+        if let Some(items) = agree_rule(input, f, &train).transpose()? {
             let part = decided_rows(set, fi as u32, AGREE, None, &items);
             ev.rows.extend(part.rows);
             ev.predictions.extend(part.predictions);
@@ -181,28 +165,12 @@ pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
     Ok(ev)
 }
 
-/// Scores and bills playing class `pick` on row `i` after running `ran`: the cost is every
-/// paradigm run plus the signals' own cost; the probe's share is what was run but not played.
-fn decide(set: &RoutingSet, i: usize, ran: &[usize], pick: usize, own: f64) -> Decided {
-    let row = &set.rows[i];
-    let cost_of = |c: usize| row.outcomes[c].map_or(0.0, |o| o.tokens);
-    let total: f64 = ran.iter().map(|&c| cost_of(c)).sum::<f64>() + own;
-    Decided {
-        row: i,
-        class: pick,
-        correct: row.outcomes[pick].is_some_and(|o| o.correct),
-        cost: total,
-        probe_cost: total
-            - if ran.contains(&pick) {
-                cost_of(pick)
-            } else {
-                0.0
-            },
-    }
-}
-
 /// `cascade-agree` on one fold, when the set has LLM-only, NaiveRAG and the `agree.em` signal.
-fn agree_rule(input: &CascadeInput<'_>, f: &Fold, train: &RoutingSet) -> Option<Vec<Decided>> {
+fn agree_rule(
+    input: &CascadeInput<'_>,
+    f: &Fold,
+    train: &RoutingSet,
+) -> Option<Result<Vec<Decided>>> {
     let set = input.set;
     let schema = &set.schema;
     let (lo, nv) = (

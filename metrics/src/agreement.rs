@@ -4,30 +4,99 @@
 
 use crate::answer::{exact_match, token_f1, tokens};
 
-/// Phrases that mark an answer as a refusal (matched on the lower-cased answer). Taken from
-/// what instruction-tuned readers say when the context lacks the answer.
-const REFUSALS: &[&str] = &[
+/// Answers that are a refusal only when they are the whole answer: each also begins real
+/// answers ("Unknown Soldier", "None but the Brave", "none of them"), so none is read as a prefix.
+/// ("n/a" is left out: normalised it is "na", the symbol of sodium.)
+/// Written as a reader says them; compared after SQuAD normalisation (case, punctuation and
+/// articles dropped), like every phrase here.
+pub const WHOLE_REFUSALS: &[&str] = &[
     "unknown",
-    "not enough information",
-    "no answer",
+    "none",
+    "none of the above",
+    "not sure",
+    "unclear",
+];
+
+/// Phrases that make an answer a refusal when it begins with them (at a word boundary): no real
+/// answer starts this way, and a reader that refuses often explains itself after them ("Not
+/// mentioned in the text. However, ..."). Titles that begin like a refusal ("I Can't Let Maggie
+/// Go", "Sorry Seems to Be the Hardest Word") are why the list names whole phrases, not "i can't"
+/// or "sorry". A phrase met later in the answer does not count:
+/// "The director of X is not mentioned" names what it could not find, and "unable to walk" is
+/// an answer.
+pub const LEADING_REFUSALS: &[&str] = &[
+    "i don't know",
+    "i do not know",
+    "i'm not sure",
+    "i am not sure",
+    "i cannot answer",
+    "i cannot determine",
+    "i cannot find",
+    "i cannot provide",
+    "i cannot verify",
+    "i can't answer",
+    "i can't determine",
+    "i can't find",
+    "i can't verify",
+    "i am unable to",
+    "i'm unable to",
+    "i'm sorry",
+    "i am sorry",
+    "unable to answer",
+    "unable to determine",
+    "unable to find",
+    "unable to verify",
+    "there is no",
+    "there are no",
+    "there was no",
+    "not available",
+    "not applicable",
     "not mentioned",
     "not specified",
     "not provided",
+    "not stated",
+    "not given",
+    "not known",
+    "not enough information",
+    "not in the text",
+    "not in the provided text",
+    "not in the context",
+    "not in the passage",
+    "it is not mentioned",
+    "it is not specified",
+    "it is not possible",
+    "it is unclear",
     "no information",
+    "no answer",
+    "no data",
+    "insufficient information",
     "cannot be determined",
     "cannot determine",
     "can't determine",
-    "i don't know",
-    "i do not know",
-    "unable to",
-    "not stated",
-    "insufficient information",
+    "cannot answer",
+    "can't answer",
+    "we cannot",
+    "the answer cannot be determined",
+    "the answer is not",
+    "the text does not",
+    "the provided text does not",
+    "the context does not",
+    "the passage does not",
 ];
 
-/// Whether `answer` refuses (empty, or says it does not know).
+/// Whether `answer` is a refusal: empty once normalised, one of [`WHOLE_REFUSALS`], or
+/// beginning with one of [`LEADING_REFUSALS`] at a word boundary. Matched on the whole answer,
+/// never as a substring.
 pub fn is_refusal(answer: &str) -> bool {
-    let a = answer.trim().to_lowercase();
-    a.is_empty() || REFUSALS.iter().any(|r| a.contains(r))
+    let a = tokens(answer);
+    if a.is_empty() {
+        return true;
+    }
+    WHOLE_REFUSALS.iter().any(|r| tokens(r) == a)
+        || LEADING_REFUSALS.iter().any(|r| {
+            let r = tokens(r);
+            a.len() >= r.len() && a[..r.len()] == r[..]
+        })
 }
 
 /// The probe's signal names for arms `a` and `b` (paradigm ids), in the order
@@ -81,5 +150,50 @@ mod tests {
             agreement_names("llm-only", "naive")[2..4],
             ["len.llm-only".to_string(), "len.naive".to_string()]
         );
+    }
+
+    #[test]
+    fn refusal_is_matched_on_the_whole_answer() {
+        for refusal in [
+            "",
+            " . ",
+            "Unknown",
+            "unknown.",
+            "None",
+            "None of the above",
+            "I don't know",
+            "I do not know the answer.",
+            "There is no answer to this question",
+            "there is no information in the provided text about the AFL",
+            "Not available",
+            "Not Applicable",
+            "not mentioned in the text. However, the dog is a black dog",
+            "Not in the provided text",
+            "The answer cannot be determined from the provided text.",
+            "I am unable to verify who plays Dr. Russell",
+            "cannot be determined",
+            "We cannot determine which film",
+        ] {
+            assert!(is_refusal(refusal), "{refusal:?} should be a refusal");
+        }
+        for answer in [
+            "Unknown Soldier",
+            "The Tomb of the Unknown Soldier",
+            "None but the Brave",
+            "none of them",
+            "unable to walk",
+            "He was unable to walk",
+            "The director of Gas, Oil And Water is not mentioned in the text.",
+            "I Can't Let Maggie Go",
+            "Sorry Seems to Be the Hardest Word",
+            "Na",
+            "no",
+            "No one",
+            "1994",
+            "Thereafter",
+            "Nonesuch Records",
+        ] {
+            assert!(!is_refusal(answer), "{answer:?} should not be a refusal");
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! paradigms whose faithfulness it measures are given to it, so this crate names no paradigm),
 //! the judges ([`DeliveredJudge`] offline, [`LlmJudge`]), routing labels
 //! ([`labels::LabelPolicy`]) and the corpus metrics of [`corpus`]. The metric functions are
-//! reached through their modules: [`answer`], [`generation`], [`query`], [`labels`], [`agreement`].
+//! reached through their modules: [`answer`], [`generation`], [`query`], [`labels`], [`agreement`],
+//! [`pairs`].
 //!
 //! ```
 //! use metrics::answer::{exact_match, token_f1};
@@ -22,7 +23,9 @@
 //!   hubness whose candidates are screened in bfloat16 or float32 under a certified error bound and
 //!   re-ranked in float64, so exact; dispersion).
 //! - EA-GraphRAG's query complexity s(q) (`query`).
-//! - The answer-agreement probe's signals (`agreement`).
+//! - The answer-agreement probe's signals and the refusal rule (`agreement`).
+//! - The post-arm probe's signals: every pair of arms' answers compared, each answer's shape
+//!   (`pairs`).
 //! - Semantic F1 / coverage / faithfulness (`generation`).
 //! - The evaluation of one tuple: judge label, EM/F1, evidence recall, faithfulness, then semantic
 //!   F1 and coverage per question in one encoder pass (`evaluate`, over the `TokenEncoder` trait).
@@ -42,6 +45,7 @@ mod evaluate;
 pub mod generation;
 mod judge;
 pub mod labels;
+pub mod pairs;
 pub mod query;
 
 pub use delivered::{delivered_label, informative_golds, DeliveredJudge, DeliveredRule};

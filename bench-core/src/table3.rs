@@ -190,6 +190,9 @@ impl Table3 {
                 routers.push((r.router.clone(), r.param));
             }
         }
+        // A swept router's own row (its fixed operating point) comes before its sweep's rows.
+        let seen: Vec<String> = routers.iter().map(|(n, _)| n.clone()).collect();
+        routers.sort_by_key(|(n, p)| (seen.iter().position(|s| s == n), p.is_some()));
         let cell = |router: &str, param: Option<f64>, corpus: &str| {
             let of: Vec<&RouteEvalRow> = rows
                 .iter()

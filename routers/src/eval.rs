@@ -26,10 +26,12 @@ use crate::entry::{Family, RouterContext};
 use crate::rng::mix64;
 
 mod fold;
+mod operating;
 mod split;
 pub use fold::scrub;
 use fold::{evaluate_fold, FoldResult};
 pub(crate) use fold::{macro_f1, rank_of};
+pub use operating::{choose_operating_point, inner_folds, OperatingPoint, INNER_FOLDS};
 pub use split::{stratified_kfold, Fold, Split};
 
 /// Where an evaluation says what it is doing while it runs: a line as each router finishes,
@@ -99,6 +101,9 @@ pub struct Evaluation {
     pub skipped: Vec<(String, String)>,
     /// (router, first error) for entries that failed on some fold (left out whole).
     pub failed: Vec<(String, String)>,
+    /// Per swept router and outer fold, the value chosen on the training rows; its rows are
+    /// repeated as the router's own (`param: None`).
+    pub operating_points: Vec<OperatingPoint>,
 }
 
 /// Evaluates every entry (each value of its sweep) on every fold, with the default options
@@ -215,12 +220,15 @@ pub(crate) fn evaluate_with(
             }
         }
     }
-    Ok(Evaluation {
+    let mut ev = Evaluation {
         rows,
         predictions,
         skipped,
         failed,
-    })
+        operating_points: Vec::new(),
+    };
+    ev.operating_points = operating::fix_points(set, entries, folds, ctx, opts, &mut ev)?;
+    Ok(ev)
 }
 
 /// Counts each router's finished jobs (its folds, times its sweep) and tells a line when a

@@ -352,6 +352,9 @@ pub async fn evaluate_protocol(
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
         .map_err(steps::joined)??;
+    let mut config = config;
+    // The operating points chosen on the training folds are part of what was evaluated.
+    config["operating_points"] = operating_points_json(&evaluation.operating_points);
     let spec = steps::spec(protocol, folds.len(), policy, &data, config);
     Ok(RouteEvaluation {
         runs,
@@ -366,6 +369,29 @@ pub async fn evaluate_protocol(
         spec,
         families,
         took: t.elapsed(),
+    })
+}
+
+/// Per router, the value chosen on each outer fold's training rows, in fold order, with the
+/// rule that chose it.
+fn operating_points_json(points: &[crate::eval::OperatingPoint]) -> serde_json::Value {
+    let mut per: std::collections::BTreeMap<&str, Vec<(u32, f64)>> = Default::default();
+    for p in points {
+        per.entry(&p.router).or_default().push((p.fold, p.param));
+    }
+    let routers: serde_json::Map<String, serde_json::Value> = per
+        .into_iter()
+        .map(|(r, mut v)| {
+            v.sort_by_key(|x| x.0);
+            (r.to_string(), v.into_iter().map(|x| x.1).collect())
+        })
+        .collect();
+    serde_json::json!({
+        "rule": format!(
+            "per outer fold, the sweep value with the highest correct rate over {} stratified inner folds of its training rows; ties to the lower mean cost, then the earlier value",
+            crate::eval::INNER_FOLDS
+        ),
+        "routers": routers,
     })
 }
 

@@ -148,6 +148,17 @@ impl<'t> Layout<'t> {
             out,
             "  percent, mean over folds; ΔC.R pp and Δcost: regret against Oracle, ± std over folds"
         );
+        let mut rows = self.table.groups.iter().flat_map(|g| &g.rows);
+        if rows.any(|r| r.label.contains("(λ=")) {
+            let _ = writeln!(
+                out,
+                "  name(λ=v): one value of a sweep, for curves; a swept router's plain row is at the"
+            );
+            let _ = writeln!(
+                out,
+                "  value fixed on each fold's training rows (inner 3-fold CV, best correct rate)"
+            );
+        }
         if !self.wide && self.per_corpus.len() > 1 && !self.narrow_corpora {
             let _ = writeln!(out, "  (per-corpus columns: --wide)");
         } else if !self.wide && self.narrow_corpora {
@@ -324,6 +335,9 @@ pub(crate) fn render_tests(
         let best = tests
             .iter()
             .filter(|t| family(&t.router) != Family::Baseline)
+            // A router's own row: its operating point was fixed on the training folds, so
+            // this maximum is over routers, never over one router's sweep of test rows.
+            .filter(|t| t.param.is_none())
             .filter_map(|t| pooled(&t.router, t.param).map(|s| (t, s.mean.correct_rate)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((t, cr)) = best {

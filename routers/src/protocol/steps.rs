@@ -292,6 +292,7 @@ fn merge(into: &mut Evaluation, other: Evaluation) {
     into.predictions.extend(other.predictions);
     into.skipped.extend(other.skipped);
     into.failed.extend(other.failed);
+    into.operating_points.extend(other.operating_points);
 }
 
 /// The Appendix D.2 inputs of the traditional ML routers: the query-type one-hot and, with

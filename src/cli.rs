@@ -53,6 +53,13 @@ pub enum Command {
     /// Evaluate routers on the stored tuples (`route eval`) or list them (`route list`).
     #[command(after_help = ROUTE_EXAMPLES)]
     Route(crate::commands::route::RouteArgs),
+    /// Rank every router on every outcome matrix of the stores: a static page, JSON, CSV and
+    /// per-question predictions (`leaderboard verify DIR` re-checks them).
+    #[command(after_help = "Examples:
+  ragrouter leaderboard --db stores/offline.sqlite --db stores/adarague.sqlite --out target/leaderboard
+  ragrouter leaderboard --db stores/offline.sqlite --out target/leaderboard --external mine='python3 examples/external_router.py'
+  ragrouter leaderboard verify target/leaderboard --db stores/offline.sqlite")]
+    Leaderboard(crate::commands::leaderboard::LeaderboardArgs),
     /// Import published outcome matrices (generic JSON lines, Adaptive-RAG) as runs.
     Import(crate::commands::import::ImportArgs),
     /// Write the figures, tables, exports and HTML report of the stored runs and router evaluations.
@@ -165,9 +172,10 @@ pub struct BenchArgs {
     pub retrieval_only: bool,
     /// Probes recorded per question after the tuples (signals for `route eval --features p`):
     /// `dense`, `bm25`, `entities`, `ppr` (zero LLM tokens offline), `answers` (LLM mode: the
-    /// LLM-only and NaiveRAG answers compared, with their log-probabilities), or `none` alone.
-    /// Cached: a rerun computes only what is missing. [default: every probe the run's mode
-    /// allows: dense,bm25,entities,ppr,answers]
+    /// LLM-only and NaiveRAG answers compared, with their log-probabilities), `pairs` (only when
+    /// named, either mode: every pair of the run's arms' answers compared, and each answer's
+    /// shape), or `none` alone. Cached: a rerun computes only what is missing. [default: every
+    /// probe the run's mode allows but pairs: dense,bm25,entities,ppr,answers]
     #[arg(long, value_delimiter = ',')]
     pub probes: Option<Vec<String>>,
     #[command(flatten)]

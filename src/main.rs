@@ -70,6 +70,7 @@ fn main() {
         Command::Metrics(args) => commands::metrics::run(&args),
         Command::Route(args) => commands::route::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Leaderboard(args) => commands::leaderboard::run(&args),
         Command::Import(args) => commands::import::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
         Command::Db(args) => commands::db::run(&args),

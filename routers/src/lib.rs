@@ -94,7 +94,7 @@ mod reading;
 pub mod registry;
 pub use bench_core::rng;
 mod seed_papers;
-mod significance;
+pub mod significance;
 pub mod synthetic;
 pub mod table;
 mod utility;

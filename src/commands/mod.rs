@@ -7,6 +7,7 @@ pub mod db;
 pub mod generate;
 pub mod graph;
 pub mod import;
+pub mod leaderboard;
 pub mod merge;
 pub mod metrics;
 pub mod report;

@@ -50,7 +50,7 @@ const MAX_EXTERNAL_TIMEOUT_S: f64 = 86_400.0;
 
 /// `--external-timeout` as a duration: above 0 and at most a day (a larger value, NaN or
 /// infinity is refused rather than overflowing the duration).
-fn external_timeout(t: f64) -> Result<Duration, BenchError> {
+pub(crate) fn external_timeout(t: f64) -> Result<Duration, BenchError> {
     if !(t > 0.0 && t <= MAX_EXTERNAL_TIMEOUT_S) {
         return Err(BenchError::Invalid(format!(
             "--external-timeout must be a number of seconds above 0 and at most \

@@ -59,6 +59,7 @@ mod caches;
 mod db;
 mod error;
 mod imports;
+mod leaderboard;
 mod leases;
 mod lifecycle;
 mod merge;

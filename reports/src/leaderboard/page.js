@@ -250,6 +250,7 @@
     out.matrix_options = Array.prototype.map.call(ms.options, function (o) { return o.value; });
     drill(board.routers[0].name);
     out.drill_rows = document.querySelectorAll("#drill-table tr").length - 1;
+    out.images = document.images.length;
     out.errors = errors;
     var pre = document.getElementById("selftest");
     pre.textContent = JSON.stringify(out);

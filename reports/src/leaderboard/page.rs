@@ -46,8 +46,9 @@ pub fn document(board: &Board, board_json: &str, svgs: &[String]) -> String {
     protocol(&mut out, board);
     let _ = write!(
         out,
-        "<script type=\"application/json\" id=\"board\">{}</script>\n<script>\n{SCRIPT}</script>\n\
-         <pre id=\"selftest\" hidden></pre>\n</body>\n</html>\n",
+        "<pre id=\"selftest\" hidden></pre>\n\
+         <script type=\"application/json\" id=\"board\">{}</script>\n<script>\n{SCRIPT}</script>\n\
+         </body>\n</html>\n",
         embed_json(board_json)
     );
     out

@@ -260,21 +260,19 @@ fn cell(router: &str, s: &MatrixSpec, view: &str, share: f64, rel: f64) -> Cell 
 }
 
 /// Ranks routers that ran on at least half the ranked matrices by mean gap share (baselines
-/// too, as a real board may); the rest follow unranked.
+/// too, as a real board may; not Oracle, the reference); the rest follow unranked.
 fn rank(routers: &mut [RouterStanding]) {
+    let ranked = |r: &RouterStanding| 2 * r.ran >= r.of && r.name != "oracle";
     routers.sort_by(|a, b| {
-        let ranked = |r: &RouterStanding| 2 * r.ran >= r.of;
         ranked(b).cmp(&ranked(a)).then(
             b.mean_gap_share
                 .unwrap_or(f64::MIN)
                 .total_cmp(&a.mean_gap_share.unwrap_or(f64::MIN)),
         )
     });
-    let mut next = 1;
-    for r in routers.iter_mut() {
-        if 2 * r.ran >= r.of && r.name != "oracle" {
-            r.rank = Some(next);
-            next += 1;
+    for (i, r) in routers.iter_mut().enumerate() {
+        if ranked(r) {
+            r.rank = Some(i as u32 + 1);
         }
     }
 }

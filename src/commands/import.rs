@@ -15,6 +15,7 @@ use store::Store;
       --queries ../shared/datasets/adaptive-rag-outcomes/classifier/data/valid.json \\
       --labels ../shared/datasets/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json --split test
   ragrouter import adarague ../shared/datasets/adarague-llama8b --db adarague.sqlite
+  ragrouter import adarague ../shared/datasets/adarague-llama8b --pairs --db adarague-pairs.sqlite
   ragrouter import outcomes my-outcomes.jsonl --cost-unit tokens
 Importing the same data twice adds nothing; an import is written whole or not at all.")]
 pub struct ImportArgs {
@@ -54,7 +55,19 @@ pub struct AdarogueArgs {
     #[arg(long)]
     pub source: Option<String>,
     #[command(flatten)]
+    pub pairs: PairsArg,
+    #[command(flatten)]
     pub store: crate::args::StoreArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PairsArg {
+    /// Also derive the `pairs` probe's signals from the answers: every pair of answered arms
+    /// compared, each answer's shape (docs/outcomes-format.md). Off by default: a router that
+    /// reads them through `--features p` pays every arm they compare, the expensive ones too;
+    /// a cascade reads each once its arms have run.
+    #[arg(long)]
+    pub pairs: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -84,6 +97,8 @@ pub struct OutcomesArgs {
     #[arg(long, default_value = "cost")]
     pub cost_unit: String,
     #[command(flatten)]
+    pub pairs: PairsArg,
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -109,10 +124,11 @@ pub fn run(args: &ImportArgs) -> Result<()> {
             source: a.source.clone(),
         })?;
         for imp in &mut imps {
-            score_answers(imp);
+            score_answers(imp, a.pairs.pairs);
         }
         return write_all(&imps, &a.store.db);
     }
+    let mut pairs = false;
     let (mut imp, db) = match &args.command {
         ImportCommand::Outcomes(a) => {
             if a.cost_unit.trim().is_empty() {
@@ -121,6 +137,7 @@ pub fn run(args: &ImportArgs) -> Result<()> {
                 )
                 .into());
             }
+            pairs = a.pairs.pairs;
             let spec = spec(ArmSpec::identity(), &a.common)?;
             let split = split(&a.common)?;
             let imp = load_outcomes_jsonl(
@@ -146,15 +163,16 @@ pub fn run(args: &ImportArgs) -> Result<()> {
         }
         ImportCommand::Adarague(_) => unreachable!("handled above"),
     };
-    score_answers(&mut imp);
+    score_answers(&mut imp, pairs);
     write_all(std::slice::from_ref(&imp), db)
 }
 
 /// The harness scores every imported answer against the record's gold answers: `correct` is its
 /// normalised exact match, `score` its token F1, and the source's verdict stays beside them.
 /// A record with answers of both cheap arms (LLM-only and NaiveRAG) gains the answer-agreement
-/// probe's six signals, billed as those two arms.
-pub fn score_answers(imp: &mut OutcomeImport) {
+/// probe's six signals, billed as those two arms; with `pairs`, one with answers of two arms or
+/// more gains the `pairs` probe's signals, each billed as the arms it compares.
+pub fn score_answers(imp: &mut OutcomeImport, pairs: bool) {
     let cheap = [ParadigmId::LlmOnly, ParadigmId::Naive];
     for r in &mut imp.records {
         let Some((first, rest)) = r.answers.split_first() else {
@@ -191,6 +209,29 @@ pub fn score_answers(imp: &mut OutcomeImport) {
                     r.signals.push(Signal::free(n, Some(v), "answers", &cheap));
                 }
             }
+        }
+        if pairs {
+            add_pairs(r);
+        }
+    }
+}
+
+/// The post-arm probe's signals (`pairs`) of a record with at least two answered arms: every
+/// pair of answers compared and each answer's shape, computed by the function the bench's probe
+/// step calls. A signal the record already carries under the same name is kept as given.
+fn add_pairs(r: &mut bench_core::OutcomeRecord) {
+    let answers: Vec<(ParadigmId, &str)> = r
+        .outcomes
+        .iter()
+        .filter_map(|(p, o)| o.answer.as_deref().map(|a| (*p, a)))
+        .collect();
+    if answers.len() < 2 {
+        return;
+    }
+    let derived = metrics::pairs::pairs_signals(&r.question, &answers);
+    for s in derived {
+        if !r.signals.iter().any(|x| x.name == s.name) {
+            r.signals.push(s);
         }
     }
 }

@@ -25,11 +25,15 @@ use crate::engines::ParadigmParts;
 pub(crate) const OFFLINE_PROBES: [&str; 4] = ["dense", "bm25", "entities", "ppr"];
 /// Probes that need an LLM run.
 pub(crate) const LLM_PROBES: [&str; 1] = ["answers"];
+/// Probes that run only when named: `pairs` reads the stored answers of every arm of the run
+/// (either mode), and its signals grow with the square of the arms.
+pub(crate) const NAMED_PROBES: [&str; 1] = ["pairs"];
 
 /// Log-probability alternatives the reader asks for per answer token when `answers` is on.
 pub(crate) const TOP_LOGPROBS: u8 = 5;
 
-/// The probes of an invocation, checked: those `--probes` named, or every probe by default.
+/// The probes of an invocation, checked: those `--probes` named, or by default every probe but
+/// the [`NAMED_PROBES`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Probes {
     pub(crate) names: Vec<&'static str>,
@@ -63,7 +67,8 @@ const OVERLAP_K: usize = 10;
 /// Questions per store transaction: an interruption loses at most this many questions' signals.
 const BATCH: usize = 100;
 
-/// The probes `--probes` names, checked; `None` (not given): every probe. An empty list or
+/// The probes `--probes` names, checked; `None` (not given): every probe but the
+/// [`NAMED_PROBES`]. An empty list or
 /// name, and `none` beside a probe, are refused: each would otherwise silently mean something.
 pub(crate) fn parse(names: Option<&[String]>) -> Result<Probes> {
     let Some(names) = names else {
@@ -75,9 +80,10 @@ pub(crate) fn parse(names: Option<&[String]>) -> Result<Probes> {
     };
     let expected = || {
         format!(
-            "expected a comma-separated list of {}, {}, or none alone",
+            "expected a comma-separated list of {}, {}, {}, or none alone",
             OFFLINE_PROBES.join(", "),
-            LLM_PROBES.join(", ")
+            LLM_PROBES.join(", "),
+            NAMED_PROBES.join(", ")
         )
     };
     let given = names.join(",");
@@ -103,7 +109,12 @@ pub(crate) fn parse(names: Option<&[String]>) -> Result<Probes> {
     }
     let mut out = Vec::new();
     for n in names.into_iter().filter(|&n| n != "none") {
-        let Some(&known) = OFFLINE_PROBES.iter().chain(&LLM_PROBES).find(|&&k| k == n) else {
+        let Some(&known) = OFFLINE_PROBES
+            .iter()
+            .chain(&LLM_PROBES)
+            .chain(&NAMED_PROBES)
+            .find(|&&k| k == n)
+        else {
             return Err(BadInput(format!("--probes {n:?}: unknown probe; {}", expected())).into());
         };
         if !out.contains(&known) {
@@ -401,12 +412,17 @@ impl Invocation<'_> {
             questions = questions.max(q);
             written += w;
         }
+        if probes.contains(&"pairs") {
+            let (q, w) = pairs(store, run_id, self.queries, self.paradigm_ids).await?;
+            questions = questions.max(q);
+            written += w;
+        }
         if questions > 0 {
             let llm = self.llm_settings.is_some();
             let ran: Vec<&str> = probes
                 .iter()
                 .copied()
-                .filter(|p| OFFLINE_PROBES.contains(p) || llm)
+                .filter(|p| !LLM_PROBES.contains(p) || llm)
                 .collect();
             eprintln!(
                 "probes ({}): {written} signals for {questions} questions in {:.1}s",
@@ -484,6 +500,61 @@ async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize
     Ok((questions, written))
 }
 
+/// The post-arm probe (`pairs`): the stored answers of the run's arms (the LLM's in LLM mode,
+/// the offline readers' offline) compared pairwise and shaped, by the function an import with
+/// answers calls too. Like the answer probe it costs nothing of its own: each signal names the
+/// arms it reads, which a router pays as their tuples bill them. A question lacking an answer of
+/// any arm of the run (a failed tuple) gets no row, so the next invocation probes it; a run of
+/// one arm has no pair to compare and is skipped with a word.
+async fn pairs(
+    store: &Store,
+    run_id: i64,
+    queries: &[Query],
+    arms: &[bench_core::ParadigmId],
+) -> Result<(usize, usize)> {
+    if arms.len() < 2 {
+        eprintln!(
+            "probes: pairs compares the answers of two arms or more; this run has one: skipped"
+        );
+        return Ok((0, 0));
+    }
+    let done: BTreeSet<String> = store
+        .signals(run_id)
+        .await?
+        .into_iter()
+        .filter(|(_, s)| s.probe == metrics::pairs::PROBE)
+        .map(|(q, _)| q)
+        .collect();
+    let mut by_arm = Vec::with_capacity(arms.len());
+    for &p in arms {
+        let rows = store.answered(run_id, p.as_str()).await?;
+        let answers: HashMap<String, String> = rows.into_iter().map(|(q, a, _)| (q, a)).collect();
+        by_arm.push((p, answers));
+    }
+    let mut rows = Vec::new();
+    let mut questions = 0;
+    for q in queries.iter().filter(|q| !done.contains(&q.id)) {
+        let answers: Option<Vec<(bench_core::ParadigmId, &str)>> = by_arm
+            .iter()
+            .map(|(p, m)| m.get(&q.id).map(|a| (*p, a.as_str())))
+            .collect();
+        let Some(answers) = answers else {
+            continue;
+        };
+        let t = Instant::now();
+        let out = metrics::pairs::pairs_signals(&q.text, &answers);
+        let share = ms(t) / out.len().max(1) as f64;
+        questions += 1;
+        rows.extend(out.into_iter().map(|mut s| {
+            s.cost_ms = share;
+            (q.id.clone(), s)
+        }));
+    }
+    let written = rows.len();
+    store.put_signals(run_id, &rows).await?;
+    Ok((questions, written))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,6 +570,14 @@ mod tests {
         assert!(!all.explicit);
         let named = parse(Some(&list("bm25, dense,bm25"))).unwrap();
         assert_eq!((named.names, named.explicit), (vec!["bm25", "dense"], true));
+        // `pairs` runs only when named.
+        assert!(!all.names.contains(&"pairs"));
+        assert_eq!(
+            parse(Some(&list("pairs,answers"))).unwrap().names,
+            ["pairs", "answers"]
+        );
+        let e = parse(Some(&list("pair"))).unwrap_err().to_string();
+        assert!(e.contains("answers, pairs, or none alone"), "{e}");
         assert!(parse(Some(&list("none"))).unwrap().names.is_empty());
         for bad in [
             "",

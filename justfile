@@ -116,3 +116,23 @@ perf-faiss:
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+
+# The standard leaderboard: benches the offline corpora (2wiki, musique-dev, medical) into one
+# store and imports the AdaRAGUE and Adaptive-RAG outcome matrices into target/leaderboard-stores
+# where missing (imports add nothing when repeated), then builds the board into docs/leaderboard/
+# (its predictions folder is not committed: the command rebuilds it).
+leaderboard:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    S=target/leaderboard-stores
+    D=../shared/datasets
+    mkdir -p "$S"
+    cargo build --release
+    R=target/release/ragrouter
+    if [ ! -f "$S/offline.done" ]; then
+        for c in 2wiki musique-dev medical; do "$R" bench "$c" --db "$S/offline.sqlite" --cache-dir "$S/cache"; done
+        touch "$S/offline.done"
+    fi
+    "$R" import adarague "$D/adarague-llama8b" --db "$S/adarague.sqlite"
+    "$R" import adaptive-rag --queries "$D/adaptive-rag-outcomes/classifier/data/valid.json" --labels "$D/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json" --db "$S/adaptive-rag.sqlite"
+    "$R" leaderboard --db "$S/offline.sqlite" --db "$S/adarague.sqlite" --db "$S/adaptive-rag.sqlite" --out docs/leaderboard --cache-dir "$S/cache"

@@ -35,6 +35,9 @@ enum Kind {
     Offline,
     AdaRague,
     AdaptiveRag,
+    /// Any other import.
+    Import,
+    /// LLM-mode runs.
     Other,
 }
 
@@ -111,6 +114,7 @@ fn kind_of(mode: &Mode) -> Kind {
         Mode::Offline => Kind::Offline,
         Mode::Imported { source } if source.starts_with("adarague") => Kind::AdaRague,
         Mode::Imported { source } if source.starts_with("adaptive-rag") => Kind::AdaptiveRag,
+        Mode::Imported { .. } => Kind::Import,
         _ => Kind::Other,
     }
 }
@@ -142,7 +146,7 @@ async fn one(
     let given = match kind {
         Kind::AdaRague => true,
         Kind::Offline | Kind::AdaptiveRag => false,
-        Kind::Other => has_given_split(store, corpora).await?,
+        Kind::Other | Kind::Import => has_given_split(store, corpora).await?,
     };
     let split = if given {
         Split::Given
@@ -154,7 +158,8 @@ async fn one(
         Kind::AdaRague => vec!["p".into(), "q".into()],
         Kind::AdaptiveRag => vec!["q".into()],
         Kind::Other if corpora.len() > 1 => vec!["q+c+p".into(), "q".into()],
-        Kind::Other => vec!["q+p".into(), "q".into()],
+        // Imports carry no documents, hence no corpus indicators.
+        Kind::Other | Kind::Import => vec!["q+p".into(), "q".into()],
     };
     let protocol = Protocol {
         split,

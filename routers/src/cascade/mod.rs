@@ -1,36 +1,62 @@
-//! Cascades: run the paradigms in cost order and stop as soon as a calibrated estimate of
-//! P(correct | the question, the signals so far) of a paradigm already run clears a threshold τ
-//! (swept like λ); the cost is every paradigm run. Beside it the rule baseline `cascade-agree`:
-//! run LLM-only and NaiveRAG, stop when their answers agree (`agree.em`), else play the training
-//! folds' best single paradigm.
+//! Cascades: run the paradigms in stages of rising cost and deliver the answer of an arm
+//! already paid for. `cascade-lr` runs one paradigm per stage in cost order; `cascade-select`
+//! runs LLM-only and NaiveRAG together first (the pair the `answers` probe compares), then the
+//! others one per stage; both stop when the best arm played has a calibrated P(correct) of at
+//! least τ and deliver, when they stop, the arm played that the estimate ranks first (ties to
+//! the cheaper), not the last one run. `cascade-voi` walks `cascade-select`'s stages and goes on
+//! when P̂(the selection after the next stage is right) beats the best arm played by more than λ
+//! times the next stage's mean training cost (in units of the costliest arm's). Beside them the
+//! rule baseline `cascade-agree`: run LLM-only and NaiveRAG, stop when their answers agree
+//! (`agree.em`), else play the training folds' best single paradigm. A question's cost is every
+//! arm run, each once, plus the signals' own cost.
 //!
 //! A signal is known after a stage when every paradigm whose answers it needs has run (its
-//! `paradigms`); before that its columns read as missing (value 0, present 0). The estimate at
-//! stage s is `util-lr`'s (cross-fitted, Platt-calibrated logistic regression per paradigm) fitted
-//! on the training rows with the columns of stage s. Decisions read features only; the outcomes
+//! `paradigms`); before that its columns read as missing (value 0, present 0). The estimate
+//! after a stage is a utility router's (cross-fitted, Platt-calibrated, per paradigm) fitted on
+//! the training rows with the columns known then: `util-lr`'s logistic regression for
+//! `cascade-lr`, `util-gbt`'s boosted trees for `cascade-select` and `cascade-voi` (whose
+//! next-stage estimate is `util-lr`'s). τ and λ are swept (the
+//! sweep rows draw the curve) and fixed per fold on its training rows, from their held-out
+//! estimates (the parameters act at decision time only, so nothing is refitted): the value with
+//! the highest correct rate, ties to the lower mean cost, then the earlier value. The rows at
+//! that value are the router's own (`param: None`). Decisions read features only; the outcomes
 //! of a test row are read after the decision, to score and bill it.
 
 use std::collections::BTreeMap;
 
-use bench_core::{BenchError, FeatureKind, ParadigmId, Result, Router, RoutingRow, RoutingSet};
+use bench_core::{BenchError, ParadigmId, Result, RoutingSet};
 
-use crate::eval::{scrub, Evaluation, Fold};
+use crate::eval::{choose_operating_point, Evaluation, Fold, OperatingPoint};
 use crate::imported::{decided_rows, Decided};
-use crate::rng::mix64;
 
+mod estimates;
+mod select;
 mod stages;
+mod voi;
 pub(crate) use stages::arms_paid;
 use stages::decide;
 pub use stages::{cost_order, stages};
 
-/// Thresholds of the sweep; above 1 the cascade never stops early (it runs every paradigm and
-/// plays the one the last stage's estimate ranks first).
+use estimates::{known_after, probe_needs};
+use select::{walk_tau, walk_voi, Plan};
+
+/// Thresholds of the τ sweep; above 1 the cascade never stops early (it runs every paradigm and
+/// delivers the one the last stage's estimate ranks first).
 pub const THRESHOLDS: &[f64] = &[0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01];
+/// λ values of `cascade-voi`'s sweep, per unit of the costliest arm's mean training cost; at
+/// 1.01 it never goes past the first stage.
+pub const LAMBDAS: &[f64] = &[0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.01];
 
 /// The learned cascade's row name.
 pub const CASCADE: &str = "cascade-lr";
+/// The staged selecting cascade's row name.
+pub const SELECT: &str = "cascade-select";
+/// The value-of-information cascade's row name.
+pub const VOI: &str = "cascade-voi";
 /// The agreement rule's row name.
 pub const AGREE: &str = "cascade-agree";
+/// Every cascade's row name.
+pub const NAMES: &[&str] = &[CASCADE, SELECT, VOI, AGREE];
 
 /// What the cascades need besides the rows.
 #[derive(Debug, Clone, Copy)]
@@ -47,51 +73,22 @@ pub struct CascadeInput<'a> {
     pub seed: u64,
 }
 
-/// Per probe column pair (value column index), the classes its signal needs; a signal whose
-/// paradigm has no class is never known.
-fn probe_needs(input: &CascadeInput<'_>) -> Vec<(usize, Option<Vec<usize>>)> {
-    let schema = &input.set.schema;
-    let Some(block) = schema.block(FeatureKind::ProbeSignals) else {
-        return Vec::new();
-    };
-    block
-        .range()
-        .step_by(2)
-        .map(|col| {
-            let name = schema.feature_names[col].trim_start_matches("p:");
-            let needs = input
-                .signal_paradigms
-                .get(name)
-                .map(|ps| {
-                    ps.iter()
-                        .map(|&p| schema.class_of(p))
-                        .collect::<Option<Vec<_>>>()
-                })
-                .unwrap_or(Some(Vec::new()));
-            (col, needs)
-        })
-        .collect()
+/// Which rows of a fold a walk decides: the training rows (held-out estimates) or the test rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Train,
+    Test,
 }
 
-/// `row` as known after running `ran`: the columns of signals not yet known read as missing.
-fn masked(row: &RoutingRow, needs: &[(usize, Option<Vec<usize>>)], ran: &[usize]) -> RoutingRow {
-    let mut r = row.clone();
-    for (col, need) in needs {
-        let known = need
-            .as_ref()
-            .is_some_and(|n| n.iter().all(|c| ran.contains(c)));
-        if !known {
-            r.features[*col] = 0.0;
-            r.features[*col + 1] = 0.0;
-        }
-    }
-    r
-}
+/// A walk of one question: (side, index in the fold's list, parameter) → (last stage, arm).
+type Walk<'a> = dyn Fn(Side, usize, f64) -> (usize, usize) + 'a;
 
-/// Evaluates `cascade-lr` over [`THRESHOLDS`] and `cascade-agree` on every fold.
+/// Evaluates `cascade-lr` and `cascade-select` over [`THRESHOLDS`], `cascade-voi` over
+/// [`LAMBDAS`] and `cascade-agree` on every fold.
 pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
     let set = input.set;
     let needs = probe_needs(input);
+    let k = set.schema.n_classes() - 1;
     let mut ev = Evaluation::default();
     for (fi, f) in input.folds.iter().enumerate() {
         let train = set.subset(&f.train);
@@ -101,61 +98,49 @@ pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
                 "cascade: no paradigm has training outcomes".into(),
             ));
         }
-        // Per stage (after running order[..=s]): calibrated P(correct) per class, per test row.
-        let mut stages: Vec<Vec<Vec<Option<f64>>>> = Vec::with_capacity(order.len());
-        for s in 0..order.len() {
-            let ran = &order[..=s];
-            let train_s = RoutingSet {
-                schema: set.schema.clone(),
-                rows: train.rows.iter().map(|r| masked(r, &needs, ran)).collect(),
+        let single = Plan::new(order.iter().map(|&c| vec![c]).collect(), &order, k);
+        let staged = Plan::new(stages(&set.schema, &order), &order, k);
+        // cascade-lr keeps its linear estimate; the staged cascades read boosted trees, which
+        // weigh the comparisons of three arms' answers better than one linear score per arm.
+        let known = [
+            known_after(input, &needs, (fi, f), &single.ran, crate::utility::LR)?,
+            known_after(input, &needs, (fi, f), &staged.ran, crate::utility::GBT)?,
+        ];
+        let p_of = |(plan, kn): (&Plan, usize), side: Side, r: usize, s: usize| {
+            let k = &known[kn][&plan.ran[s]];
+            match side {
+                Side::Train => k.train[r].as_slice(),
+                Side::Test => k.test[r].as_slice(),
+            }
+        };
+        let fold = Swept {
+            set,
+            fi,
+            f,
+            own: input.own_cost,
+        };
+        for (name, plan, kn) in [(CASCADE, &single, 0), (SELECT, &staged, 1)] {
+            let walk = |side: Side, r: usize, tau: f64| {
+                walk_tau(plan, &|s| p_of((plan, kn), side, r, s), tau)
             };
-            // Each stage's seed is its own: no other router shares this fit.
-            let mut u = crate::utility::fallback_router(
-                mix64(input.seed ^ ((fi as u64) << 8) ^ (s as u64 + 1)),
-                &crate::entry::FitCache::default(),
-            );
-            u.fit(&train_s)?;
-            let test: Vec<RoutingRow> = f
-                .test
-                .iter()
-                .map(|&i| masked(&scrub(&set.rows[i]), &needs, ran))
-                .collect();
-            let fitted = u
-                .fitted()
-                .ok_or_else(|| BenchError::Other("cascade: no fit".into()))?;
-            stages.push(fitted.p_correct(&test)?);
+            fold.emit(&mut ev, name, THRESHOLDS, plan, &walk)?;
         }
-        for &tau in THRESHOLDS {
-            let items: Vec<Decided> = f
-                .test
-                .iter()
-                .enumerate()
-                .map(|(ti, &i)| {
-                    let mut s = 0;
-                    let pick = loop {
-                        let ran = &order[..=s];
-                        let p = &stages[s][ti];
-                        let best = ran
-                            .iter()
-                            .copied()
-                            .max_by(|&a, &b| {
-                                p[a].unwrap_or(-1.0)
-                                    .total_cmp(&p[b].unwrap_or(-1.0))
-                                    .then(b.cmp(&a))
-                            })
-                            .unwrap_or(order[0]);
-                        if s + 1 == order.len() || p[best].unwrap_or(0.0) >= tau {
-                            break best;
-                        }
-                        s += 1;
-                    };
-                    decide(set, i, &order[..=s], pick, input.own_cost[i])
-                })
-                .collect::<Result<_>>()?;
-            let part = decided_rows(set, fi as u32, CASCADE, Some(tau), &items);
-            ev.rows.extend(part.rows);
-            ev.predictions.extend(part.predictions);
-        }
+        let next = voi::next_right(input, &needs, (fi, f), &staged, &known[1])?;
+        let step = voi::step_costs(&staged, &stages::mean_costs(&train));
+        let walk = |side: Side, r: usize, lambda: f64| {
+            let q = |s: usize| match side {
+                Side::Train => next.train[s][r],
+                Side::Test => next.test[s][r],
+            };
+            walk_voi(
+                &staged,
+                &|s| p_of((&staged, 1), side, r, s),
+                &q,
+                &step,
+                lambda,
+            )
+        };
+        fold.emit(&mut ev, VOI, LAMBDAS, &staged, &walk)?;
         if let Some(items) = agree_rule(input, f, &train).transpose()? {
             let part = decided_rows(set, fi as u32, AGREE, None, &items);
             ev.rows.extend(part.rows);
@@ -163,6 +148,74 @@ pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
         }
     }
     Ok(ev)
+}
+
+/// One fold of a swept cascade: where its decisions are scored.
+struct Swept<'a> {
+    set: &'a RoutingSet,
+    fi: usize,
+    f: &'a Fold,
+    own: &'a [f64],
+}
+
+impl Swept<'_> {
+    /// The decisions of every row of `side` at `value`.
+    fn decide_all(
+        &self,
+        side: Side,
+        plan: &Plan,
+        walk: &Walk<'_>,
+        value: f64,
+    ) -> Result<Vec<Decided>> {
+        let rows = match side {
+            Side::Train => &self.f.train,
+            Side::Test => &self.f.test,
+        };
+        rows.iter()
+            .enumerate()
+            .map(|(r, &i)| {
+                let (s, pick) = walk(side, r, value);
+                decide(self.set, i, &plan.arms_through(s), pick, self.own[i])
+            })
+            .collect()
+    }
+
+    /// Adds the test rows' rows and predictions at every value of `sweep`, then again at the
+    /// value the training rows' held-out estimates choose, as `param: None`; records the point.
+    fn emit(
+        &self,
+        ev: &mut Evaluation,
+        name: &str,
+        sweep: &[f64],
+        plan: &Plan,
+        walk: &Walk<'_>,
+    ) -> Result<()> {
+        let fold = self.fi as u32;
+        let mut inner = Vec::with_capacity(sweep.len());
+        for &v in sweep {
+            let on_train = self.decide_all(Side::Train, plan, walk, v)?;
+            let n = on_train.len().max(1) as f64;
+            let correct = on_train.iter().filter(|d| d.correct).count() as f64 / n;
+            let cost = on_train.iter().map(|d| d.cost).sum::<f64>() / n;
+            inner.push((v, correct, cost));
+            let items = self.decide_all(Side::Test, plan, walk, v)?;
+            let part = decided_rows(self.set, fold, name, Some(v), &items);
+            ev.rows.extend(part.rows);
+            ev.predictions.extend(part.predictions);
+        }
+        let param = inner[choose_operating_point(&inner)].0;
+        let items = self.decide_all(Side::Test, plan, walk, param)?;
+        let part = decided_rows(self.set, fold, name, None, &items);
+        ev.rows.extend(part.rows);
+        ev.predictions.extend(part.predictions);
+        ev.operating_points.push(OperatingPoint {
+            router: name.to_string(),
+            fold,
+            param,
+            inner,
+        });
+        Ok(())
+    }
 }
 
 /// `cascade-agree` on one fold, when the set has LLM-only, NaiveRAG and the `agree.em` signal.
@@ -212,7 +265,7 @@ fn agree_rule(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::{ClassOutcome, QueryType, RoutingSchema};
+    use bench_core::{ClassOutcome, FeatureKind, QueryType, RoutingRow, RoutingSchema};
     use std::sync::Arc;
 
     fn set(rows: usize) -> RoutingSet {
@@ -318,3 +371,6 @@ mod tests {
         assert!((cost - 3.0).abs() < 1e-9, "{cost}");
     }
 }
+
+#[cfg(test)]
+mod tests_staged;

@@ -119,8 +119,11 @@ pub(super) fn families(
             .map(|(n, _)| (n.clone(), Family::Published)),
     );
     if cascades {
-        families.push((crate::cascade::CASCADE.to_string(), Family::Utility));
-        families.push((crate::cascade::AGREE.to_string(), Family::Utility));
+        families.extend(
+            crate::cascade::NAMES
+                .iter()
+                .map(|n| (n.to_string(), Family::Utility)),
+        );
     }
     families
 }

@@ -108,12 +108,12 @@ fn mlp_make(seed: u64, _g: usize) -> Box<dyn Router + Sync> {
     Box::new(ModelRouter::new("util-mlp", MlpModel::new(seed)))
 }
 
-const LR: Learner = Learner {
+pub(crate) const LR: Learner = Learner {
     make: lr_make,
     grid: LR_ALPHAS.len(),
     held_scores: None,
 };
-const GBT: Learner = Learner {
+pub(crate) const GBT: Learner = Learner {
     make: gbt_make,
     grid: 1,
     held_scores: None,
@@ -474,6 +474,12 @@ impl Fitted {
             cost: CostModel::fit(train),
             scored: FitCache::default(),
         })
+    }
+
+    /// The held-out estimate of every training row, per paradigm class then per row (`None`
+    /// where the row has no tuple of the class): what a decision-time parameter is tuned on.
+    pub fn held_out(&self) -> &[Vec<Option<f64>>] {
+        &self.oof
     }
 
     /// Calibrated P(correct) per paradigm class for each row (`None`: no training tuple),

@@ -53,10 +53,10 @@
       var id = c.matrix.id + "/" + c.view;
       var label = c.matrix.title + " (" + c.view + ")";
       function meas(r) { var x = cellOf(r.name, c.matrix.id, c.view); return x && x.status === "ok" ? x.measures : null; }
-      cols.push({ key: "rate:" + id, head: label + " correct", cell: c, value: function (r) { var m = meas(r); return m ? m.correct_rate : null; },
+      cols.push({ key: "rate:" + id, head: "correct", group: label, cell: c, value: function (r) { var m = meas(r); return m ? m.correct_rate : null; },
         show: function (r) { var m = meas(r); return m ? pct(m.correct_rate) : null; } });
-      cols.push({ key: "delta:" + id, head: label + " \u0394 [95 % CI]", cell: c, value: function (r) { var m = meas(r); return m ? m.delta : null; },
-        show: function (r) { var m = meas(r); return m ? pts(m.delta) + " [" + pts(m.ci_low) + ", " + pts(m.ci_high) + "]" : null; } });
+      cols.push({ key: "delta:" + id, head: "\u0394 [95 % CI]", group: label, cell: c, value: function (r) { var m = meas(r); return m ? m.delta : null; },
+        show: function (r) { var m = meas(r); return m ? [pts(m.delta), "[" + pts(m.ci_low) + ", " + pts(m.ci_high) + "]"] : null; } });
     });
     return cols;
   }
@@ -91,8 +91,8 @@
     var x = cellOf(router.name, c.matrix.id, c.view);
     if (!x) { td.textContent = "\u2014"; return; }
     td.appendChild(document.createTextNode(x.status));
-    if (x.reason) td.appendChild(el("small", x.reason));
-    td.className = "status-" + x.status;
+    if (x.reason) { var why = el("small", x.reason); why.title = x.reason; td.appendChild(why); }
+    td.className = "status status-" + x.status;
   }
 
   function renderTable() {
@@ -103,22 +103,33 @@
     var tbody = document.querySelector("#ranking tbody");
     thead.textContent = "";
     tbody.textContent = "";
-    var hr = el("tr");
-    cols.forEach(function (c) {
+    // Two header rows: each (matrix, view) over its two columns; the sortable headers below.
+    var groups = el("tr"), hr = el("tr");
+    cols.forEach(function (c, i) {
       var th = el("th", c.head, c.text ? "t" : "");
       th.dataset.key = c.key;
       if (c.key === state.key) th.classList.add(state.dir > 0 ? "sorted-asc" : "sorted-desc");
       th.addEventListener("click", function () { sortBy(c); });
+      if (!c.group) { th.rowSpan = 2; groups.appendChild(th); return; }
+      if (i === 0 || cols[i - 1].group !== c.group) {
+        var g = el("th", c.group, "group");
+        g.colSpan = 2;
+        groups.appendChild(g);
+      }
       hr.appendChild(th);
     });
+    thead.appendChild(groups);
     thead.appendChild(hr);
     sorted(visibleRouters(), col).forEach(function (r) {
       var tr = el("tr");
       tr.dataset.router = r.name;
       if (r.rank === null && r.kind !== "baseline") tr.classList.add("below");
       if (r.name === state.selected) tr.classList.add("selected");
+      var paired = false;
       cols.forEach(function (c) {
-        var td = el("td", null, c.text ? "t" : "");
+        // A cell without measures spans its (matrix, view)'s two columns.
+        if (paired) { paired = false; return; }
+        var td = el("td", null, c.key === "router" ? "t router" : c.text ? "t" : "");
         if (c.key === "router") {
           var b = el("button", r.name, "router");
           b.type = "button";
@@ -126,7 +137,9 @@
           td.appendChild(b);
         } else {
           var shown = c.show(r);
-          if (shown === null && c.cell) statusCell(td, r, c.cell); else td.textContent = shown;
+          if (shown === null && c.cell) { statusCell(td, r, c.cell); td.colSpan = 2; paired = true; }
+          else if (Array.isArray(shown)) { td.textContent = shown[0]; td.appendChild(el("span", shown[1], "ci")); }
+          else td.textContent = shown;
         }
         tr.appendChild(td);
       });

@@ -14,10 +14,13 @@ const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1500px;margin:1.5em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.8em 0;font-size:13px}caption{text-align:left;font-weight:bold;padding:4px 0}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}th{background:#f3f3f3}
-td.t,th.t{text-align:left}#ranking th{cursor:pointer;user-select:none}#ranking th.sorted-asc::after{content:' \\25B2'}
+td{white-space:nowrap}td.t,th.t{text-align:left}th.group{text-align:center;cursor:default}
+span.ci{display:block;font-size:11px;color:#666}td.status-skipped small{color:#777}td.router{white-space:normal;max-width:16em}
+#ranking th{cursor:pointer;user-select:none}#ranking th.sorted-asc::after{content:' \\25B2'}
 #ranking th.sorted-desc::after{content:' \\25BC'}#ranking tr.below td{background:#fafafa;color:#555}
 #ranking tr.selected td{background:#e8f1fb}td small{display:block;color:#a33;max-width:22em;white-space:normal;text-align:left}
-button.router{font:inherit;border:0;background:none;color:#0057a8;text-decoration:underline;cursor:pointer;padding:0}
+td.status{text-align:center}td.status small{display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden;margin:auto}
+.scroll{overflow-x:auto}button.router{text-align:left;font:inherit;border:0;background:none;color:#0057a8;text-decoration:underline;cursor:pointer;padding:0}
 .controls label{margin-right:1.5em}.note{background:#fff4e0;border-left:4px solid #e69f00;padding:.5em 1em}
 .meta{color:#555}figure{margin:1.2em 0;overflow-x:auto}figcaption{font-size:13px;color:#444}
 svg.pareto g.pt.hl>*:first-child{stroke:#000;stroke-width:3}svg.pareto g.pt.dim{opacity:.25}
@@ -61,7 +64,7 @@ const RANKING: &str = "<section id=\"ranking-section\">\n<h2>Ranking</h2>\n\
 <p class=\"meta\">Click a column's header to sort by it (again to reverse; missing values stay last), \
 a router's name for its cells on every matrix. Δ is the correct rate minus best-single's, in points, \
 with its paired-bootstrap 95 % interval.</p>\n\
-<table id=\"ranking\"><thead></thead><tbody></tbody></table>\n\
+<div class=\"scroll\"><table id=\"ranking\"><thead></thead><tbody></tbody></table></div>\n\
 <p id=\"holm-note\" class=\"meta\"></p>\n<div id=\"drill\"></div>\n</section>\n";
 
 /// The published figures with no per-question choices, as lines marked not re-scored.

@@ -302,14 +302,17 @@ fn panel(
     svg.push_str("</g>\n");
 }
 
-/// `[lo, hi]` widened by 8 % each side (a fixed width around a single value).
+/// `[lo, hi]` widened by 8 % each side (a fixed width around a single value), never below 0
+/// when `lo` is not: costs and rates are not negative.
 fn padded(lo: f64, hi: f64) -> (f64, f64) {
     let span = hi - lo;
-    if span <= f64::EPSILON * hi.abs().max(1.0) {
-        let w = (hi.abs() * 0.1).max(0.01);
-        return (lo - w, hi + w);
-    }
-    (lo - span * 0.08, hi + span * 0.08)
+    let w = if span <= f64::EPSILON * hi.abs().max(1.0) {
+        (hi.abs() * 0.1).max(0.01)
+    } else {
+        span * 0.08
+    };
+    let low = if lo >= 0.0 { (lo - w).max(0.0) } else { lo - w };
+    (low, hi + w)
 }
 
 /// Round tick values in `[lo, hi]` (steps of 1, 2 or 5 times a power of ten) and their decimals.
@@ -437,10 +440,16 @@ fn draw_point(svg: &mut String, a: &Axes, p: &Point, unit: &str) {
         marker(x, y, p.style, 4.5)
     );
     if p.class != "router" {
+        // Left of the point where the label would cross the panel's right edge.
+        let right = a.x0 + PANEL_W - MARGIN.2;
+        let (lx, anchor) = if x + 7.0 + 6.0 * p.label.chars().count() as f64 > right {
+            (x - 7.0, "end")
+        } else {
+            (x + 7.0, "start")
+        };
         let _ = write!(
             svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>",
-            x + 7.0,
+            "<text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" font-size=\"10\">{}</text>",
             y - 6.0,
             escape(&p.label)
         );

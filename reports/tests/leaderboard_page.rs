@@ -118,8 +118,11 @@ fn no_resource_is_fetched_from_anywhere() {
     assert!(page.contains("<noscript>"));
 }
 
-/// Each panel's points (router -> (cost, rate)) of one matrix's plot, by view.
-fn panels(svg: &str) -> Vec<(String, Vec<(String, f64, f64)>)> {
+/// A plotted point: router, cost, correct rate.
+type Pt = (String, f64, f64);
+
+/// Each panel's points of one matrix's plot, by view.
+fn panels(svg: &str) -> Vec<(String, Vec<Pt>)> {
     let doc = roxmltree::Document::parse(svg).expect("the plot is well-formed XML");
     doc.descendants()
         .filter(|n| n.attribute("class") == Some("panel"))
@@ -154,7 +157,7 @@ fn every_router_that_ran_is_a_point_at_its_fixed_operating_point() {
             m.views
         );
         for (view, pts) in panels {
-            let mut want: Vec<(String, f64, f64)> = b
+            let mut want: Vec<Pt> = b
                 .cells
                 .iter()
                 .filter(|c| c.matrix == m.id && c.view == view && c.status == "ok")

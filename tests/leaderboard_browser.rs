@@ -175,6 +175,48 @@ fn the_page_draws_sorts_and_plots_in_chromium() {
     let options = strings(&t["matrix_options"]);
     assert_eq!(options.len(), b.matrices.len() + 2);
 
+    // The filters: the ranked matrices' columns at first, one matrix's (ranked or not) when it
+    // is chosen, and one view's of it when that is chosen too.
+    let fixed = ["rank", "router", "kind", "gap", "ran", "wins", "losses"];
+    let columns = |pairs: &[(&str, &str)]| -> Vec<String> {
+        let mut keys: Vec<String> = fixed.iter().map(|k| (*k).to_owned()).collect();
+        for (m, v) in pairs {
+            keys.push(format!("rate:{m}/{v}"));
+            keys.push(format!("delta:{m}/{v}"));
+        }
+        keys
+    };
+    let pairs =
+        |ranked_only: bool, id: Option<&str>, view: Option<&str>| -> Vec<(String, String)> {
+            b.matrices
+                .iter()
+                .filter(|m| (!ranked_only || m.ranked) && id.is_none_or(|i| i == m.id))
+                .flat_map(|m| m.views.iter().map(|v| (m.id.clone(), v.clone())))
+                .filter(|(_, v)| view.is_none_or(|w| w == v))
+                .collect()
+        };
+    let refs = |p: &[(String, String)]| {
+        columns(
+            &p.iter()
+                .map(|(m, v)| (m.as_str(), v.as_str()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(strings(&t["headers"]), refs(&pairs(true, None, None)));
+    let one = t["filter_matrix"].as_str().unwrap();
+    assert_eq!(one, "offline-2wiki");
+    assert_eq!(
+        strings(&t["filtered"]),
+        refs(&pairs(false, Some(one), None))
+    );
+    let view = t["filter_view"].as_str().unwrap();
+    assert_eq!(view, "q");
+    assert_eq!(
+        strings(&t["filtered_view"]),
+        refs(&pairs(false, Some(one), Some(view)))
+    );
+    assert_eq!(t["filtered_rows"], b.routers.len());
+
     // The drill-down of the top router lists its cells on every matrix.
     let first = &b.routers[0].name;
     let cells = b.cells.iter().filter(|c| &c.router == first).count();

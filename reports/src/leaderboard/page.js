@@ -243,6 +243,9 @@
   function names() {
     return Array.prototype.map.call(document.querySelectorAll("#ranking tbody tr"), function (tr) { return tr.dataset.router; });
   }
+  function keys() {
+    return Array.prototype.map.call(document.querySelectorAll("#ranking thead th[data-key]"), function (th) { return th.dataset.key; });
+  }
   function click(key) {
     var th = document.querySelector("#ranking thead th[data-key=\"" + key + "\"]");
     if (th) th.click();
@@ -252,15 +255,25 @@
   // What the browser test checks: rows, headers, orders after clicks, plots, errors.
   function selftest() {
     var out = { rows: names().length, top: names()[0], initial: names() };
-    out.headers = Array.prototype.map.call(document.querySelectorAll("#ranking thead th"), function (th) { return th.dataset.key; });
+    out.headers = keys();
     out.by_router = click("router");
     out.by_router_again = click("router");
     out.by_wins = click("wins");
     out.plots = Array.prototype.map.call(document.querySelectorAll("svg.pareto"), function (s) {
       return { matrix: s.getAttribute("data-matrix"), points: Array.prototype.map.call(s.querySelectorAll("g.pt"), function (g) { return g.getAttribute("data-router"); }) };
     });
-    var ms = document.getElementById("filter-matrix");
+    var ms = document.getElementById("filter-matrix"), vs = document.getElementById("filter-view");
     out.matrix_options = Array.prototype.map.call(ms.options, function (o) { return o.value; });
+    function choose(select, value) { select.value = value; select.dispatchEvent(new Event("change")); return keys(); }
+    // A matrix not ranked (shown only when chosen), else the last; then its last view.
+    var pick = board.matrices.filter(function (m) { return !m.ranked; })[0] || board.matrices[board.matrices.length - 1];
+    out.filter_matrix = pick.id;
+    out.filtered = choose(ms, pick.id);
+    out.filter_view = pick.views[pick.views.length - 1];
+    out.filtered_view = choose(vs, out.filter_view);
+    out.filtered_rows = names().length;
+    choose(ms, "ranked");
+    choose(vs, "all");
     drill(board.routers[0].name);
     out.drill_rows = document.querySelectorAll("#drill-table tr").length - 1;
     out.images = document.images.length;

@@ -62,11 +62,17 @@ impl RunRef {
 }
 
 /// The runs to use: explicit ids, or per corpus the latest run with results (and split tags as
-/// `sel.splits` asks); a (corpus, split tag) may appear once. The one selection rule of
+/// `sel.splits` asks); a corpus may appear once (with `--split given`, once per split tag). The one selection rule of
 /// `route eval` and `report`.
 pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef>> {
     let all = store.runs_with_results().await?;
     let mut chosen: BTreeMap<(String, Option<SplitTag>), RunRef> = BTreeMap::new();
+    // Pooled, a corpus appears once whatever its runs' tags: an untagged and a test-tagged run
+    // of one corpus hold the same questions, and both would count each question twice.
+    let key = |r: &RunRef| match sel.splits {
+        SplitUse::Pooled => (r.corpus.clone(), None),
+        SplitUse::Given => r.key(),
+    };
     if sel.run_ids.is_empty() {
         // Ids grow with time: the last one seen per (corpus, split) is the latest.
         for r in all {
@@ -75,7 +81,7 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
                 SplitUse::Given => r.split.is_some(),
             };
             if keep {
-                chosen.insert(r.key(), r);
+                chosen.insert(key(&r), r);
             }
         }
         if chosen.is_empty() {
@@ -98,7 +104,7 @@ pub async fn select_runs(store: &Store, sel: &RunSelection) -> Result<Vec<RunRef
                     store.path()
                 ))
             })?;
-            if let Some(prev) = chosen.insert(r.key(), r.clone()) {
+            if let Some(prev) = chosen.insert(key(r), r.clone()) {
                 return Err(StoreError::Invalid(format!(
                     "runs {} and {id} are both of corpus {}{}: give one run per corpus",
                     prev.id,

@@ -125,7 +125,7 @@ pub fn csv(board: &Board) -> String {
                 m.mean_cost.to_string(),
                 opt(m.cost_saved),
             ]),
-            None => f.extend(std::iter::repeat(String::new()).take(10)),
+            None => f.extend(std::iter::repeat_n(String::new(), 10)),
         }
         out.push_str(&f.join(","));
         out.push('\n');

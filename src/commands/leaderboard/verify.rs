@@ -192,14 +192,11 @@ async fn rebuild(
 
 /// Every question's per-paradigm outcome from the stored tuples of the matrix's runs.
 async fn outcomes(store: &Store, plan: &Plan) -> Result<Outcomes> {
-    let given = plan.protocol.split == routers::eval::Split::Given;
+    // The questions tested: under the given split the `test` runs, which are also what the
+    // pooled selection (each corpus's latest run not tagged `train`) picks.
     let sel = RunSelection {
         corpora: plan.protocol.corpora.clone(),
-        splits: if given {
-            SplitUse::Given
-        } else {
-            SplitUse::Pooled
-        },
+        splits: SplitUse::Pooled,
         ..RunSelection::default()
     };
     let runs = store::select_runs(store, &sel).await?;

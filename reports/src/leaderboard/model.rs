@@ -156,8 +156,9 @@ pub struct CellMeasures {
     pub p_mcnemar: f64,
     /// Holm-corrected p over the routers on the board.
     pub p_holm: f64,
-    /// Share of the best-single -> Oracle gap closed (`delta` / gap); `None` when Oracle is not
-    /// above best-single.
+    /// Share of the best-single -> Oracle gap closed: (correct rate - best-single's) /
+    /// (Oracle's - best-single's), each a mean over folds, so best-single is 0 and Oracle 1;
+    /// `None` when Oracle is not above best-single.
     pub gap_share: Option<f64>,
     /// Mean cost per question in the matrix's unit.
     pub mean_cost: f64,

@@ -3,6 +3,10 @@
 
 Speaks the JSON-lines protocol of docs/router-protocol.md on stdin/stdout, standard library only.
 Run it with:  ragrouter route eval --external centroid='python3 examples/external_router.py' ...
+
+With --staged it speaks version 2 when the harness offers it (probe features): it stops as soon as
+the answers played so far agree (the `agree.em` signal) and otherwise plays the next stage; it
+delivers the played arm with the best training correct rate.
 """
 
 import json
@@ -59,6 +63,25 @@ class NearestCentroid:
         return out
 
 
+class Staged:
+    """Version 2: per stage, stop or continue; deliver the played arm with the best record."""
+
+    def __init__(self):
+        self.rate = {}
+
+    def fit(self, schema, rows):
+        arms = [c for c in schema["classes"] if c != "cannot-answer"]
+        for k, arm in enumerate(arms):
+            seen = [r["outcomes"][k] for r in rows if r["outcomes"][k] is not None]
+            self.rate[arm] = sum(o["correct"] for o in seen) / len(seen) if seen else 0.0
+
+    def decide(self, msg, row):
+        agree = row["signals"].get("agree.em")
+        if msg["last"] or agree == 1.0:
+            return {"stop": max(msg["played"], key=lambda a: self.rate.get(a, 0.0))}
+        return "continue"
+
+
 def reply(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -66,6 +89,7 @@ def reply(obj):
 
 def main():
     model = NearestCentroid()
+    staged = Staged() if "--staged" in sys.argv[1:] else None
     fitted = False
     for line in sys.stdin:
         if not line.strip():
@@ -76,7 +100,15 @@ def main():
             if kind == "fit":
                 model.fit(msg["schema"], msg["rows"])
                 fitted = True
-                reply({"ok": True})
+                if staged is not None and msg.get("version") == 2:
+                    staged.fit(msg["schema"], msg["rows"])
+                    reply({"ok": True, "version": 2})
+                else:
+                    reply({"ok": True})
+            elif kind == "stage":
+                if staged is None or not fitted:
+                    raise ValueError("stage request without a version-2 fit")
+                reply({"decisions": [staged.decide(msg, r) for r in msg["rows"]]})
             elif kind == "predict":
                 if not fitted:
                     raise ValueError("predict before fit")

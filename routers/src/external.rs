@@ -11,7 +11,8 @@
 //! inherits the environment less the keys [`is_withheld`] names, and its stderr is masked
 //! (`store::redact`) before it is shown.
 //! In an evaluation the folds share the program's health: the first fit runs alone, and after a
-//! failure the program is not started again in the other folds.
+//! failure the program is not started again in the other folds. A program that answers `fit` as
+//! version 2 decides stage by stage (`staged`).
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -25,6 +26,10 @@ use serde_json::{json, Value};
 
 use crate::entry::{Family, RouterContext};
 use crate::eval::Candidate;
+
+mod staged;
+pub use staged::STAGED_VERSION;
+pub(crate) use staged::{evaluate as evaluate_staged, StagedInput};
 
 /// The protocol version sent in every `fit` request.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -340,7 +340,7 @@ pub async fn evaluate_protocol(
         seed: protocol.seed,
         llm: resources.llm,
     };
-    let job = steps::EvalJob::new(
+    let mut job = steps::EvalJob::new(
         protocol,
         &data,
         set.clone(),
@@ -349,6 +349,15 @@ pub async fn evaluate_protocol(
         ctx,
         routers.notices,
     );
+    job.external = routers
+        .external
+        .iter()
+        .map(|s| {
+            let mut spec = crate::external::ExternalSpec::parse(s)?;
+            spec.timeout = routers.external_timeout;
+            Ok(spec)
+        })
+        .collect::<Result<_, BenchError>>()?;
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
         .map_err(steps::joined)??;

@@ -33,8 +33,7 @@ mod estimates;
 mod select;
 mod stages;
 mod voi;
-pub(crate) use stages::arms_paid;
-use stages::decide;
+pub(crate) use stages::{arms_paid, decide};
 pub use stages::{cost_order, stages};
 
 use estimates::{known_after, probe_needs};

@@ -180,6 +180,9 @@ pub(super) struct EvalJob {
     pub own_cost: Vec<f64>,
     pub published: Vec<(String, Vec<Option<PublishedChoice>>)>,
     pub signal_paradigms: BTreeMap<String, Vec<ParadigmId>>,
+    /// The external programs: with probe features, one answering `fit` as version 2 is
+    /// evaluated stage by stage.
+    pub external: Vec<crate::external::ExternalSpec>,
 }
 
 impl EvalJob {
@@ -211,6 +214,7 @@ impl EvalJob {
             own_cost: data.bills.iter().map(|b| b.own).collect(),
             published: data.published.clone(),
             signal_paradigms: data.signal_paradigms.clone(),
+            external: Vec::new(),
         }
     }
 
@@ -234,8 +238,10 @@ impl EvalJob {
         let (ml, rest): (Vec<Candidate>, Vec<Candidate>) = std::mem::take(&mut self.cands)
             .into_iter()
             .partition(|c| paper_inputs && c.family == Family::Ml);
+        let (staged, rest) = self.staged_externals(rest)?;
         let (set, folds) = (&self.set, &self.folds);
         let mut ev = evaluate_with(set, &rest, folds, &self.ctx, &self.opts)?;
+        merge(&mut ev, staged);
         if !ml.is_empty() {
             let narrow = paper_ml_inputs(set);
             merge(
@@ -265,6 +271,39 @@ impl EvalJob {
             );
         }
         Ok(ev)
+    }
+}
+
+impl EvalJob {
+    /// With probe features, the external programs that answer `fit` as version 2, evaluated
+    /// stage by stage, and the candidates left for the usual evaluation.
+    fn staged_externals(
+        &self,
+        cands: Vec<Candidate>,
+    ) -> bench_core::Result<(Evaluation, Vec<Candidate>)> {
+        let mut ev = Evaluation::default();
+        if !self.cascades {
+            return Ok((ev, cands));
+        }
+        let mut staged = Vec::new();
+        for spec in &self.external {
+            let input = crate::external::StagedInput {
+                set: &self.set,
+                folds: &self.folds,
+                signal_paradigms: &self.signal_paradigms,
+                own_cost: &self.own_cost,
+                seed: self.seed,
+            };
+            if let Some(part) = crate::external::evaluate_staged(spec, &input)? {
+                staged.push(spec.name.clone());
+                merge(&mut ev, part);
+            }
+        }
+        let rest = cands
+            .into_iter()
+            .filter(|c| !staged.contains(&c.name))
+            .collect();
+        Ok((ev, rest))
     }
 }
 

@@ -315,6 +315,12 @@ fn h49_failing_external_routers_are_failed_cells_while_the_board_builds() {
         "nan.py",
         "print(json.dumps({'scores': [[float('nan')] * k for _ in rows]}), flush=True)",
     );
+    // One row of scores whatever the number of rows asked about.
+    let shape = python_router(
+        dir.path(),
+        "shape.py",
+        "print(json.dumps({'scores': [[0.0] * k]}), flush=True)",
+    );
     let out = dir.path().join("board");
     let o = board(
         &[&imp],
@@ -322,6 +328,8 @@ fn h49_failing_external_routers_are_failed_cells_while_the_board_builds() {
         &[
             "--routers",
             "lr",
+            "--external",
+            &format!("shape=python3 {}", s(&shape)),
             "--external-timeout",
             "2",
             "--external",
@@ -339,7 +347,7 @@ fn h49_failing_external_routers_are_failed_cells_while_the_board_builds() {
         "{err}"
     );
     let b = read_json(&out.join("leaderboard.json"));
-    for r in ["crash", "hang", "nan"] {
+    for r in ["crash", "hang", "nan", "shape"] {
         let cells: Vec<&Value> = b["cells"]
             .as_array()
             .unwrap()

@@ -261,6 +261,20 @@ fn the_protocol_references_and_skipped_matrices_are_printed() {
 }
 
 #[test]
+fn two_ids_of_one_file_name_get_two_plots() {
+    let mut b = board();
+    let mut twin = b.matrices[0].clone();
+    b.matrices[0].id = "x/y".into();
+    twin.id = "x_y".into();
+    b.matrices.insert(1, twin);
+    let (_dir, files, page) = written(&b);
+    assert_eq!(files[0], PathBuf::from("pareto-x_y.svg"));
+    assert_eq!(files[1], PathBuf::from("pareto-x_y-2.svg"));
+    assert_eq!(files.iter().collect::<BTreeSet<_>>().len(), files.len());
+    assert!(page.contains("<code>pareto-x_y-2.svg</code>"));
+}
+
+#[test]
 fn a_matrix_id_cannot_name_a_path() {
     assert_eq!(
         plot_file_name("offline-pooled"),

@@ -36,16 +36,39 @@ pub fn write_page(dir: &Path, board: &Board) -> Result<Vec<PathBuf>> {
         .iter()
         .map(|m| plot::matrix_svg(board, m))
         .collect();
+    let names = plot_names(board);
     let mut written = Vec::with_capacity(svgs.len() + 1);
-    for (m, svg) in board.matrices.iter().zip(&svgs) {
-        let name = PathBuf::from(plot::file_name(&m.id));
+    for (name, svg) in names.iter().zip(&svgs) {
+        let name = PathBuf::from(name);
         write(dir, &name, svg)?;
         written.push(name);
     }
     let index = PathBuf::from("index.html");
-    write(dir, &index, &page::document(board, &json, &svgs))?;
+    let plots: Vec<(&str, &str)> = names
+        .iter()
+        .zip(&svgs)
+        .map(|(n, s)| (n.as_str(), s.as_str()))
+        .collect();
+    write(dir, &index, &page::document(board, &json, &plots))?;
     written.push(index);
     Ok(written)
+}
+
+/// Each matrix's plot file, [`plot_file_name`] with `-2`, `-3`, ... added where two ids make the
+/// same name (`a/b` and `a_b`), so no plot overwrites another.
+fn plot_names(board: &Board) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(board.matrices.len());
+    for m in &board.matrices {
+        let base = plot::file_name(&m.id);
+        let mut name = base.clone();
+        let mut k = 2;
+        while names.contains(&name) {
+            name = format!("{}-{k}.svg", base.trim_end_matches(".svg"));
+            k += 1;
+        }
+        names.push(name);
+    }
+    names
 }
 
 fn write(dir: &Path, name: &Path, text: &str) -> Result<()> {

@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use super::model::{Board, Matrix};
-use super::plot;
 use crate::html::escape;
 
 /// The page's script (plain JavaScript, no framework).
@@ -26,8 +25,8 @@ td.status{text-align:center}td.status small{display:-webkit-box;-webkit-line-cla
 svg.pareto g.pt.hl>*:first-child{stroke:#000;stroke-width:3}svg.pareto g.pt.dim{opacity:.25}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}code{font-size:12px}";
 
-/// The whole page: `svgs` are the matrices' plots, in the board's matrix order.
-pub fn document(board: &Board, board_json: &str, svgs: &[String]) -> String {
+/// The whole page: `plots` are the matrices' plots (file name, SVG), in the board's matrix order.
+pub fn document(board: &Board, board_json: &str, plots: &[(&str, &str)]) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -45,7 +44,7 @@ pub fn document(board: &Board, board_json: &str, svgs: &[String]) -> String {
     );
     out.push_str(RANKING);
     references(&mut out, board);
-    plots(&mut out, board, svgs);
+    figures(&mut out, board, plots);
     protocol(&mut out, board);
     let _ = write!(
         out,
@@ -95,9 +94,9 @@ fn matrix_title(board: &Board, id: &str) -> String {
 }
 
 /// Every matrix's plot inline, each as in its own file.
-fn plots(out: &mut String, board: &Board, svgs: &[String]) {
+fn figures(out: &mut String, board: &Board, plots: &[(&str, &str)]) {
     out.push_str("<section id=\"plots\">\n<h2>Cost and correct rate</h2>\n");
-    for (m, svg) in board.matrices.iter().zip(svgs) {
+    for (m, (file, svg)) in board.matrices.iter().zip(plots) {
         let _ = writeln!(
             out,
             "<figure id=\"plot-{}\">\n{svg}<figcaption>{}: mean cost ({}) against correct rate at each \
@@ -106,7 +105,7 @@ fn plots(out: &mut String, board: &Board, svgs: &[String]) {
             escape(&m.id),
             escape(&m.title),
             escape(&m.cost_unit),
-            escape(&plot::file_name(&m.id))
+            escape(file)
         );
     }
     out.push_str("</section>\n");

@@ -349,15 +349,7 @@ pub async fn evaluate_protocol(
         ctx,
         routers.notices,
     );
-    job.external = routers
-        .external
-        .iter()
-        .map(|s| {
-            let mut spec = crate::external::ExternalSpec::parse(s)?;
-            spec.timeout = routers.external_timeout;
-            Ok(spec)
-        })
-        .collect::<Result<_, BenchError>>()?;
+    job.external = external_specs(&routers.external, routers.external_timeout)?;
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
         .map_err(steps::joined)??;
@@ -379,6 +371,21 @@ pub async fn evaluate_protocol(
         families,
         took: t.elapsed(),
     })
+}
+
+/// The external routers' specs, each with the evaluation's timeout.
+fn external_specs(
+    given: &[String],
+    timeout: std::time::Duration,
+) -> Result<Vec<ExternalSpec>, BenchError> {
+    given
+        .iter()
+        .map(|s| {
+            let mut spec = ExternalSpec::parse(s)?;
+            spec.timeout = timeout;
+            Ok(spec)
+        })
+        .collect()
 }
 
 /// Per router, the value chosen on each outer fold's training rows, in fold order, with the

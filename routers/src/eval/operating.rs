@@ -219,6 +219,16 @@ fn inner_scores(
                 })
         })
         .collect();
+    Ok(pool(&jobs, results, &inner))
+}
+
+/// Pools each (router, outer fold, value)'s inner folds: correct rate and mean cost over their
+/// test rows; `None` for every value of an outer fold where any inner fit failed.
+fn pool(
+    jobs: &[InnerJob<'_>],
+    results: Vec<Option<(usize, f64)>>,
+    inner: &[Option<Vec<Fold>>],
+) -> InnerScores {
     let mut sums: BTreeMap<(String, usize, u64), Option<(usize, f64, usize)>> = BTreeMap::new();
     for (j, r) in jobs.iter().zip(results) {
         let n = inner[j.outer].as_ref().map_or(0, |g| g[j.inner].test.len());
@@ -235,15 +245,14 @@ fn inner_scores(
         .filter(|(_, v)| v.is_none())
         .map(|((n, fi, _), _)| (n.clone(), *fi))
         .collect();
-    Ok(sums
-        .into_iter()
+    sums.into_iter()
         .map(|((name, fi, bits), v)| {
             let ok = !spoiled.contains(&(name.clone(), fi));
             let m = v.filter(|_| ok).filter(|v| v.2 > 0);
             let m = m.map(|(right, cost, n)| (right as f64 / n as f64, cost / n as f64));
             ((name, fi, bits), m)
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]

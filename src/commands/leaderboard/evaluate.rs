@@ -232,13 +232,13 @@ pub async fn view(
     if !pending.is_empty() {
         match run_pending(store, plan, view, &pk, &pending, ctx).await? {
             Ok((id, fails)) => {
-                for r in &pending {
-                    if !fails.contains_key(&r.name) {
+                if let Some(id) = id {
+                    for r in pending.iter().filter(|r| !fails.contains_key(&r.name)) {
                         source.insert(r.name.clone(), id);
                     }
+                    auto_from = Some(id);
                 }
                 failed = fails;
-                auto_from = Some(id);
             }
             Err(why) => return Ok(skipped_view(view, reqs, why)),
         }
@@ -292,8 +292,9 @@ fn skipped_view(view: &str, reqs: &[Req], why: String) -> ViewResult {
     }
 }
 
-/// Runs the protocol on the pending routers and stores the evaluation with its keys: the id and
-/// the routers that failed; or, when the data cannot be evaluated on this view, why.
+/// Runs the protocol on the pending routers and stores the evaluation with its keys: the id (none
+/// when storing failed, every pending router then failed) and the routers that failed; or, when
+/// the data cannot be evaluated on this view, why.
 async fn run_pending(
     store: &Store,
     plan: &Plan,
@@ -301,7 +302,7 @@ async fn run_pending(
     pk: &str,
     pending: &[&Req],
     ctx: &Ctx,
-) -> Result<std::result::Result<(i64, BTreeMap<String, String>), String>> {
+) -> Result<std::result::Result<(Option<i64>, BTreeMap<String, String>), String>> {
     let protocol = Protocol {
         features: view.parse()?,
         ..plan.protocol.clone()
@@ -370,8 +371,21 @@ async fn run_pending(
         json!({"protocol_key": pk, "routers": keys, "auto": auto, "skipped": skipped});
     let mut r = r;
     r.spec = spec;
-    let id = r.store(store).await?;
-    Ok(Ok((id, failed)))
+    match r.store(store).await {
+        Ok(id) => Ok(Ok((Some(id), failed))),
+        // What could not be stored cannot be read back or reused: the routers evaluated fail,
+        // the rest of the board still builds.
+        Err(e) => {
+            let why = format!("storing the evaluation: {e}");
+            Ok(Ok((
+                None,
+                pending
+                    .iter()
+                    .map(|p| (p.name.clone(), why.clone()))
+                    .collect(),
+            )))
+        }
+    }
 }
 
 async fn load(store: &Store, id: i64) -> Result<Loaded> {

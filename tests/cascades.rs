@@ -108,6 +108,42 @@ fn staged_cascades_deliver_an_arm_they_played_and_store_every_arm_paid_for() {
         "{}",
         config[0]
     );
+
+    // A store from before the list was kept (schema version 16) keeps its predictions: the
+    // migration adds the column, NULL in the old rows, filled in the new ones.
+    let before = query_db(&db, "SELECT count(*) FROM route_predictions")[0];
+    exec_db(&db, "ALTER TABLE route_predictions DROP COLUMN arms_played");
+    exec_db(&db, "PRAGMA user_version = 16");
+    check_ok(&run_on(
+        &db,
+        &[
+            "route",
+            "eval",
+            "--features",
+            "p",
+            "--split",
+            "given",
+            "--routers",
+            "best-single",
+        ],
+    ));
+    assert_eq!(query_db(&db, "PRAGMA user_version"), [17]);
+    assert_eq!(
+        query_db(
+            &db,
+            &format!("SELECT count(*) {preds} AND arms_played IS NULL")
+        ),
+        [before]
+    );
+    assert_eq!(
+        query_strings(
+            &db,
+            &format!(
+                "SELECT DISTINCT arms_played FROM route_predictions WHERE eval_id > {eval} AND router = 'naive'"
+            )
+        ),
+        ["naive"]
+    );
 }
 
 #[test]

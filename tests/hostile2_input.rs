@@ -269,6 +269,8 @@ fn h7_a_store_keyed_by_path_is_migrated_to_the_content_key() {
             &format!("UPDATE runs SET run_key = 'keyed-by-path', config_hash = 'old', config_json = '{old}'"),
             "UPDATE results SET config_hash = 'old'",
             &traced,
+            // Version 17's column did not exist yet.
+            "ALTER TABLE route_predictions DROP COLUMN arms_played",
             "PRAGMA user_version = 15",
         ],
     );

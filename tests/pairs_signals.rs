@@ -1,7 +1,7 @@
-//! The post-arm probe `pairs`: a bench run (`--probes pairs`, offline readers' answers) and an
-//! import of the same answers (`--pairs`) store the same signals; an import derives them with the
-//! whole-answer refusal rule ("Unknown Soldier" is an answer, "unknown" a refusal); SQLite and
-//! PostgreSQL store the same rows.
+//! The post-arm probe `pairs`: a bench run (`--probes pairs`; the offline readers' answers, or
+//! the LLM's against the mock server) and an import of the same answers (`--pairs`) store the
+//! same signals; an import derives them with the whole-answer refusal rule ("Unknown Soldier" is
+//! an answer, "unknown" a refusal); SQLite and PostgreSQL store the same rows.
 
 mod common;
 
@@ -48,6 +48,18 @@ fn outcomes_of(db: &Path) -> String {
         .collect()
 }
 
+/// The `pairs` rows of an import (`--pairs`) of the answers stored in `db`.
+fn imported_pairs(db: &Path, dir: &Path) -> Vec<String> {
+    let file = dir.join("answers.jsonl");
+    std::fs::write(&file, outcomes_of(db)).unwrap();
+    let imported = dir.join("import.sqlite");
+    check_ok(&run_on(
+        &imported,
+        &["import", "outcomes", "--pairs", s(&file)],
+    ));
+    query_strings(&imported, PAIRS)
+}
+
 #[test]
 fn a_bench_run_and_an_import_of_its_answers_store_the_same_pairs() {
     let dir = tempfile::tempdir().unwrap();
@@ -81,14 +93,7 @@ fn a_bench_run_and_an_import_of_its_answers_store_the_same_pairs() {
     );
     assert_eq!(query_strings(&db, PAIRS), benched);
 
-    let file = dir.path().join("answers.jsonl");
-    std::fs::write(&file, outcomes_of(&db)).unwrap();
-    let imported = dir.path().join("import.sqlite");
-    check_ok(&run_on(
-        &imported,
-        &["import", "outcomes", "--pairs", s(&file)],
-    ));
-    assert_eq!(query_strings(&imported, PAIRS), benched);
+    assert_eq!(imported_pairs(&db, dir.path()), benched);
 
     // One arm has nothing to compare: said, nothing stored.
     let single = dir.path().join("single.sqlite");
@@ -96,6 +101,50 @@ fn a_bench_run_and_an_import_of_its_answers_store_the_same_pairs() {
     check_ok(&out);
     assert!(text(&out.stderr).contains("pairs compares the answers of two arms or more"));
     assert_eq!(query_db(&single, "SELECT count(*) FROM signals"), [0]);
+}
+
+#[test]
+fn an_llm_run_probes_pairs_from_the_llm_answers() {
+    use llm::mock::{MockReply, MockServer};
+    let mock = MockServer::start(|r| {
+        MockReply::with_usage(content_for(kind_of(r), r.last_content()), 10, 5)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("llm.sqlite");
+    let url = mock.base_url();
+    let out = bin()
+        .env("OPENAI_API_KEY", "sk-pairs-test")
+        .args(["bench", "demo", "--paradigms", "llm-only,naive,iterative"])
+        .args([
+            "--probes",
+            "pairs",
+            "--llm-base-url",
+            &url,
+            "--llm-model",
+            "mock-model",
+        ])
+        .arg("--cache-dir")
+        .arg(shared_cache())
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    check_ok(&out);
+    let benched = query_strings(&db, PAIRS);
+    assert_eq!(benched.len(), 20 * 33);
+    // "mock answer without passages" against "mock answer from N passages": 3 shared tokens
+    // of 4 and 5 (F1 2/3), lengths 4 and 5; only the retrieving answer holds a number.
+    let one = |name: &str| {
+        query_strings(
+            &db,
+            &format!("SELECT DISTINCT CAST(value AS TEXT) FROM signals WHERE name = '{name}'"),
+        )
+    };
+    assert_eq!(one("pair.llm-only.naive.len_ratio"), ["0.8"]);
+    assert_eq!(one("pair.llm-only.naive.f1"), ["0.666666666666667"]);
+    assert_eq!(one("shape.llm-only.number"), ["0.0"]);
+    assert_eq!(one("shape.naive.number"), ["1.0"]);
+    assert_eq!(imported_pairs(&db, dir.path()), benched);
 }
 
 /// Three arms' answers to one question, and a record with one answered arm (no pair).

@@ -110,6 +110,8 @@
       th.dataset.key = c.key;
       if (c.key === state.key) th.classList.add(state.dir > 0 ? "sorted-asc" : "sorted-desc");
       th.addEventListener("click", function () { sortBy(c); });
+      th.tabIndex = 0;
+      th.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sortBy(c); refocus(c.key); } });
       if (!c.group) { th.rowSpan = 2; groups.appendChild(th); return; }
       if (i === 0 || cols[i - 1].group !== c.group) {
         var g = el("th", c.group, "group");
@@ -145,6 +147,11 @@
       });
       tbody.appendChild(tr);
     });
+  }
+
+  // Keeps the keyboard on the header it sorted by (the table was drawn anew).
+  function refocus(key) {
+    document.querySelectorAll("#ranking thead th").forEach(function (th) { if (th.dataset.key === key) th.focus(); });
   }
 
   function sortBy(c) {

@@ -15,96 +15,25 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::routing::argmax;
-use bench_core::{
-    BenchError, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
-};
+use bench_core::{Result, RouteEvalRow, Router, RoutingRow, RoutingSet};
 use rayon::prelude::*;
 
 use crate::baselines::most_frequent_optimal_class;
+use crate::entry::RouterContext;
 pub use crate::entry::{Candidate, MakeCandidate};
-use crate::entry::{Family, RouterContext};
 use crate::rng::mix64;
 
 mod fold;
 mod operating;
 mod split;
+mod types;
 pub use fold::scrub;
 use fold::{evaluate_fold, FoldResult};
 pub(crate) use fold::{macro_f1, rank_of};
-pub use operating::{choose_operating_point, inner_folds, OperatingPoint, INNER_FOLDS};
+pub use operating::{choose_operating_point, inner_folds, INNER_FOLDS};
 pub use split::{stratified_kfold, Fold, Split};
-
-/// Where an evaluation says what it is doing while it runs: a line as each router finishes,
-/// and warnings about the data set (`ragrouter route eval` prints them on stderr).
-pub type Notices = Arc<dyn Fn(&str) + Send + Sync>;
-
-/// Which paradigm a `cannot-answer` prediction plays when the correct rate is measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Fallback {
-    /// The training fold's most frequent optimal paradigm (the paper's Appendix D.3).
-    MostFrequent,
-    /// Per question, the paradigm a calibrated utility estimate fitted on the training fold
-    /// ranks first (`util-lr` at λ = 0): a classifier's `cannot-answer` then costs nothing.
-    #[default]
-    Utility,
-}
-
-impl Fallback {
-    /// The name `parse` reads back (`most-frequent`, `utility`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Fallback::MostFrequent => "most-frequent",
-            Fallback::Utility => "utility",
-        }
-    }
-
-    /// Parses `most-frequent` or `utility`.
-    pub fn parse(s: &str) -> Result<Fallback> {
-        match s.trim() {
-            "most-frequent" => Ok(Fallback::MostFrequent),
-            "utility" => Ok(Fallback::Utility),
-            other => Err(BenchError::Invalid(format!(
-                "unknown fallback {other:?}: expected utility (per question, the paradigm the training folds' utility estimate ranks first) or most-frequent (the paper's: the most frequent optimal paradigm)"
-            ))),
-        }
-    }
-}
-
-/// How `evaluate_with` measures.
-#[derive(Clone, Default)]
-pub(crate) struct EvalOptions {
-    /// What a `cannot-answer` prediction plays.
-    pub fallback: Fallback,
-    /// Per row of the set, the probe's bill: every router that reads features (all but the
-    /// baselines and Oracle) pays it (`crate::probe`). Empty: no probe was read.
-    pub bills: Arc<Vec<crate::probe::ProbeBill>>,
-    /// Told a line as each router finishes all its folds (`None`: nothing is said).
-    pub progress: Option<Notices>,
-}
-
-impl EvalOptions {
-    /// Whether `entry` pays the probe: it reads the features the probe fed.
-    fn pays_probe(&self, entry: &Candidate) -> bool {
-        !self.bills.is_empty() && entry.family != Family::Baseline && !entry.sees_outcomes
-    }
-}
-
-/// What `evaluate` measured, and the routers it could not run.
-#[derive(Debug, Clone, Default)]
-pub struct Evaluation {
-    /// Per (router, sweep value, fold), one row per corpus and one pooled (`*`).
-    pub rows: Vec<RouteEvalRow>,
-    /// Every test question of every fold, per router and sweep value.
-    pub predictions: Vec<RoutePrediction>,
-    /// (router, reason) for entries that were not run: an LLM router offline, a seed router
-    /// whose lanes the data set lacks. A skip is not a failure.
-    pub skipped: Vec<(String, String)>,
-    /// (router, first error) for entries that failed on some fold (left out whole).
-    pub failed: Vec<(String, String)>,
-    /// Per swept router and outer fold, the value chosen on the training rows; its rows are
-    /// repeated as the router's own (`param: None`).
-    pub operating_points: Vec<OperatingPoint>,
-}
+pub(crate) use types::EvalOptions;
+pub use types::{Evaluation, Fallback, Notices, OperatingPoint};
 
 /// Evaluates every entry (each value of its sweep) on every fold, with the default options
 /// (the most-frequent fallback of the paper).
@@ -227,7 +156,8 @@ pub(crate) fn evaluate_with(
         failed,
         operating_points: Vec::new(),
     };
-    ev.operating_points = operating::fix_points(set, entries, folds, ctx, opts, &mut ev)?;
+    let fb = |inner: &[Fold]| fallbacks(set, inner, ctx, opts.fallback);
+    ev.operating_points = operating::fix_points(set, entries, folds, ctx, opts, &fb, &mut ev)?;
     Ok(ev)
 }
 

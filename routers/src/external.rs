@@ -27,9 +27,7 @@ use serde_json::{json, Value};
 use crate::entry::{Family, RouterContext};
 use crate::eval::Candidate;
 
-mod staged;
-pub use staged::STAGED_VERSION;
-pub(crate) use staged::{evaluate as evaluate_staged, StagedInput};
+pub(crate) mod staged;
 
 /// The protocol version sent in every `fit` request.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -7,31 +7,15 @@ use std::collections::BTreeMap;
 
 use bench_core::{BenchError, Result, RoutingSet};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::fold::evaluate_fold;
 use super::split::{stratified_kfold, Fold};
-use super::{Candidate, EvalOptions, Evaluation};
-use crate::entry::RouterContext;
+use super::types::{EvalOptions, Evaluation, OperatingPoint};
+use crate::entry::{Candidate, RouterContext};
 use crate::rng::mix64;
 
 /// Inner folds per outer fold.
 pub const INNER_FOLDS: usize = 3;
-
-/// The point chosen for one router on one outer fold, with what each sweep value scored on the
-/// inner folds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OperatingPoint {
-    /// The router's name.
-    pub router: String,
-    /// The outer fold.
-    pub fold: u32,
-    /// The chosen value.
-    pub param: f64,
-    /// Per sweep value, in sweep order: (value, inner correct rate, inner mean cost), pooled over
-    /// the inner folds' test rows.
-    pub inner: Vec<(f64, f64, f64)>,
-}
 
 /// The pre-registered rule: the highest inner correct rate; ties (within 1e-12) go to the lower
 /// mean cost, then to the earlier sweep value. Returns the index of the chosen point; 0 for an
@@ -94,6 +78,7 @@ pub(super) fn fix_points(
     folds: &[Fold],
     ctx: &RouterContext,
     opts: &EvalOptions,
+    fallbacks: &FallbacksOf<'_>,
     ev: &mut Evaluation,
 ) -> Result<Vec<OperatingPoint>> {
     let ran = |e: &&Candidate| {
@@ -105,7 +90,7 @@ pub(super) fn fix_points(
     if swept.is_empty() {
         return Ok(Vec::new());
     }
-    let inner = inner_scores(set, &swept, folds, ctx, opts)?;
+    let inner = inner_scores(set, (&swept, folds), ctx, opts, fallbacks)?;
     let mut points = Vec::new();
     for e in &swept {
         for fi in 0..folds.len() {
@@ -160,16 +145,25 @@ pub(super) fn fix_points(
     Ok(points)
 }
 
+/// Per fold, per test row: the class a `cannot-answer` prediction plays.
+type Fallbacks = Vec<Vec<Option<usize>>>;
+
+/// The fallbacks of a list of folds (the evaluation's rule, applied to inner folds).
+pub(super) type FallbacksOf<'a> = dyn Fn(&[Fold]) -> Result<Fallbacks> + Sync + 'a;
+
 /// Pooled inner correct rate and mean cost per (router, outer fold, value bits); `None` where an
 /// inner fit of that outer fold failed or its inner folds could not be formed.
-type InnerScores = BTreeMap<(String, usize, u64), Option<(f64, f64)>>;
+type InnerScores = BTreeMap<InnerKey, Option<(f64, f64)>>;
+
+/// (router, outer fold, the value's bits).
+type InnerKey = (String, usize, u64);
 
 fn inner_scores(
     set: &RoutingSet,
-    swept: &[&Candidate],
-    folds: &[Fold],
+    (swept, folds): (&[&Candidate], &[Fold]),
     ctx: &RouterContext,
     opts: &EvalOptions,
+    fallbacks: &FallbacksOf<'_>,
 ) -> Result<InnerScores> {
     let needs = swept.iter().any(|e| e.sweep.len() > 1);
     let inner: Vec<Option<Vec<Fold>>> = folds
@@ -181,13 +175,9 @@ fn inner_scores(
                 .flatten()
         })
         .collect();
-    let fb: Vec<Vec<Vec<Option<usize>>>> = inner
+    let fb: Vec<Fallbacks> = inner
         .iter()
-        .map(|g| {
-            g.as_ref().map_or(Ok(Vec::new()), |g| {
-                super::fallbacks(set, g, ctx, opts.fallback)
-            })
-        })
+        .map(|g| g.as_ref().map_or(Ok(Vec::new()), |g| fallbacks(g)))
         .collect::<Result<_>>()?;
     let mut jobs = Vec::new();
     for e in swept.iter().filter(|e| e.sweep.len() > 1) {
@@ -229,7 +219,8 @@ fn pool(
     results: Vec<Option<(usize, f64)>>,
     inner: &[Option<Vec<Fold>>],
 ) -> InnerScores {
-    let mut sums: BTreeMap<(String, usize, u64), Option<(usize, f64, usize)>> = BTreeMap::new();
+    // Per key: (questions right, summed cost, questions), `None` once an inner fit failed.
+    let mut sums: BTreeMap<InnerKey, Option<(usize, f64, usize)>> = BTreeMap::new();
     for (j, r) in jobs.iter().zip(results) {
         let n = inner[j.outer].as_ref().map_or(0, |g| g[j.inner].test.len());
         let key = (j.entry.name.clone(), j.outer, j.param.to_bits());

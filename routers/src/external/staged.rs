@@ -16,7 +16,7 @@ use crate::eval::{scrub, Evaluation, Fold};
 use crate::imported::{decided_rows, Decided};
 
 /// The protocol version a staged program answers with.
-pub const STAGED_VERSION: u64 = 2;
+pub(crate) const STAGED_VERSION: u64 = 2;
 
 /// What a staged evaluation reads besides the program.
 pub(crate) struct StagedInput<'a> {

@@ -287,14 +287,14 @@ impl EvalJob {
         }
         let mut staged = Vec::new();
         for spec in &self.external {
-            let input = crate::external::StagedInput {
+            let input = crate::external::staged::StagedInput {
                 set: &self.set,
                 folds: &self.folds,
                 signal_paradigms: &self.signal_paradigms,
                 own_cost: &self.own_cost,
                 seed: self.seed,
             };
-            if let Some(part) = crate::external::evaluate_staged(spec, &input)? {
+            if let Some(part) = crate::external::staged::evaluate(spec, &input)? {
                 staged.push(spec.name.clone());
                 merge(&mut ev, part);
             }

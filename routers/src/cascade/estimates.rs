@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use bench_core::{BenchError, FeatureKind, Result, Router, RoutingRow, RoutingSet};
 
-use super::CascadeInput;
+use super::input::CascadeInput;
 use crate::eval::{scrub, Fold};
 use crate::rng::mix64;
 use crate::utility::{Learner, UtilityRouter};

@@ -22,18 +22,20 @@
 //! that value are the router's own (`param: None`). Decisions read features only; the outcomes
 //! of a test row are read after the decision, to score and bill it.
 
-use std::collections::BTreeMap;
-
 use bench_core::{BenchError, ParadigmId, Result, RoutingSet};
 
 use crate::eval::{choose_operating_point, Evaluation, Fold, OperatingPoint};
 use crate::imported::{decided_rows, Decided};
 
+mod arms;
 mod estimates;
+mod input;
 mod select;
 mod stages;
 mod voi;
-pub(crate) use stages::{arms_paid, decide};
+pub(crate) use arms::arms_paid;
+pub use input::CascadeInput;
+pub(crate) use stages::decide;
 pub use stages::{cost_order, stages};
 
 use estimates::{known_after, probe_needs};
@@ -56,21 +58,6 @@ pub const VOI: &str = "cascade-voi";
 pub const AGREE: &str = "cascade-agree";
 /// Every cascade's row name.
 pub const NAMES: &[&str] = &[CASCADE, SELECT, VOI, AGREE];
-
-/// What the cascades need besides the rows.
-#[derive(Debug, Clone, Copy)]
-pub struct CascadeInput<'a> {
-    /// The rows, with probe features.
-    pub set: &'a RoutingSet,
-    /// The evaluation's folds.
-    pub folds: &'a [Fold],
-    /// Signal name → the paradigms whose answers it needs.
-    pub signal_paradigms: &'a BTreeMap<String, Vec<ParadigmId>>,
-    /// Per row, the signals' own cost (beyond the paradigms they need).
-    pub own_cost: &'a [f64],
-    /// Seeds the learned cascade's fits.
-    pub seed: u64,
-}
 
 /// Which rows of a fold a walk decides: the training rows (held-out estimates) or the test rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,6 +252,7 @@ fn agree_rule(
 mod tests {
     use super::*;
     use bench_core::{ClassOutcome, FeatureKind, QueryType, RoutingRow, RoutingSchema};
+    use std::collections::BTreeMap;
     use std::sync::Arc;
 
     fn set(rows: usize) -> RoutingSet {

@@ -4,24 +4,6 @@
 use bench_core::{BenchError, ParadigmId, Result, RoutingSchema, RoutingSet};
 
 use crate::imported::Decided;
-use crate::probe::ProbeBill;
-
-/// The paradigms paid for on one question, in the order they ran, each once: the probe's arms
-/// (class order), then `played` when the probe had not run it.
-pub(crate) fn arms_paid(
-    schema: &RoutingSchema,
-    bill: Option<&ProbeBill>,
-    played: Option<usize>,
-) -> Vec<String> {
-    let mut ran: Vec<usize> = bill.map(|b| b.ran.clone()).unwrap_or_default();
-    if let Some(p) = played.filter(|p| !ran.contains(p)) {
-        ran.push(p);
-    }
-    ran.iter()
-        .filter_map(|&c| schema.paradigm_of(c))
-        .map(|p| p.as_str().to_string())
-        .collect()
-}
 
 /// Paradigm classes in cost order: mean training cost, ties by class index.
 pub fn cost_order(train: &RoutingSet) -> Vec<usize> {

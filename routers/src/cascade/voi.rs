@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bench_core::{ClassOutcome, ParadigmId, Result, RoutingRow, RoutingSchema, RoutingSet};
 
 use super::estimates::{fit_probs, masked, Known, Needs};
+use super::input::CascadeInput;
 use super::select::Plan;
-use super::CascadeInput;
 use crate::eval::{scrub, Fold};
 use crate::rng::mix64;
 

@@ -95,7 +95,10 @@ fn build(a: &BuildArgs) -> Result<()> {
             for plan in matrices::plan(store, &store_name(db)).await? {
                 let mut views = Vec::new();
                 for v in &plan.matrix.views {
+                    let t = Instant::now();
                     views.push(evaluate::view(store, &plan, v, &reqs, &mut ctx).await?);
+                    let secs = t.elapsed().as_secs_f64();
+                    eprintln!("leaderboard: {} {v}: done in {secs:.1} s", plan.matrix.id);
                 }
                 evaluated.push(Evaluated {
                     matrix: plan.matrix,

@@ -401,7 +401,7 @@ async fn load(store: &Store, id: i64) -> Result<Loaded> {
     Ok(Loaded {
         rows: store.route_eval_rows(id).await?,
         tests: store.route_eval_tests(id).await?,
-        predictions: store.route_predictions(id).await?,
+        predictions: store.leaderboard_predictions(id).await?,
         config,
     })
 }

@@ -315,7 +315,7 @@ pub async fn evaluate_protocol(
     let mut cands_all = crate::baselines::fixed_candidates(&set.schema);
     cands_all.extend(cands);
     let cands = cands_all;
-    let cascades = features.has_probe();
+    let cascades = features.has_probe() && protocol.data_routers;
     let families = steps::families(&cands, &data, cascades);
     let config = steps::config(
         protocol,

@@ -78,6 +78,7 @@ fn protocol(a: &RouteEvalArgs) -> Result<(Protocol, RouterChoice), BenchError> {
         corpora: a.corpora.clone(),
         runs: a.runs.clone(),
         pool_sources: a.pool_sources,
+        data_routers: true,
     };
     let choice = RouterChoice {
         names: a.routers.clone(),

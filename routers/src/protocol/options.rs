@@ -105,6 +105,10 @@ pub struct Protocol {
     pub runs: Vec<i64>,
     /// Allow runs of different imported sources in one data set.
     pub pool_sources: bool,
+    /// Evaluate the routers the data brings beside the named ones: the cascades (with probe
+    /// features) and an import's published choices. Off when they were evaluated before and
+    /// only new routers are wanted (the leaderboard's incremental evaluations).
+    pub data_routers: bool,
 }
 
 impl Default for Protocol {
@@ -121,6 +125,7 @@ impl Default for Protocol {
             corpora: Vec::new(),
             runs: Vec::new(),
             pool_sources: false,
+            data_routers: true,
         }
     }
 }

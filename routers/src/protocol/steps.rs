@@ -209,10 +209,14 @@ impl EvalJob {
             },
             notices,
             paper_inputs: protocol.inputs == Inputs::Paper,
-            cascades: protocol.features.has_probe(),
+            cascades: protocol.features.has_probe() && protocol.data_routers,
             seed: protocol.seed,
             own_cost: data.bills.iter().map(|b| b.own).collect(),
-            published: data.published.clone(),
+            published: if protocol.data_routers {
+                data.published.clone()
+            } else {
+                Vec::new()
+            },
             signal_paradigms: data.signal_paradigms.clone(),
             external: Vec::new(),
         }

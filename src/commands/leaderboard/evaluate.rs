@@ -228,15 +228,28 @@ pub async fn view(
     ctx.ran += pending.len();
     ctx.cached += source.len();
     let mut failed: BTreeMap<String, String> = BTreeMap::new();
-    let mut auto_from = stored.first().map(|(id, _)| *id);
+    // The routers the data brings (cascades, published choices) come from the latest stored
+    // evaluation that ran them; a view with routers cached evaluates only the new ones.
+    let mut auto_from = stored
+        .iter()
+        .find(|(_, c)| {
+            c["leaderboard"]["auto"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        })
+        .or(stored.first())
+        .map(|(id, _)| *id);
+    let with_data_routers = source.is_empty();
     if !pending.is_empty() {
-        match run_pending(store, plan, view, &pk, &pending, ctx).await? {
+        match run_pending(store, plan, (view, with_data_routers), &pk, &pending, ctx).await? {
             Ok((id, fails)) => {
                 if let Some(id) = id {
                     for r in pending.iter().filter(|r| !fails.contains_key(&r.name)) {
                         source.insert(r.name.clone(), id);
                     }
-                    auto_from = Some(id);
+                    if with_data_routers {
+                        auto_from = Some(id);
+                    }
                 }
                 failed = fails;
             }
@@ -298,13 +311,14 @@ fn skipped_view(view: &str, reqs: &[Req], why: String) -> ViewResult {
 async fn run_pending(
     store: &Store,
     plan: &Plan,
-    view: &str,
+    (view, data_routers): (&str, bool),
     pk: &str,
     pending: &[&Req],
     ctx: &Ctx,
 ) -> Result<std::result::Result<(Option<i64>, BTreeMap<String, String>), String>> {
     let protocol = Protocol {
         features: view.parse()?,
+        data_routers,
         ..plan.protocol.clone()
     };
     let choice = RouterChoice {

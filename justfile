@@ -133,6 +133,6 @@ leaderboard:
         for c in 2wiki musique-dev medical; do "$R" bench "$c" --db "$S/offline.sqlite" --cache-dir "$S/cache"; done
         touch "$S/offline.done"
     fi
-    "$R" import adarague "$D/adarague-llama8b" --db "$S/adarague.sqlite"
+    "$R" import adarague "$D/adarague-llama8b" --pairs --db "$S/adarague.sqlite"
     "$R" import adaptive-rag --queries "$D/adaptive-rag-outcomes/classifier/data/valid.json" --labels "$D/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json" --db "$S/adaptive-rag.sqlite"
     "$R" leaderboard --db "$S/offline.sqlite" --db "$S/adarague.sqlite" --db "$S/adaptive-rag.sqlite" --out docs/leaderboard --cache-dir "$S/cache"

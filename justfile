@@ -135,4 +135,4 @@ leaderboard:
     fi
     "$R" import adarague "$D/adarague-llama8b" --pairs --db "$S/adarague.sqlite"
     "$R" import adaptive-rag --queries "$D/adaptive-rag-outcomes/classifier/data/valid.json" --labels "$D/adaptive-rag-outcomes/classifier/data/flan_t5_xl/valid.json" --db "$S/adaptive-rag.sqlite"
-    "$R" leaderboard --db "$S/offline.sqlite" --db "$S/adarague.sqlite" --db "$S/adaptive-rag.sqlite" --out docs/leaderboard --cache-dir "$S/cache"
+    "$R" leaderboard --db "$S/offline.sqlite" --db "$S/adarague.sqlite" --db "$S/adaptive-rag.sqlite" --out docs/leaderboard --cache-dir "$S/cache" --external centroid='python3 examples/external_router.py' --external agree='python3 examples/external_router.py --staged'

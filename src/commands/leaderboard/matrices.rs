@@ -11,7 +11,7 @@ use reports::leaderboard::{Matrix, Reference};
 use routers::eval::Split;
 use routers::protocol::Protocol;
 use sha2::{Digest, Sha256};
-use store::{RunSelection, SplitUse, Store};
+use store::{DbTarget, RunSelection, SplitUse, Store};
 
 /// Seed of every split, router and bootstrap on the board.
 pub const SEED: u64 = 42;
@@ -271,4 +271,30 @@ fn published_flan_t5(matrix: &str) -> Vec<Reference> {
             ),
         })
         .collect()
+}
+
+/// The store's file name as the board shows it (never a folder path, never a URL's secret).
+pub(super) fn store_name(db: &DbTarget) -> String {
+    match db.sqlite_path() {
+        Some(p) => p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        None => store::redact(&db.to_string()),
+    }
+}
+
+/// Opens every `--db` for reading and writing evaluations; a missing file is bad input.
+pub(super) async fn open_all(dbs: &[DbTarget]) -> Result<Vec<Store>> {
+    let mut out = Vec::new();
+    for db in dbs {
+        if db.sqlite_path().is_some_and(|p| !p.exists()) {
+            return Err(BenchError::Invalid(format!(
+                "results database {db} does not exist: run `ragrouter bench <corpus>` or `ragrouter import` first"
+            ))
+            .into());
+        }
+        out.push(Store::open_existing_db(db).await?);
+    }
+    Ok(out)
 }

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bench_core::BenchError;
-use store::{DbTarget, Store};
 
 pub use args::LeaderboardArgs;
 use args::{BuildArgs, LeaderboardCommand};
@@ -27,32 +26,6 @@ pub fn run(args: &LeaderboardArgs) -> Result<()> {
         Some(LeaderboardCommand::Verify(v)) => verify::run(v),
         None => build(&args.build),
     }
-}
-
-/// The store's file name as the board shows it (never a folder path, never a URL's secret).
-fn store_name(db: &DbTarget) -> String {
-    match db.sqlite_path() {
-        Some(p) => p.file_name().map_or_else(
-            || p.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-        None => store::redact(&db.to_string()),
-    }
-}
-
-/// Opens every `--db` for reading and writing evaluations; a missing file is bad input.
-async fn open_all(dbs: &[DbTarget]) -> Result<Vec<Store>> {
-    let mut out = Vec::new();
-    for db in dbs {
-        if db.sqlite_path().is_some_and(|p| !p.exists()) {
-            return Err(BenchError::Invalid(format!(
-                "results database {db} does not exist: run `ragrouter bench <corpus>` or `ragrouter import` first"
-            ))
-            .into());
-        }
-        out.push(Store::open_existing_db(db).await?);
-    }
-    Ok(out)
 }
 
 fn build(a: &BuildArgs) -> Result<()> {
@@ -89,10 +62,10 @@ fn build(a: &BuildArgs) -> Result<()> {
         cached: 0,
     };
     let evaluated = runtime.block_on(async {
-        let stores = open_all(&a.dbs).await?;
+        let stores = matrices::open_all(&a.dbs).await?;
         let mut evaluated = Vec::new();
         for (db, store) in a.dbs.iter().zip(&stores) {
-            for plan in matrices::plan(store, &store_name(db)).await? {
+            for plan in matrices::plan(store, &matrices::store_name(db)).await? {
                 let mut views = Vec::new();
                 for v in &plan.matrix.views {
                     let t = Instant::now();

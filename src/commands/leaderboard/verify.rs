@@ -36,10 +36,10 @@ pub fn run(a: &VerifyArgs) -> Result<()> {
         .enable_all()
         .build()?;
     let rebuilt = runtime.block_on(async {
-        let stores = super::open_all(&a.dbs).await?;
+        let stores = super::matrices::open_all(&a.dbs).await?;
         let mut plans: Vec<(Plan, usize)> = Vec::new();
         for (i, (db, store)) in a.dbs.iter().zip(&stores).enumerate() {
-            for p in super::matrices::plan(store, &super::store_name(db)).await? {
+            for p in super::matrices::plan(store, &super::matrices::store_name(db)).await? {
                 plans.push((p, i));
             }
         }

@@ -239,10 +239,15 @@ fn h49_a_rebuild_is_identical_and_an_added_router_is_the_only_evaluation() {
     second["generated"] = first["generated"].clone();
     assert_eq!(first, second, "two builds differ beyond the date");
 
+    // The added router speaks version 2: on the view with probe signals it is asked stage by
+    // stage even though the cascades are not evaluated again.
     let o = board(
         &[&demo],
         &out,
-        &["--external", "mine=python3 examples/external_router.py"],
+        &[
+            "--external",
+            "mine=python3 examples/external_router.py --staged",
+        ],
     );
     check_ok(&o);
     let err = text(&o.stderr);
@@ -260,6 +265,18 @@ fn h49_a_rebuild_is_identical_and_an_added_router_is_the_only_evaluation() {
         .collect();
     assert_eq!(mine.len(), 2, "{mine:?}");
     assert!(mine.iter().all(|c| c["status"] == "ok"), "{mine:?}");
+    let staged = mine.iter().find(|c| c["view"] == "q+c+p").unwrap();
+    let lines =
+        std::fs::read_to_string(out.join(staged["measures"]["predictions"].as_str().unwrap()))
+            .unwrap();
+    // It never sees agreeing cheap answers offline, so it plays every stage.
+    assert!(
+        lines
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .all(|p| p["arms_played"].as_array().unwrap().len() > 2),
+        "{lines}"
+    );
     // The built-ins' numbers are the cached ones, unchanged by the new router.
     let lr = |b: &Value| {
         b["cells"]
@@ -277,7 +294,7 @@ fn h49_a_rebuild_is_identical_and_an_added_router_is_the_only_evaluation() {
         &out,
         &[
             "--external",
-            "mine=python3 examples/external_router.py",
+            "mine=python3 examples/external_router.py --staged",
             "--refresh",
             "lr",
         ],

@@ -21,7 +21,10 @@ const NOT_WALKED: &[(&str, &str)] = &[
         "scripts/local-llm.sh start",
         "builds and starts a llama.cpp server (tests/llm_real.rs runs that path)",
     ),
-    ("vllm serve", "needs a GPU and vLLM"),
+    (
+        "ragrouter leaderboard --db offline.sqlite",
+        "names the reader's own router program and stores (`just leaderboard` builds the board)",
+    ),
     (
         "export RAGROUTER_DB=postgres://",
         "needs a PostgreSQL host (tests/postgres.rs runs that path)",

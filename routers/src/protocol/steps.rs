@@ -176,6 +176,8 @@ pub(super) struct EvalJob {
     pub notices: Option<Notices>,
     pub paper_inputs: bool,
     pub cascades: bool,
+    /// Probe features are read: an external program may decide stage by stage.
+    pub staged: bool,
     pub seed: u64,
     pub own_cost: Vec<f64>,
     pub published: Vec<(String, Vec<Option<PublishedChoice>>)>,
@@ -210,6 +212,7 @@ impl EvalJob {
             notices,
             paper_inputs: protocol.inputs == Inputs::Paper,
             cascades: protocol.features.has_probe() && protocol.data_routers,
+            staged: protocol.features.has_probe(),
             seed: protocol.seed,
             own_cost: data.bills.iter().map(|b| b.own).collect(),
             published: if protocol.data_routers {
@@ -286,7 +289,7 @@ impl EvalJob {
         cands: Vec<Candidate>,
     ) -> bench_core::Result<(Evaluation, Vec<Candidate>)> {
         let mut ev = Evaluation::default();
-        if !self.cascades {
+        if !self.staged {
             return Ok((ev, cands));
         }
         let mut staged = Vec::new();

@@ -70,6 +70,10 @@ readme-figures:
     cargo run --release -- report --db figures.sqlite --out target/report-readme
     cp target/report-readme/figures/fig5_feature_sets.png target/report-readme/figures/fig7_cost_accuracy.png docs/figures/
 
+# Evidence by meaning on the real 2Wiki and Medical with the real encoder (encodes both corpora once)
+test-evidence:
+    cargo test -p corpora --test evidence_semantic -- --include-ignored
+
 # Walks the README's offline sh blocks in order in a fresh folder (tests/readme_walk.rs; benches several corpora)
 readme-walk:
     cargo test --release --workspace --test readme_walk -- --ignored --nocapture

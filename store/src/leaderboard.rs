@@ -45,37 +45,14 @@ impl Store {
     /// operating point, no sweep values), in (router, corpus, query) order: what the board reads
     /// back, a fraction of what [`Store::route_predictions`] reads where routers sweep.
     pub async fn leaderboard_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
+        // The scores are left out (an empty list): the board never reads them.
         let sql = sqlx::query(
-            "SELECT router, fold, corpus, query_id, chosen, played, correct, cost, probe_cost, arms_played
+            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, '[]', probe_cost, arms_played
              FROM route_predictions WHERE eval_id = $1 AND param = ''
              ORDER BY router, corpus, query_id",
         )
         .bind(eval_id);
-        self.rows(sql, |r| {
-            let played: String = r.get(5);
-            Ok(RoutePrediction {
-                router: r.get(0),
-                param: None,
-                fold: r.get::<i64, _>(1) as u32,
-                corpus: r.get(2),
-                query_id: r.get(3),
-                chosen: r.get(4),
-                played: (!played.is_empty()).then_some(played),
-                arms_played: r
-                    .get::<Option<String>, _>(9)
-                    .map(|a| {
-                        a.split(',')
-                            .filter(|s| !s.is_empty())
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                correct: r.get::<i64, _>(6) != 0,
-                cost: r.get(7),
-                probe_cost: r.get::<Option<f64>, _>(8).unwrap_or(0.0),
-                scores: Vec::new(),
-            })
-        })
-        .await
+        self.rows(sql, |r| crate::route_evals::prediction_row(self, r))
+            .await
     }
 }

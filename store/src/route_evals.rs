@@ -219,37 +219,40 @@ impl Store {
              FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
         )
         .bind(eval_id);
-        self.rows(sql, |r| {
-            let played: String = r.get(6);
-            let scores: String = r.get(9);
-            Ok(RoutePrediction {
-                router: r.get(0),
-                param: r.get::<String, _>(1).parse().ok(),
-                fold: r.get::<i64, _>(2) as u32,
-                corpus: r.get(3),
-                query_id: r.get(4),
-                chosen: r.get(5),
-                played: (!played.is_empty()).then_some(played),
-                correct: r.get::<i64, _>(7) != 0,
-                cost: r.get(8),
-                probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
-                arms_played: r
-                    .get::<Option<String>, _>(11)
-                    .map(|a| {
-                        a.split(',')
-                            .filter(|s| !s.is_empty())
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                scores: serde_json::from_str(&scores).map_err(|e| {
-                    StoreError::Invalid(format!(
-                        "results store {}: route_predictions scores_json: {e}",
-                        self.path()
-                    ))
-                })?,
-            })
-        })
-        .await
+        self.rows(sql, |r| prediction_row(self, r)).await
     }
+}
+
+/// One `route_predictions` row, selected as `route_predictions` selects it (router, param, fold,
+/// corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played).
+pub(crate) fn prediction_row(store: &Store, r: &sqlx::any::AnyRow) -> Result<RoutePrediction> {
+    let played: String = r.get(6);
+    let scores: String = r.get(9);
+    Ok(RoutePrediction {
+        router: r.get(0),
+        param: r.get::<String, _>(1).parse().ok(),
+        fold: r.get::<i64, _>(2) as u32,
+        corpus: r.get(3),
+        query_id: r.get(4),
+        chosen: r.get(5),
+        played: (!played.is_empty()).then_some(played),
+        correct: r.get::<i64, _>(7) != 0,
+        cost: r.get(8),
+        probe_cost: r.get::<Option<f64>, _>(10).unwrap_or(0.0),
+        arms_played: r
+            .get::<Option<String>, _>(11)
+            .map(|a| {
+                a.split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        scores: serde_json::from_str(&scores).map_err(|e| {
+            StoreError::Invalid(format!(
+                "results store {}: route_predictions scores_json: {e}",
+                store.path()
+            ))
+        })?,
+    })
 }

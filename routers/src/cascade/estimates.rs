@@ -15,13 +15,13 @@ use crate::utility::{Learner, UtilityRouter};
 
 /// Per probe column pair (value column index), the classes its signal needs; a signal whose
 /// paradigm has no class is never known.
-pub(super) type Needs = Vec<(usize, Option<Vec<usize>>)>;
+pub(crate) type Needs = Vec<(usize, Option<Vec<usize>>)>;
 
 /// Per row, per paradigm class, P(correct) (`None`: the class has no training tuple).
 pub(super) type Probs = Vec<Vec<Option<f64>>>;
 
 /// The probe columns' needs of `input`'s set.
-pub(super) fn probe_needs(input: &CascadeInput<'_>) -> Needs {
+pub(crate) fn probe_needs(input: &CascadeInput<'_>) -> Needs {
     let schema = &input.set.schema;
     let Some(block) = schema.block(FeatureKind::ProbeSignals) else {
         return Vec::new();
@@ -46,7 +46,7 @@ pub(super) fn probe_needs(input: &CascadeInput<'_>) -> Needs {
 }
 
 /// `row` as known after running `ran`: the columns of signals not yet known read as missing.
-pub(super) fn masked(row: &RoutingRow, needs: &Needs, ran: &[usize]) -> RoutingRow {
+pub(crate) fn masked(row: &RoutingRow, needs: &Needs, ran: &[usize]) -> RoutingRow {
     let mut r = row.clone();
     for (col, need) in needs {
         let known = need

@@ -38,7 +38,8 @@ pub use input::CascadeInput;
 pub(crate) use stages::decide;
 pub use stages::{cost_order, stages};
 
-use estimates::{known_after, probe_needs};
+use estimates::known_after;
+pub(crate) use estimates::{masked, probe_needs, Needs};
 use select::{walk_tau, walk_voi, Plan};
 
 /// Thresholds of the τ sweep; above 1 the cascade never stops early (it runs every paradigm and

@@ -5,37 +5,24 @@
 //! `{"stop": ARM}`, the arm whose answer to deliver. A program that replies without `"version": 2`
 //! is evaluated as a version-1 router instead.
 
-use std::collections::BTreeMap;
-
-use bench_core::{BenchError, ParadigmId, Result, RoutingRow, RoutingSet};
+use bench_core::{BenchError, Result, RoutingRow, RoutingSet};
 use serde_json::{json, Value};
 
 use super::{schema_json, ExternalRouter, ExternalSpec};
-use crate::cascade::{decide, stages};
+use crate::cascade::{decide, masked, probe_needs, stages, CascadeInput, Needs};
 use crate::eval::{scrub, Evaluation, Fold};
 use crate::imported::{decided_rows, Decided};
 
 /// The protocol version a staged program answers with.
 pub(crate) const STAGED_VERSION: u64 = 2;
 
-/// What a staged evaluation reads besides the program.
-pub(crate) struct StagedInput<'a> {
-    /// The rows, with probe features.
-    pub set: &'a RoutingSet,
-    /// The evaluation's folds.
-    pub folds: &'a [Fold],
-    /// Signal name → the paradigms whose answers it needs.
-    pub signal_paradigms: &'a BTreeMap<String, Vec<ParadigmId>>,
-    /// Per row, the signals' own cost.
-    pub own_cost: &'a [f64],
-    /// The evaluation's seed (each fold's program gets it, mixed with the fold).
-    pub seed: u64,
-}
-
 /// Evaluates `spec` stage by stage on every fold when it speaks version 2; `Ok(None)` when its
 /// first `fit` reply shows a version-1 program (evaluated the usual way instead). A failure of a
 /// version-2 program is the evaluation's `failed` entry, not an error.
-pub(crate) fn evaluate(spec: &ExternalSpec, input: &StagedInput<'_>) -> Result<Option<Evaluation>> {
+pub(crate) fn evaluate(
+    spec: &ExternalSpec,
+    input: &CascadeInput<'_>,
+) -> Result<Option<Evaluation>> {
     let mut ev = Evaluation::default();
     for (fi, f) in input.folds.iter().enumerate() {
         let seed = crate::rng::mix64(input.seed ^ fi as u64);
@@ -71,12 +58,12 @@ pub(crate) fn evaluate(spec: &ExternalSpec, input: &StagedInput<'_>) -> Result<O
 /// The test rows of one fold, stage by stage, until each is delivered.
 fn walk(
     router: &ExternalRouter,
-    input: &StagedInput<'_>,
+    input: &CascadeInput<'_>,
     f: &Fold,
     plan: &[Vec<usize>],
 ) -> Result<Vec<Decided>> {
     let set = input.set;
-    let needs = StageNeeds::of(&set.schema, input.signal_paradigms);
+    let needs = probe_needs(input);
     let mut open: Vec<usize> = (0..f.test.len()).collect();
     let mut done: Vec<Option<Decided>> = vec![None; f.test.len()];
     let mut ran: Vec<usize> = Vec::new();
@@ -85,7 +72,7 @@ fn walk(
         ran.extend(arms.iter().copied());
         let rows: Vec<Value> = open
             .iter()
-            .map(|&r| stage_row(&set.rows[f.test[r]], &needs, &before, &ran))
+            .map(|&r| stage_row(set, &set.rows[f.test[r]], &needs, (&before, &ran)))
             .collect();
         let msg = json!({
             "type": "stage",
@@ -129,86 +116,41 @@ fn walk(
 }
 
 /// One open question of a stage request: the scrubbed row with the probe columns of signals not
-/// yet paid for masked, and the signals this stage's arms paid for by name.
-fn stage_row(row: &RoutingRow, needs: &StageNeeds, before: &[usize], ran: &[usize]) -> Value {
-    let shown = scrub(row);
-    let (features, fresh) = known_columns(&shown, needs, before, ran);
+/// yet paid for masked (as the built-in cascades read it), and the signals the last stage's arms
+/// paid for by name (null where the question has none).
+fn stage_row(
+    set: &RoutingSet,
+    row: &RoutingRow,
+    needs: &Needs,
+    (before, ran): (&[usize], &[usize]),
+) -> Value {
+    let shown = masked(&scrub(row), needs, ran);
+    let known = |n: &Option<Vec<usize>>, arms: &[usize]| {
+        n.as_ref()
+            .is_some_and(|n| n.iter().all(|c| arms.contains(c)))
+    };
+    let fresh: serde_json::Map<String, Value> = needs
+        .iter()
+        .filter(|(_, n)| known(n, ran) && !known(n, before))
+        .map(|(col, _)| {
+            let name = set.schema.feature_names[*col].trim_start_matches("p:");
+            let present = shown.features[col + 1] > 0.5;
+            let v = if present {
+                json!(shown.features[*col])
+            } else {
+                Value::Null
+            };
+            (name.to_string(), v)
+        })
+        .collect();
     json!({
         "query_id": shown.query_id,
         "corpus": shown.corpus,
         "text": shown.text,
         "qtype": shown.qtype,
-        "features": features,
+        "features": shown.features,
         "signals": fresh,
     })
-}
-
-/// Per feature column, the paradigm classes its signal needs (`None`: not a probe column, always
-/// shown), and the signal's name for value columns.
-struct StageNeeds {
-    cols: Vec<(Option<Vec<usize>>, Option<String>)>,
-}
-
-impl StageNeeds {
-    fn of(
-        schema: &bench_core::RoutingSchema,
-        signal_paradigms: &BTreeMap<String, Vec<ParadigmId>>,
-    ) -> StageNeeds {
-        let cols = schema
-            .feature_names
-            .iter()
-            .map(|f| {
-                let Some(rest) = f.strip_prefix("p:") else {
-                    return (None, None);
-                };
-                let (name, value) = match rest.strip_suffix(":present") {
-                    Some(n) => (n, false),
-                    None => (rest, true),
-                };
-                // A paradigm without a class is never played: its signals stay unknown.
-                let classes = signal_paradigms.get(name).map_or(Vec::new(), |ps| {
-                    ps.iter()
-                        .map(|&p| schema.class_of(p).unwrap_or(usize::MAX))
-                        .collect()
-                });
-                (Some(classes), value.then(|| name.to_string()))
-            })
-            .collect();
-        StageNeeds { cols }
-    }
-}
-
-/// The row's features with the probe columns of signals not known after `ran` zeroed (as a
-/// missing signal reads), and the signals that became known with the last stage, by name (null
-/// where the question has none).
-fn known_columns(
-    row: &RoutingRow,
-    needs: &StageNeeds,
-    before: &[usize],
-    ran: &[usize],
-) -> (Vec<f64>, serde_json::Map<String, Value>) {
-    let known = |cs: &[usize], arms: &[usize]| cs.iter().all(|c| arms.contains(c));
-    let mut features = row.features.clone();
-    let mut fresh = serde_json::Map::new();
-    for (j, (need, name)) in needs.cols.iter().enumerate() {
-        let Some(cs) = need else { continue };
-        if !known(cs, ran) {
-            features[j] = 0.0;
-            continue;
-        }
-        if let Some(name) = name.as_ref().filter(|_| !known(cs, before)) {
-            let present = row.features.get(j + 1).copied().unwrap_or(0.0) > 0.5;
-            fresh.insert(
-                name.clone(),
-                if present {
-                    json!(row.features[j])
-                } else {
-                    Value::Null
-                },
-            );
-        }
-    }
-    (features, fresh)
 }
 
 fn class_names(set: &RoutingSet, classes: &[usize]) -> Vec<String> {

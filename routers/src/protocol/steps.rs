@@ -259,13 +259,7 @@ impl EvalJob {
         if self.cascades {
             merge(
                 &mut ev,
-                crate::cascade::evaluate_cascades(&crate::cascade::CascadeInput {
-                    set,
-                    folds,
-                    signal_paradigms: &self.signal_paradigms,
-                    own_cost: &self.own_cost,
-                    seed: self.seed,
-                })?,
+                crate::cascade::evaluate_cascades(&self.cascade_input())?,
             );
             if let Some(n) = &self.notices {
                 n("route eval: cascades done");
@@ -282,6 +276,17 @@ impl EvalJob {
 }
 
 impl EvalJob {
+    /// What a cascade, built in or an external program's, reads besides its routers.
+    fn cascade_input(&self) -> crate::cascade::CascadeInput<'_> {
+        crate::cascade::CascadeInput {
+            set: &self.set,
+            folds: &self.folds,
+            signal_paradigms: &self.signal_paradigms,
+            own_cost: &self.own_cost,
+            seed: self.seed,
+        }
+    }
+
     /// With probe features, the external programs that answer `fit` as version 2, evaluated
     /// stage by stage, and the candidates left for the usual evaluation.
     fn staged_externals(
@@ -293,14 +298,8 @@ impl EvalJob {
             return Ok((ev, cands));
         }
         let mut staged = Vec::new();
+        let input = self.cascade_input();
         for spec in &self.external {
-            let input = crate::external::staged::StagedInput {
-                set: &self.set,
-                folds: &self.folds,
-                signal_paradigms: &self.signal_paradigms,
-                own_cost: &self.own_cost,
-                seed: self.seed,
-            };
             if let Some(part) = crate::external::staged::evaluate(spec, &input)? {
                 staged.push(spec.name.clone());
                 merge(&mut ev, part);

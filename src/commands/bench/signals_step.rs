@@ -434,6 +434,26 @@ impl Invocation<'_> {
     }
 }
 
+/// The questions of the run that already hold signals of `probe`.
+async fn probed(store: &Store, run_id: i64, probe: &str) -> Result<BTreeSet<String>> {
+    Ok(store
+        .signals(run_id)
+        .await?
+        .into_iter()
+        .filter(|(_, s)| s.probe == probe)
+        .map(|(q, _)| q)
+        .collect())
+}
+
+/// One question's signals as rows, each billed an equal share of the time since `t`.
+fn timed(q: &Query, out: Vec<Signal>, t: Instant) -> impl Iterator<Item = (String, Signal)> + '_ {
+    let share = ms(t) / out.len().max(1) as f64;
+    out.into_iter().map(move |mut s| {
+        s.cost_ms = share;
+        (q.id.clone(), s)
+    })
+}
+
 /// The answer probe of an LLM run: the stored LLM-only and NaiveRAG answers compared (EM and
 /// token F1 between them, lengths, refusals) and each one's token-level confidence (mean and
 /// minimum log-probability, entropy; missing where the endpoint returned no log-probabilities).
@@ -442,13 +462,7 @@ impl Invocation<'_> {
 /// get no row, so the next invocation, which retries the tuple, probes them.
 async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize, usize)> {
     use bench_core::ParadigmId::{LlmOnly, Naive};
-    let done: BTreeSet<String> = store
-        .signals(run_id)
-        .await?
-        .into_iter()
-        .filter(|(_, s)| s.probe == "answers")
-        .map(|(q, _)| q)
-        .collect();
+    let done = probed(store, run_id, "answers").await?;
     let of = |rows: Vec<(String, String, serde_json::Value)>| -> HashMap<String, (String, serde_json::Value)> {
         rows.into_iter().map(|(q, a, t)| (q, (a, t))).collect()
     };
@@ -488,12 +502,8 @@ async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize
                 ));
             }
         }
-        let share = ms(t) / out.len() as f64;
         questions += 1;
-        rows.extend(out.into_iter().map(|mut s| {
-            s.cost_ms = share;
-            (q.id.clone(), s)
-        }));
+        rows.extend(timed(q, out, t));
     }
     let written = rows.len();
     store.put_signals(run_id, &rows).await?;
@@ -518,13 +528,7 @@ async fn pairs(
         );
         return Ok((0, 0));
     }
-    let done: BTreeSet<String> = store
-        .signals(run_id)
-        .await?
-        .into_iter()
-        .filter(|(_, s)| s.probe == metrics::pairs::PROBE)
-        .map(|(q, _)| q)
-        .collect();
+    let done = probed(store, run_id, metrics::pairs::PROBE).await?;
     let mut by_arm = Vec::with_capacity(arms.len());
     for &p in arms {
         let rows = store.answered(run_id, p.as_str()).await?;
@@ -543,12 +547,8 @@ async fn pairs(
         };
         let t = Instant::now();
         let out = metrics::pairs::pairs_signals(&q.text, &answers);
-        let share = ms(t) / out.len().max(1) as f64;
         questions += 1;
-        rows.extend(out.into_iter().map(|mut s| {
-            s.cost_ms = share;
-            (q.id.clone(), s)
-        }));
+        rows.extend(timed(q, out, t));
     }
     let written = rows.len();
     store.put_signals(run_id, &rows).await?;

@@ -391,10 +391,20 @@ impl BenchConfig {
 
     /// Checks the range of every numeric setting (serde checks only the types): a value that
     /// makes every tuple useless (a zero budget, a NaN threshold, a negative temperature) is
-    /// refused with its key.
+    /// refused with its key. The checks run in a fixed order, so the first bad key is reported.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        let r = &self.retrieval;
-        let (g, o, gr) = (&self.generation, &self.offline_reader, &self.graph);
+        self.validate_chunking()?;
+        self.validate_counts()?;
+        self.validate_judge()?;
+        self.validate_evidence()?;
+        if self.concurrency == 0 {
+            return Err("concurrency must be at least 1".into());
+        }
+        self.validate_reals()
+    }
+
+    /// `[chunking]`: a positive size and an overlap smaller than it.
+    fn validate_chunking(&self) -> std::result::Result<(), String> {
         let c = &self.chunking;
         if c.size == 0 {
             return Err("chunking.size = 0: must be at least 1".into());
@@ -405,7 +415,14 @@ impl BenchConfig {
                 c.overlap, c.size
             ));
         }
-        let counts: [(&str, u64); 8] = [
+        Ok(())
+    }
+
+    /// The counts and budgets of every section: none may be zero.
+    fn validate_counts(&self) -> std::result::Result<(), String> {
+        let r = &self.retrieval;
+        let (g, o, gr) = (&self.generation, &self.offline_reader, &self.graph);
+        let counts: [(&str, u64); 11] = [
             ("retrieval.context_budget", r.context_budget),
             ("retrieval.top_k", r.top_k as u64),
             ("generation.max_tokens", u64::from(g.max_tokens)),
@@ -417,21 +434,20 @@ impl BenchConfig {
             ("graph.seed_k", gr.seed_k as u64),
             ("graph.top_nodes", gr.top_nodes as u64),
             ("iterative.max_rounds", self.iterative.max_rounds as u64),
+            ("retrieval.approx_min_chunks", r.approx_min_chunks as u64),
+            ("retrieval.ivf_nprobe", r.ivf_nprobe as u64),
+            ("graph.max_triplets", gr.max_triplets as u64),
         ];
         for (key, v) in counts {
             if v == 0 {
                 return Err(format!("{key} = 0: must be at least 1"));
             }
         }
-        if r.approx_min_chunks == 0 {
-            return Err("retrieval.approx_min_chunks = 0: must be at least 1".into());
-        }
-        if r.ivf_nprobe == 0 {
-            return Err("retrieval.ivf_nprobe = 0: must be at least 1".into());
-        }
-        if gr.max_triplets == 0 {
-            return Err("graph.max_triplets = 0: must be at least 1".into());
-        }
+        Ok(())
+    }
+
+    /// `[judge]`: a statement share in (0, 1] and a positive short-answer length.
+    fn validate_judge(&self) -> std::result::Result<(), String> {
         if !(self.judge.statement_share > 0.0 && self.judge.statement_share <= 1.0) {
             return Err(format!(
                 "judge.statement_share = {}: must lie in (0, 1]",
@@ -441,6 +457,11 @@ impl BenchConfig {
         if self.judge.short_answer_tokens == 0 {
             return Err("judge.short_answer_tokens = 0: must be at least 1".into());
         }
+        Ok(())
+    }
+
+    /// `[data.evidence]`: similarity in [-1, 1], overlap in [0, 1], at least one candidate.
+    fn validate_evidence(&self) -> std::result::Result<(), String> {
         let ev = &self.data.evidence;
         if !(-1.0..=1.0).contains(&ev.min_similarity) {
             return Err(format!(
@@ -457,11 +478,29 @@ impl BenchConfig {
         if ev.candidates == 0 {
             return Err("data.evidence.candidates = 0: must be at least 1".into());
         }
-        if self.concurrency == 0 {
-            return Err("concurrency must be at least 1".into());
+        Ok(())
+    }
+
+    /// The real-valued settings: each within its range (NaN fails every comparison, so it is
+    /// refused).
+    fn validate_reals(&self) -> std::result::Result<(), String> {
+        for (key, v, lo, hi, closed) in self.real_ranges() {
+            check_real_range(key, v, lo, hi, closed)?;
         }
-        // (key, value, low, high, high included): NaN fails every comparison, so it is refused.
-        let reals: [(&str, f64, f64, f64, bool); 13] = [
+        Ok(())
+    }
+
+    /// Every real-valued setting as (key, value, low, high, high included).
+    fn real_ranges(&self) -> [(&'static str, f64, f64, f64, bool); 13] {
+        let (r, g, o, gr) = (
+            &self.retrieval,
+            &self.generation,
+            &self.offline_reader,
+            &self.graph,
+        );
+        let (it, j) = (&self.iterative, &self.judge);
+        let temp = MAX_TEMPERATURE;
+        [
             (
                 "retrieval.min_similarity",
                 f64::from(r.min_similarity),
@@ -473,14 +512,14 @@ impl BenchConfig {
                 "generation.temperature",
                 f64::from(g.temperature),
                 0.0,
-                MAX_TEMPERATURE,
+                temp,
                 true,
             ),
             (
                 "generation.llm_only_temperature",
                 f64::from(g.llm_only_temperature),
                 0.0,
-                MAX_TEMPERATURE,
+                temp,
                 true,
             ),
             ("offline_reader.bm25_k1", o.bm25_k1, 0.0, f64::MAX, true),
@@ -504,44 +543,47 @@ impl BenchConfig {
             ("hybrid.rrf_k", self.hybrid.rrf_k, 0.0, f64::MAX, true),
             (
                 "iterative.evaluator_temperature",
-                f64::from(self.iterative.evaluator_temperature),
+                f64::from(it.evaluator_temperature),
                 0.0,
-                MAX_TEMPERATURE,
+                temp,
                 true,
             ),
             (
                 "iterative.offline_sufficient_coverage",
-                self.iterative.offline_sufficient_coverage,
+                it.offline_sufficient_coverage,
                 0.0,
                 1.0,
                 true,
             ),
-            (
-                "judge.correct_recall",
-                self.judge.correct_recall,
-                0.0,
-                1.0,
-                true,
-            ),
-        ];
-        for (key, v, lo, hi, closed) in reals {
-            let ok = v >= lo && if closed { v <= hi } else { v < hi };
-            if !ok {
-                let range = match (hi == f64::MAX, closed) {
-                    (true, _) => format!("a finite number >= {lo}"),
-                    (false, true) => format!("a number in [{lo}, {hi}]"),
-                    (false, false) => format!("a number in [{lo}, {hi})"),
-                };
-                return Err(format!("{key} = {v}: must be {range}"));
-            }
-        }
-        Ok(())
+            ("judge.correct_recall", j.correct_recall, 0.0, 1.0, true),
+        ]
     }
 
     /// Canonical JSON of the settings that decide results (concurrency excluded).
     pub fn canonical_json(&self) -> String {
         serde_json::to_string(self).expect("config serialises")
     }
+}
+
+/// `Err` naming `key` and its range unless `lo <= v <= hi` (`v < hi` when `closed` is false);
+/// a range up to `f64::MAX` reads as "finite".
+fn check_real_range(
+    key: &str,
+    v: f64,
+    lo: f64,
+    hi: f64,
+    closed: bool,
+) -> std::result::Result<(), String> {
+    let ok = v >= lo && if closed { v <= hi } else { v < hi };
+    if ok {
+        return Ok(());
+    }
+    let range = match (hi == f64::MAX, closed) {
+        (true, _) => format!("a finite number >= {lo}"),
+        (false, true) => format!("a number in [{lo}, {hi}]"),
+        (false, false) => format!("a number in [{lo}, {hi})"),
+    };
+    Err(format!("{key} = {v}: must be {range}"))
 }
 
 fn toml_from_str(text: &str) -> std::result::Result<BenchConfig, String> {

@@ -1,5 +1,7 @@
 //! Cross-validated evaluation of routers: stratified k-fold or leave-one-corpus-out splits, the
-//! per-fold measurements of `RouteEvalRow`, and their mean and spread over folds.
+//! per-fold measurements of `RouteEvalRow`, and their mean and spread over folds; also the rows
+//! of a router whose decisions were worked out elsewhere (`decided_rows`: a published router's
+//! own runs, a cascade).
 //!
 //! Each (router, sweep value, fold) gets a fresh router, fitted on the training rows only. The
 //! rows it scores have their label and outcomes scrubbed unless its entry `sees_outcomes`
@@ -15,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::routing::argmax;
-use bench_core::{Result, RouteEvalRow, Router, RoutingRow, RoutingSet};
+use bench_core::{Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet};
 use rayon::prelude::*;
 
 use crate::baselines::most_frequent_optimal_class;
@@ -206,6 +208,150 @@ impl Progress {
                 self.started.elapsed().as_secs_f64()
             ));
         }
+    }
+}
+
+/// One decided test question: its row in the set, the class played, whether that was correct,
+/// the total cost and the probe's share of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    /// Index of the row in the set.
+    pub row: usize,
+    /// The class played.
+    pub class: usize,
+    /// Whether the played paradigm was judged correct.
+    pub correct: bool,
+    /// Total cost, the probe's share included.
+    pub cost: f64,
+    /// The probe's share of `cost`.
+    pub probe_cost: f64,
+    /// Every class paid for, in the order run, each once (`class` among them).
+    pub arms: Vec<usize>,
+}
+
+/// The measurement rows (per corpus and pooled `*`) and predictions of a router whose decisions
+/// and their outcomes were worked out elsewhere (a published router's own runs, a cascade).
+pub fn decided_rows(
+    set: &RoutingSet,
+    fold: u32,
+    router: &str,
+    param: Option<f64>,
+    items: &[Decided],
+) -> Evaluation {
+    let mut ev = Evaluation::default();
+    if items.is_empty() {
+        return ev;
+    }
+    ev.predictions = items
+        .iter()
+        .map(|d| decided_prediction(set, fold, router, param, d))
+        .collect();
+    for (corpus, g) in decided_groups(set, items) {
+        ev.rows
+            .push(decided_row(set, fold, router, param, corpus, &g));
+    }
+    ev
+}
+
+/// Scores that rank class `c` first and every other class after it: what a decided question's
+/// router "scored".
+fn one_hot(k: usize, c: usize) -> Vec<f64> {
+    let mut s = vec![0.0; k];
+    s[c] = 1.0;
+    s
+}
+
+/// The prediction of one decided question: the class played, its paradigm, every arm paid for.
+fn decided_prediction(
+    set: &RoutingSet,
+    fold: u32,
+    router: &str,
+    param: Option<f64>,
+    d: &Decided,
+) -> RoutePrediction {
+    let schema = &set.schema;
+    let row = &set.rows[d.row];
+    RoutePrediction {
+        router: router.to_string(),
+        param,
+        fold,
+        corpus: row.corpus.clone(),
+        query_id: row.query_id.clone(),
+        chosen: schema.classes[d.class].clone(),
+        played: schema.paradigm_of(d.class).map(|p| p.as_str().to_string()),
+        correct: d.correct,
+        cost: d.cost,
+        probe_cost: d.probe_cost,
+        arms_played: d
+            .arms
+            .iter()
+            .filter_map(|&c| schema.paradigm_of(c))
+            .map(|p| p.as_str().to_string())
+            .collect(),
+        scores: one_hot(schema.n_classes(), d.class),
+    }
+}
+
+/// The decided questions pooled (`*`) and per corpus, in corpus name order (`*` first).
+fn decided_groups<'a>(
+    set: &'a RoutingSet,
+    items: &'a [Decided],
+) -> BTreeMap<&'a str, Vec<&'a Decided>> {
+    let mut groups: BTreeMap<&str, Vec<&Decided>> = BTreeMap::new();
+    groups.insert("*", items.iter().collect());
+    for d in items {
+        groups
+            .entry(set.rows[d.row].corpus.as_str())
+            .or_default()
+            .push(d);
+    }
+    groups
+}
+
+/// The measurement row of one group of decided questions; regrets are against Oracle on the
+/// same rows (each row's label outcome), and no routing time is measured.
+fn decided_row(
+    set: &RoutingSet,
+    fold: u32,
+    router: &str,
+    param: Option<f64>,
+    corpus: &str,
+    g: &[&Decided],
+) -> RouteEvalRow {
+    let k = set.schema.n_classes();
+    let n = g.len() as f64;
+    let truth: Vec<usize> = g.iter().map(|d| set.rows[d.row].label).collect();
+    let pred: Vec<usize> = g.iter().map(|d| d.class).collect();
+    let hits = truth.iter().zip(&pred).filter(|(a, b)| a == b).count() as f64;
+    let cr = g.iter().filter(|d| d.correct).count() as f64 / n;
+    let cost = g.iter().map(|d| d.cost).sum::<f64>() / n;
+    let (mut oc, mut ot) = (0.0, 0.0);
+    for d in g {
+        let r = &set.rows[d.row];
+        if let Some(o) = r.outcomes.get(r.label).copied().flatten() {
+            oc += f64::from(u8::from(o.correct));
+            ot += o.tokens;
+        }
+    }
+    RouteEvalRow {
+        router: router.to_string(),
+        param,
+        corpus: corpus.to_string(),
+        fold,
+        n: g.len() as u32,
+        accuracy: hits / n,
+        macro_f1: macro_f1(&truth, &pred, k),
+        mrr: g
+            .iter()
+            .map(|d| 1.0 / rank_of(&one_hot(k, d.class), set.rows[d.row].label) as f64)
+            .sum::<f64>()
+            / n,
+        correct_rate: cr,
+        mean_tokens: cost,
+        regret_correct: oc / n - cr,
+        regret_tokens: cost - ot / n,
+        latency_ms: 0.0,
+        fit_ms: 0.0,
     }
 }
 

@@ -62,11 +62,12 @@
 //! - Best-single / oracle-per-corpus / always-p baselines (`baselines`).
 //! - The expected-cost model the cost-aware, utility and bandit routers share (`cost`).
 //! - External programs over JSON lines (`external`, docs/router-protocol.md).
-//! - Probe signals as features and their billing (`probe`).
+//! - Probe signals as routing-feature columns and their billing (`probe_columns`).
 //! - Published routers of an import scored from their own answers (`imported`).
 //! - Cascades in cost order with a calibrated stop (`cascade`).
-//! - Per-signal AUROC, gap share and CostSave@BestSingle (`reading`).
-//! - Cross-validation with per-question predictions and the utility fallback (`eval`).
+//! - Per-signal AUROC, gap share and CostSave@BestSingle (`signal_reading`).
+//! - Cross-validation with per-question predictions and the utility fallback, and the rows of a
+//!   router decided elsewhere (`eval`).
 //! - Paired bootstrap and exact McNemar tests against best-single (`significance`).
 //! - The terminal renderer of Table 3 (within 100 columns unless `--wide`), `--json` and the
 //!   `route list` catalogue (`table`).
@@ -87,10 +88,10 @@ pub mod external;
 mod features;
 mod imported;
 pub mod models;
-mod probe;
+mod probe_columns;
 pub mod protocol;
 mod published;
-mod reading;
+mod signal_reading;
 pub mod registry;
 pub use bench_core::rng;
 mod seed_papers;
@@ -101,7 +102,7 @@ mod utility;
 
 pub use entry::{Family, FitCache, LlmAccess, RouterContext, RouterEntry};
 pub use features::{FeatureSet, INDICATOR_NAMES};
-pub use probe::ProbeBill;
+pub use probe_columns::ProbeBill;
 pub use registry::registry;
 pub use rng::SplitMix64;
 pub use synthetic::{synthetic_rule, synthetic_set, synthetic_set_with};

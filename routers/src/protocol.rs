@@ -244,7 +244,7 @@ impl RouteEvaluation {
             &self.cost_unit,
             &family,
         ));
-        out.push_str(&crate::reading::render(
+        out.push_str(&crate::signal_reading::render(
             &self.set,
             &summaries,
             &self.evaluation.predictions,
@@ -252,7 +252,7 @@ impl RouteEvaluation {
         ));
         // The signals read together (util-lr's cross-fitted P(correct)), under the per-signal
         // AUROCs; a fit that fails is said, not fatal to the tables already computed.
-        match crate::reading::render_combined(&self.set, self.spec.seed) {
+        match crate::signal_reading::render_combined(&self.set, self.spec.seed) {
             Ok(line) => out.push_str(&line),
             Err(e) => out.push_str(&format!(
                 "all features (util-lr, cross-fitted): not computed: {e}\n"

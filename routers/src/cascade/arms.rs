@@ -3,7 +3,7 @@
 
 use bench_core::RoutingSchema;
 
-use crate::probe::ProbeBill;
+use crate::probe_columns::ProbeBill;
 
 /// The paradigms paid for on one question, in the order they ran, each once: the probe's arms
 /// (class order), then `played` when the probe had not run it.

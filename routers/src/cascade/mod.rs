@@ -25,7 +25,7 @@
 use bench_core::{BenchError, ParadigmId, Result, RoutingSet};
 
 use crate::eval::{choose_operating_point, Evaluation, Fold, OperatingPoint};
-use crate::imported::{decided_rows, Decided};
+use crate::eval::{decided_rows, Decided};
 
 mod arms;
 mod estimates;

@@ -3,7 +3,7 @@
 
 use bench_core::{BenchError, ParadigmId, Result, RoutingSchema, RoutingSet};
 
-use crate::imported::Decided;
+use crate::eval::Decided;
 
 /// Paradigm classes in cost order: mean training cost, ties by class index.
 pub fn cost_order(train: &RoutingSet) -> Vec<usize> {

@@ -11,7 +11,7 @@ use bench_core::{
 use metrics::labels::{routing_label, LabelPolicy, Outcome, RoutingLabel};
 
 use super::parts::{feature_blocks, BuildOptions, QuestionVectors, RawCorpus, RoutingData, Tuple};
-use crate::probe::{self, ProbeBill};
+use crate::probe_columns::{self, ProbeBill};
 
 /// Builds the data set: classes are the paradigms present in the tuples (or `opts.classes`),
 /// rows follow the runs' order and each corpus's stored query order. Questions are embedded in
@@ -24,7 +24,8 @@ pub(crate) fn build_set(
     opts: &BuildOptions,
 ) -> Result<RoutingData> {
     let paradigms = classes(raw, opts)?;
-    let signal_names = probe::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s)));
+    let signal_names =
+        probe_columns::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s)));
     check_inputs(raw, opts, &signal_names)?;
     let dim = embedder.dim();
     let mut blocks: Vec<_> = feature_blocks(dim)
@@ -32,7 +33,10 @@ pub(crate) fn build_set(
         .filter(|(k, _)| opts.corpus_features || k.is_query())
         .collect();
     if opts.probe_features {
-        blocks.push((FeatureKind::ProbeSignals, probe::columns(&signal_names)));
+        blocks.push((
+            FeatureKind::ProbeSignals,
+            probe_columns::columns(&signal_names),
+        ));
     }
     let routers: BTreeSet<&str> = raw
         .iter()
@@ -192,7 +196,7 @@ impl Rows<'_> {
                     .signals_of
                     .get(id.as_str())
                     .map_or(&[][..], |v| v.as_slice());
-                features.extend(probe::row_features(self.signal_names, sig));
+                features.extend(probe_columns::row_features(self.signal_names, sig));
                 self.bills.push(ProbeBill::of(sig, &self.schema, &|p| {
                     index
                         .all_tuples

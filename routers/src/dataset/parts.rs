@@ -10,7 +10,7 @@ use bench_core::{
 };
 
 use crate::features::INDICATOR_NAMES;
-use crate::probe::ProbeBill;
+use crate::probe_columns::ProbeBill;
 use store::RunRef;
 
 /// One stored tuple, as the data set reads it.

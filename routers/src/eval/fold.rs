@@ -31,7 +31,7 @@ pub(super) fn evaluate_fold(
     f: &Fold,
     ctx: &RouterContext,
     fallback: &[Option<usize>],
-    bills: Option<&[crate::probe::ProbeBill]>,
+    bills: Option<&[crate::probe_columns::ProbeBill]>,
 ) -> Result<FoldResult> {
     let schema = &set.schema;
     let truth_rows: Vec<&RoutingRow> = f.test.iter().map(|&i| &set.rows[i]).collect();
@@ -171,7 +171,7 @@ struct Play<'a> {
     /// The test rows' indices in the set (the bills are per set row).
     test: &'a [usize],
     fallback: &'a [Option<usize>],
-    bills: Option<&'a [crate::probe::ProbeBill]>,
+    bills: Option<&'a [crate::probe_columns::ProbeBill]>,
     cannot_answer: usize,
 }
 

@@ -50,8 +50,8 @@ pub(crate) struct EvalOptions {
     /// What a `cannot-answer` prediction plays.
     pub fallback: Fallback,
     /// Per row of the set, the probe's bill: every router that reads features (all but the
-    /// baselines and Oracle) pays it (`crate::probe`). Empty: no probe was read.
-    pub bills: Arc<Vec<crate::probe::ProbeBill>>,
+    /// baselines and Oracle) pays it (`crate::probe_columns`). Empty: no probe was read.
+    pub bills: Arc<Vec<crate::probe_columns::ProbeBill>>,
     /// Told a line as each router finishes all its folds (`None`: nothing is said).
     pub progress: Option<Notices>,
 }

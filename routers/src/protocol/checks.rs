@@ -11,7 +11,8 @@ use crate::eval::Split;
 
 /// Refuses more distinct probe signals than [`MAX_SIGNALS`], before any feature is built.
 pub(super) fn check_signal_count(raw: &[RawCorpus]) -> Result<(), BenchError> {
-    let n = crate::probe::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s))).len();
+    let n = crate::probe_columns::names(raw.iter().flat_map(|c| c.signals.iter().map(|(_, s)| s)))
+        .len();
     if n > MAX_SIGNALS {
         return Err(BenchError::Invalid(format!(
             "the selected runs have {n} signals: route eval reads at most {MAX_SIGNALS} signals \

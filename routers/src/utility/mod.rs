@@ -17,6 +17,7 @@
 //! neighbour search per part (the smaller lists are prefixes of the largest).
 
 pub(crate) mod calibrate;
+mod fit;
 pub(crate) mod safe;
 pub(crate) mod tfidf;
 
@@ -28,7 +29,7 @@ use bench_core::{
     BenchError, FeatureKind, ParadigmId, Result, Router, RoutingRow, RoutingSchema, RoutingSet,
 };
 
-use self::calibrate::{stratified_parts, Platt};
+use self::calibrate::Platt;
 use crate::cost::CostModel;
 use crate::entry::{Family, FitCache, RouterContext, RouterEntry};
 use crate::models::gbt::Boosted;
@@ -38,7 +39,6 @@ use crate::models::mlp::MlpModel;
 use crate::models::{seed_for, ModelRouter};
 use crate::rng::{hash_str, mix64};
 use crate::seed_papers::cost_aware::fingerprint;
-use crate::seed_papers::outcome_of_class;
 
 /// λ values of the utility routers' sweep.
 pub const SWEEP: &[f64] = &[0.0, 0.03, 0.1, 0.3, 1.0];
@@ -336,146 +336,6 @@ pub fn cross_fitted_p(set: &RoutingSet, seed: u64) -> Result<Vec<Vec<Option<f64>
 }
 
 impl Fitted {
-    fn fit(train: &RoutingSet, learner: Learner, seed: u64) -> Result<Fitted> {
-        if train.rows.is_empty() {
-            return Err(BenchError::Invalid(
-                "utility router: no training rows".into(),
-            ));
-        }
-        let mut corpora: Vec<String> = train.rows.iter().map(|r| r.corpus.clone()).collect();
-        corpora.sort_unstable();
-        corpora.dedup();
-        let schema = Arc::new(binary_schema(&train.schema, &corpora));
-        let k = train.schema.n_classes() - 1;
-        let mut classes = Vec::with_capacity(k);
-        let mut oofs = Vec::with_capacity(k);
-        for c in 0..k {
-            let mut oof_c = vec![None; train.rows.len()];
-            let (idx, have): (Vec<usize>, Vec<(&RoutingRow, bool)>) = train
-                .rows
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| outcome_of_class(r, c).map(|o| (i, (r, o.correct))))
-                .unzip();
-            let mut keep_oof = |oof: &[f64]| {
-                for (&i, &p) in idx.iter().zip(oof) {
-                    oof_c[i] = Some(p);
-                }
-            };
-            if have.is_empty() {
-                classes.push(None);
-                oofs.push(oof_c);
-                continue;
-            }
-            let labels: Vec<bool> = have.iter().map(|h| h.1).collect();
-            let pos = labels.iter().filter(|&&v| v).count();
-            if have.len() < MIN_ROWS || pos < PARTS || pos + PARTS > have.len() {
-                let rate = (pos as f64 + 1.0) / (have.len() as f64 + 2.0);
-                classes.push(Some(ClassModel::Constant(rate)));
-                keep_oof(&vec![rate; have.len()]);
-                oofs.push(oof_c);
-                continue;
-            }
-            let rows: Vec<RoutingRow> = have
-                .iter()
-                .map(|(r, ok)| augment(r, &corpora, *ok))
-                .collect();
-            let parts = stratified_parts(&labels, PARTS, mix64(seed ^ (c as u64 + 1)));
-            // Held-out estimates of the per-corpus prior and of every grid point; the lowest
-            // log loss wins (the prior guards against a learner that only adds noise).
-            let mut prior_oof = vec![0.0; rows.len()];
-            let mut best: Option<(f64, Vec<Calibrated>, Vec<f64>)> = None;
-            // Per part, the whole grid's held-out scores where the learner shares them.
-            let mut shared: Vec<Option<Vec<Vec<Vec<f64>>>>> = vec![None; parts.len()];
-            for g in 0..=learner.grid {
-                let mut oof = vec![0.0; rows.len()];
-                let mut models = Vec::with_capacity(PARTS);
-                for (pi, held) in parts.iter().enumerate() {
-                    let mut in_held = vec![false; rows.len()];
-                    held.iter().for_each(|&i| in_held[i] = true);
-                    let fit_idx: Vec<usize> = (0..rows.len()).filter(|&i| !in_held[i]).collect();
-                    if g == learner.grid {
-                        let prior = Prior::fit(
-                            fit_idx
-                                .iter()
-                                .map(|&i| (rows[i].corpus.as_str(), labels[i])),
-                        );
-                        for &i in held {
-                            prior_oof[i] = prior.get(&rows[i].corpus);
-                        }
-                        continue;
-                    }
-                    let held_rows: Vec<RoutingRow> =
-                        held.iter().map(|&i| rows[i].clone()).collect();
-                    let mut m =
-                        (learner.make)(mix64(seed ^ hash_str(c as u64, "part") ^ pi as u64), g);
-                    let fit_set = RoutingSet {
-                        schema: Arc::clone(&schema),
-                        rows: fit_idx.iter().map(|&i| rows[i].clone()).collect(),
-                    };
-                    m.fit(&fit_set)?;
-                    let scores = match learner.held_scores {
-                        Some(all) => {
-                            let grid = match &mut shared[pi] {
-                                Some(grid) => grid,
-                                slot @ None => slot.insert(all(&fit_set, &held_rows)?),
-                            };
-                            std::mem::take(&mut grid[g])
-                        }
-                        None => m.scores_batch(&schema, &held_rows)?,
-                    };
-                    let p: Vec<f64> = scores.iter().map(|s| raw_p(s)).collect();
-                    let y: Vec<bool> = held.iter().map(|&i| labels[i]).collect();
-                    let platt = Platt::fit(&p, &y);
-                    for (&i, &pv) in held.iter().zip(&p) {
-                        oof[i] = platt.apply(pv);
-                    }
-                    models.push((m, platt));
-                }
-                if g < learner.grid {
-                    let loss = log_loss(&oof, &labels);
-                    if best.as_ref().is_none_or(|(l, _, _)| loss < *l) {
-                        best = Some((loss, models, oof));
-                    }
-                }
-            }
-            let prior_loss = log_loss(&prior_oof, &labels);
-            let learners = match best {
-                Some((loss, models, oof)) if loss < prior_loss => {
-                    keep_oof(&oof);
-                    models
-                }
-                _ => {
-                    let prior = Prior::fit(
-                        rows.iter()
-                            .zip(&labels)
-                            .map(|(r, &y)| (r.corpus.as_str(), y)),
-                    );
-                    keep_oof(&prior_oof);
-                    classes.push(Some(ClassModel::Prior(prior)));
-                    oofs.push(oof_c);
-                    continue;
-                }
-            };
-            classes.push(Some(ClassModel::Learners(learners)));
-            oofs.push(oof_c);
-        }
-        if classes.iter().all(Option::is_none) {
-            return Err(BenchError::Invalid(
-                "utility router: no training row has any paradigm outcome".into(),
-            ));
-        }
-        Ok(Fitted {
-            corpora,
-            schema,
-            n_features: train.schema.n_features(),
-            classes,
-            oof: oofs,
-            cost: CostModel::fit(train),
-            scored: FitCache::default(),
-        })
-    }
-
     /// The held-out estimate of every training row, per paradigm class then per row (`None`
     /// where the row has no tuple of the class): what a decision-time parameter is tuned on.
     pub fn held_out(&self) -> &[Vec<Option<f64>>] {
@@ -675,6 +535,7 @@ impl Router for UtilityRouter {
 mod tests {
     use super::*;
     use crate::baselines::BestSingle;
+    use crate::seed_papers::outcome_of_class;
     use crate::synthetic::synthetic_set;
     use bench_core::routing::argmax;
 

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use bench_core::{
-    ChatMessage, ChatRequest, ContextChunk, Llm, Paradigm, ParadigmId, ParadigmOutput,
-    PhaseLatency, PhaseTokens, Query, Reader, RetrievalQuery, RetrievedChunk, Retriever,
+    ChatMessage, ChatRequest, ContextChunk, Generation, Llm, Paradigm, ParadigmId, ParadigmOutput,
+    PhaseLatency, PhaseTokens, Query, Reader, Retrieval, RetrievalQuery, RetrievedChunk, Retriever,
     TokenSource,
 };
 use serde::{Deserialize, Serialize};
@@ -384,38 +384,101 @@ fn merge(accum: &mut Vec<RetrievedChunk>, new: &[RetrievedChunk]) -> Vec<String>
     added
 }
 
-#[async_trait]
-impl Paradigm for Iterative {
-    fn id(&self) -> ParadigmId {
-        self.id
+/// What one run accumulates: its cost, the latest answer and its context, and the rounds.
+#[derive(Default)]
+struct RunState {
+    tokens: PhaseTokens,
+    source: Option<TokenSource>,
+    latency: PhaseLatency,
+    rounds: Vec<Round>,
+    answer: String,
+    context: Vec<RetrievedChunk>,
+    context_tokens: u64,
+}
+
+/// What a round's self-evaluation decides about the next one.
+struct Verdict {
+    sufficient: bool,
+    unreadable: bool,
+    sub_question: Option<String>,
+}
+
+impl Iterative {
+    /// Generate: answers `q` from `ctx`, timed from `started`, counting its tokens.
+    async fn generate(
+        &self,
+        st: &mut RunState,
+        query: &Query,
+        ctx: &[ContextChunk<'_>],
+        started: Instant,
+    ) -> bench_core::Result<Generation> {
+        let a = self.reader.answer(&query.text, query.qtype, ctx).await?;
+        st.latency.generation_ms += started.elapsed().as_secs_f64() * 1e3;
+        st.tokens.generation_in += a.tokens_in;
+        st.tokens.generation_out += a.tokens_out;
+        st.source = Some(
+            st.source
+                .map_or(a.token_source, |s| s.merge(a.token_source)),
+        );
+        Ok(a)
     }
 
-    async fn run(&self, query: &Query, vector: &[f32]) -> bench_core::Result<ParadigmOutput> {
-        let q = query.text.as_str();
-        let mut tokens = PhaseTokens::default();
-        let mut source: Option<TokenSource> = None;
-        let mut latency = PhaseLatency::default();
-        let mut rounds = Vec::new();
+    /// Self-evaluate: judges `answer` to `q` from `ctx` (counted as retrieval, as the paper
+    /// does); the flag says the reply could not be read.
+    async fn self_evaluate(
+        &self,
+        st: &mut RunState,
+        q: &str,
+        answer: &str,
+        ctx: &[ContextChunk<'_>],
+    ) -> bench_core::Result<(Evaluation, bool)> {
+        let t = Instant::now();
+        let (e, unreadable) = evaluate_or_stop(self.evaluator.as_ref(), q, answer, ctx).await?;
+        st.latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
+        st.tokens.retrieval_in += e.tokens_in;
+        st.tokens.retrieval_out += e.tokens_out;
+        Ok((e, unreadable))
+    }
 
-        // Round 0: the direct answer, no retrieval.
+    /// Retrieve: the chunks for `q_curr` merged into `accum`; returns the retrieval, the ids
+    /// it added, and the accumulated chunks that fit the budget with their tokens.
+    async fn retrieve_into(
+        &self,
+        st: &mut RunState,
+        query: &Query,
+        vector: &[f32],
+        q_curr: &str,
+        accum: &mut Vec<RetrievedChunk>,
+    ) -> bench_core::Result<(Retrieval, Vec<String>, Vec<RetrievedChunk>, u64)> {
         let t = Instant::now();
-        let a0 = self.reader.answer(q, query.qtype, &[]).await?;
-        latency.generation_ms += t.elapsed().as_secs_f64() * 1e3;
-        tokens.generation_in += a0.tokens_in;
-        tokens.generation_out += a0.tokens_out;
-        source = Some(source.map_or(a0.token_source, |s| s.merge(a0.token_source)));
-        let t = Instant::now();
-        let (e0, unreadable0) = evaluate_or_stop(self.evaluator.as_ref(), q, &a0.text, &[]).await?;
-        latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
-        tokens.retrieval_in += e0.tokens_in;
-        tokens.retrieval_out += e0.tokens_out;
-        let mut answer = a0.text.clone();
-        let mut context: Vec<RetrievedChunk> = Vec::new();
-        let mut context_tokens = 0;
-        let stop;
-        let mut q_curr = e0.sub_question.clone().unwrap_or_else(|| q.to_owned());
-        let sufficient0 = e0.sufficient;
-        rounds.push(Round {
+        let r = self
+            .retriever
+            .retrieve(RetrievalQuery {
+                text: q_curr,
+                // The harness embedded the original question; sub-questions get embedded.
+                vector: (q_curr == query.text).then_some(vector),
+            })
+            .await?;
+        st.tokens.retrieval_in += r.tokens_in;
+        st.tokens.retrieval_out += r.tokens_out;
+        let added = merge(accum, &r.ranked);
+        let (kept, used) = fit_budget(accum, &self.chunks, self.budget)?;
+        st.latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
+        Ok((r, added, kept, used))
+    }
+
+    /// Round 0: the direct answer, no retrieval, and its self-evaluation.
+    async fn direct_round(&self, st: &mut RunState, query: &Query) -> bench_core::Result<Verdict> {
+        let q = query.text.as_str();
+        let a0 = self.generate(st, query, &[], Instant::now()).await?;
+        let (e0, unreadable) = self.self_evaluate(st, q, &a0.text, &[]).await?;
+        st.answer = a0.text.clone();
+        let verdict = Verdict {
+            sufficient: e0.sufficient,
+            unreadable,
+            sub_question: e0.sub_question.clone(),
+        };
+        st.rounds.push(Round {
             round: 0,
             query: String::new(),
             new_chunks: vec![],
@@ -425,94 +488,110 @@ impl Paradigm for Iterative {
             tokens_out: a0.tokens_out + e0.tokens_out,
             evaluation: e0,
         });
-        if sufficient0 {
-            stop = StopReason::Sufficient;
-        } else if unreadable0 {
-            stop = StopReason::EvaluationUnreadable;
-        } else {
-            let mut history = vec![q.to_owned()];
-            let mut accum: Vec<RetrievedChunk> = Vec::new();
-            let mut reason = StopReason::MaxRounds;
-            for round in 1..=self.max_rounds {
-                let t = Instant::now();
-                let r = self
-                    .retriever
-                    .retrieve(RetrievalQuery {
-                        text: &q_curr,
-                        // The harness embedded the original question; sub-questions get embedded.
-                        vector: (q_curr == q).then_some(vector),
-                    })
-                    .await?;
-                tokens.retrieval_in += r.tokens_in;
-                tokens.retrieval_out += r.tokens_out;
-                let added = merge(&mut accum, &r.ranked);
-                let (kept, used) = fit_budget(&accum, &self.chunks, self.budget)?;
-                latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
+        Ok(verdict)
+    }
 
-                let t = Instant::now();
-                let ctx = context_chunks(&kept, &self.chunks)?;
-                // Always answer the ORIGINAL question from the accumulated context.
-                let a = self.reader.answer(q, query.qtype, &ctx).await?;
-                latency.generation_ms += t.elapsed().as_secs_f64() * 1e3;
-                tokens.generation_in += a.tokens_in;
-                tokens.generation_out += a.tokens_out;
-                source = Some(source.map_or(a.token_source, |s| s.merge(a.token_source)));
+    /// Round `round`: retrieves for `q_curr`, answers the ORIGINAL question from the
+    /// accumulated context (which becomes the run's), and self-evaluates that answer.
+    async fn retrieval_round(
+        &self,
+        st: &mut RunState,
+        (query, vector): (&Query, &[f32]),
+        round: usize,
+        q_curr: &str,
+        accum: &mut Vec<RetrievedChunk>,
+    ) -> bench_core::Result<Verdict> {
+        let q = query.text.as_str();
+        let (r, added, kept, used) = self.retrieve_into(st, query, vector, q_curr, accum).await?;
+        let t = Instant::now();
+        let ctx = context_chunks(&kept, &self.chunks)?;
+        let a = self.generate(st, query, &ctx, t).await?;
+        let (e, unreadable) = self.self_evaluate(st, q, &a.text, &ctx).await?;
+        st.answer = a.text.clone();
+        st.context = kept;
+        st.context_tokens = used;
+        let verdict = Verdict {
+            sufficient: e.sufficient,
+            unreadable,
+            sub_question: e.sub_question.clone(),
+        };
+        st.rounds.push(Round {
+            round,
+            query: q_curr.to_owned(),
+            new_chunks: added,
+            context_chunks: st.context.len(),
+            answer: a.text,
+            tokens_in: a.tokens_in + e.tokens_in + r.tokens_in,
+            tokens_out: a.tokens_out + e.tokens_out + r.tokens_out,
+            evaluation: e,
+        });
+        Ok(verdict)
+    }
 
-                let t = Instant::now();
-                let (e, unreadable) =
-                    evaluate_or_stop(self.evaluator.as_ref(), q, &a.text, &ctx).await?;
-                latency.retrieval_ms += t.elapsed().as_secs_f64() * 1e3;
-                tokens.retrieval_in += e.tokens_in;
-                tokens.retrieval_out += e.tokens_out;
-
-                answer = a.text.clone();
-                context = kept;
-                context_tokens = used;
-                let next = e.sub_question.clone();
-                let sufficient = e.sufficient;
-                rounds.push(Round {
-                    round,
-                    query: q_curr.clone(),
-                    new_chunks: added,
-                    context_chunks: context.len(),
-                    answer: a.text,
-                    tokens_in: a.tokens_in + e.tokens_in + r.tokens_in,
-                    tokens_out: a.tokens_out + e.tokens_out + r.tokens_out,
-                    evaluation: e,
-                });
-                if sufficient {
-                    reason = StopReason::Sufficient;
-                    break;
-                }
-                if unreadable {
-                    reason = StopReason::EvaluationUnreadable;
-                    break;
-                }
-                let Some(next) = next else {
-                    reason = StopReason::NoSubQuestion;
-                    break;
-                };
-                if history.contains(&next) {
-                    reason = StopReason::RepeatedSubQuestion;
-                    break;
-                }
-                history.push(next.clone());
-                q_curr = next;
+    /// Sub-question rounds from `q_curr` until a verdict ends the loop or rounds run out;
+    /// returns why it stopped.
+    async fn sub_question_rounds(
+        &self,
+        st: &mut RunState,
+        query: &Query,
+        vector: &[f32],
+        mut q_curr: String,
+    ) -> bench_core::Result<StopReason> {
+        let mut history = vec![query.text.clone()];
+        let mut accum: Vec<RetrievedChunk> = Vec::new();
+        for round in 1..=self.max_rounds {
+            let v = self
+                .retrieval_round(st, (query, vector), round, &q_curr, &mut accum)
+                .await?;
+            if v.sufficient {
+                return Ok(StopReason::Sufficient);
             }
-            stop = reason;
+            if v.unreadable {
+                return Ok(StopReason::EvaluationUnreadable);
+            }
+            let Some(next) = v.sub_question else {
+                return Ok(StopReason::NoSubQuestion);
+            };
+            if history.contains(&next) {
+                return Ok(StopReason::RepeatedSubQuestion);
+            }
+            history.push(next.clone());
+            q_curr = next;
         }
+        Ok(StopReason::MaxRounds)
+    }
+}
+
+#[async_trait]
+impl Paradigm for Iterative {
+    fn id(&self) -> ParadigmId {
+        self.id
+    }
+
+    async fn run(&self, query: &Query, vector: &[f32]) -> bench_core::Result<ParadigmOutput> {
+        let mut st = RunState::default();
+        let first = self.direct_round(&mut st, query).await?;
+        let stop = if first.sufficient {
+            StopReason::Sufficient
+        } else if first.unreadable {
+            StopReason::EvaluationUnreadable
+        } else {
+            let q_curr = first.sub_question.unwrap_or_else(|| query.text.clone());
+            self.sub_question_rounds(&mut st, query, vector, q_curr)
+                .await?
+        };
         Ok(ParadigmOutput {
-            answer,
-            context,
-            context_tokens,
-            tokens,
-            token_source: source.unwrap_or_default(),
-            latency,
+            answer: st.answer,
+            context: st.context,
+            context_tokens: st.context_tokens,
+            tokens: st.tokens,
+            token_source: st.source.unwrap_or_default(),
+            latency: st.latency,
             trace: serde_json::json!({
                 "retriever": self.retriever.name(),
                 "evaluator": self.evaluator.identity(),
                 "stop": stop,
-                "rounds": rounds,
+                "rounds": st.rounds,
             }),
         })
     }

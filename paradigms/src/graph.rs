@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::chunks::ChunkTable;
-use crate::ppr::{ppr_top_k, PprEngine, PushWorkspace};
+use crate::ppr::{ppr_top_k, PprEngine, PprRun, PushWorkspace};
 
 /// Query entities and what extracting them cost (0 offline; an LLM extractor bills its call).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -330,14 +330,11 @@ impl GraphRetriever {
     }
 }
 
-#[async_trait]
-impl Retriever for GraphRetriever {
-    fn name(&self) -> &str {
-        "graph"
-    }
-
-    async fn retrieve(&self, query: RetrievalQuery<'_>) -> bench_core::Result<Retrieval> {
-        let extracted = self.entities.extract(query.text).await?;
+/// The steps of [`GraphRetriever::retrieve`].
+impl GraphRetriever {
+    /// Step 1: the extracted entities, trimmed and non-empty, or the question itself when
+    /// there are none (the flag says so).
+    fn query_entities(extracted: &ExtractedEntities, question: &str) -> (Vec<String>, bool) {
         let mut entities: Vec<String> = extracted
             .entities
             .iter()
@@ -346,10 +343,20 @@ impl Retriever for GraphRetriever {
             .collect();
         let fallback = entities.is_empty();
         if fallback {
-            entities.push(query.text.to_string());
+            entities.push(question.to_string());
         }
-        // The question's own vector, when given, is the fallback entity's vector.
-        let vectors = match (fallback, query.vector) {
+        (entities, fallback)
+    }
+
+    /// Step 2's vectors: one per entity, of the entity index's dimension. The question's own
+    /// vector, when given, is the fallback entity's vector.
+    fn entity_vectors(
+        &self,
+        entities: &[String],
+        fallback: bool,
+        question_vector: Option<&[f32]>,
+    ) -> bench_core::Result<Embeddings> {
+        let vectors = match (fallback, question_vector) {
             (true, Some(v)) => Embeddings {
                 dim: v.len(),
                 data: v.to_vec(),
@@ -366,30 +373,11 @@ impl Retriever for GraphRetriever {
                 self.entity_index.dim()
             )));
         }
-        let seeds = if self.entity_index.is_empty() {
-            Vec::new()
-        } else {
-            self.link_seeds(&vectors)
-        };
-        let mut trace = json!({
-            "entity_extractor": self.entities.name(),
-            "entities": entities,
-            "fallback_to_question": fallback,
-            "entities_unreadable": extracted.unreadable,
-            "seeds": seeds.iter().map(|&(v, s)| json!({
-                "node": self.graph.nodes[v as usize], "id": v, "similarity": s,
-            })).collect::<Vec<_>>(),
-        });
-        let empty = |trace| Retrieval {
-            ranked: Vec::new(),
-            tokens_in: extracted.tokens_in,
-            tokens_out: extracted.tokens_out,
-            trace,
-        };
-        if seeds.is_empty() {
-            return Ok(empty(trace));
-        }
+        Ok(vectors)
+    }
 
+    /// Step 3: personalized PageRank from the seeds, on a workspace from the pool.
+    fn ppr_from(&self, seeds: &[(u32, f32)]) -> bench_core::Result<PprRun> {
         let personalization: Vec<(u32, f64)> =
             seeds.iter().map(|&(v, s)| (v, f64::from(s))).collect();
         let mut ws = self
@@ -410,8 +398,11 @@ impl Retriever for GraphRetriever {
         if let Ok(mut pool) = self.workspaces.lock() {
             pool.push(ws);
         }
-        let run = run.map_err(|e| BenchError::Other(format!("PPR: {e}")))?;
+        run.map_err(|e| BenchError::Other(format!("PPR: {e}")))
+    }
 
+    /// Step 4: the PPR's top nodes (similarity 0) plus the seeds with their similarity.
+    fn node_set(seeds: &[(u32, f32)], run: &PprRun) -> HashMap<u32, NodeInfo> {
         let mut nodes: HashMap<u32, NodeInfo> = run
             .top
             .iter()
@@ -420,11 +411,15 @@ impl Retriever for GraphRetriever {
         for (&(v, sim), &(_, ppr)) in seeds.iter().zip(&run.seed_scores) {
             nodes.insert(v, NodeInfo { sim, ppr });
         }
-        let triplets = self.induced_triplets(&nodes);
+        nodes
+    }
 
+    /// Step 6: the triplets' source chunks in their order, de-duplicated, each scored by the
+    /// key of the first triplet that brought it.
+    fn source_chunks(&self, triplets: &[(u32, f32)]) -> Vec<RetrievedChunk> {
         let mut seen = HashSet::new();
         let mut ranked = Vec::new();
-        for &(t, key) in &triplets {
+        for &(t, key) in triplets {
             let row = self.graph.triplets[t as usize].chunk;
             if seen.insert(row) {
                 ranked.push(RetrievedChunk {
@@ -433,6 +428,18 @@ impl Retriever for GraphRetriever {
                 });
             }
         }
+        ranked
+    }
+
+    /// The trace's PPR, subgraph and chunk counts, and the first triplets as text.
+    fn trace_walk(
+        &self,
+        trace: &mut serde_json::Value,
+        run: &PprRun,
+        nodes: usize,
+        triplets: &[(u32, f32)],
+        chunks: usize,
+    ) {
         trace["ppr"] = json!({
             "engine": run.engine,
             "work": run.work,
@@ -440,16 +447,55 @@ impl Retriever for GraphRetriever {
             "certified": run.certified,
             "expanded": run.top.len(),
         });
-        trace["nodes"] = json!(nodes.len());
+        trace["nodes"] = json!(nodes);
         trace["triplets"] = json!(triplets.len());
         trace["top_triplets"] = json!(triplets
             .iter()
             .take(TRACE_TRIPLETS)
             .map(|&(t, _)| self.triplet_text(t))
             .collect::<Vec<_>>());
-        trace["chunks"] = json!(ranked.len());
-        let mut out = empty(trace);
-        out.ranked = ranked;
+        trace["chunks"] = json!(chunks);
+    }
+}
+
+#[async_trait]
+impl Retriever for GraphRetriever {
+    fn name(&self) -> &str {
+        "graph"
+    }
+
+    async fn retrieve(&self, query: RetrievalQuery<'_>) -> bench_core::Result<Retrieval> {
+        let extracted = self.entities.extract(query.text).await?;
+        let (entities, fallback) = Self::query_entities(&extracted, query.text);
+        let vectors = self.entity_vectors(&entities, fallback, query.vector)?;
+        let seeds = if self.entity_index.is_empty() {
+            Vec::new()
+        } else {
+            self.link_seeds(&vectors)
+        };
+        let mut trace = json!({
+            "entity_extractor": self.entities.name(),
+            "entities": entities,
+            "fallback_to_question": fallback,
+            "entities_unreadable": extracted.unreadable,
+            "seeds": seeds.iter().map(|&(v, s)| json!({
+                "node": self.graph.nodes[v as usize], "id": v, "similarity": s,
+            })).collect::<Vec<_>>(),
+        });
+        let mut out = Retrieval {
+            ranked: Vec::new(),
+            tokens_in: extracted.tokens_in,
+            tokens_out: extracted.tokens_out,
+            trace: serde_json::Value::Null,
+        };
+        if !seeds.is_empty() {
+            let run = self.ppr_from(&seeds)?;
+            let nodes = Self::node_set(&seeds, &run);
+            let triplets = self.induced_triplets(&nodes);
+            out.ranked = self.source_chunks(&triplets);
+            self.trace_walk(&mut trace, &run, nodes.len(), &triplets, out.ranked.len());
+        }
+        out.trace = trace;
         Ok(out)
     }
 }

@@ -78,6 +78,7 @@
 pub mod adarague;
 pub mod embed;
 mod error;
+mod stopwords;
 pub mod generate;
 pub mod graph;
 pub mod index;

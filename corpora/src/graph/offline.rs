@@ -2,7 +2,6 @@
 //! entities; neighbouring entities of a sentence are joined by the content words between them.
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
 
 use async_trait::async_trait;
 
@@ -10,6 +9,7 @@ use super::extract::{Extraction, ExtractorId, TripletExtractor};
 use super::normalize;
 use super::types::Triplet;
 use crate::error::Result;
+use crate::stopwords::{is_stop_word, STOP_WORDS};
 
 pub use super::normalize::RELATED_TO;
 /// At most this many content words make a relation.
@@ -17,163 +17,6 @@ pub(crate) const MAX_RELATION_WORDS: usize = 5;
 /// Bump when the rules change: it is part of the extractor's identity, so cached triplets of
 /// older rules are not reused.
 const RULES_VERSION: &str = "offline-rules/3";
-
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "down",
-    "during",
-    "each",
-    "either",
-    "else",
-    "ever",
-    "few",
-    "for",
-    "from",
-    "further",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "however",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "may",
-    "me",
-    "might",
-    "more",
-    "most",
-    "must",
-    "my",
-    "myself",
-    "neither",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "same",
-    "shall",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "though",
-    "through",
-    "thus",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "upon",
-    "us",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "whether",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "will",
-    "with",
-    "within",
-    "without",
-    "would",
-    "yet",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-];
-
-fn stop_words() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
-}
-
-fn is_stop(word_lower: &str) -> bool {
-    stop_words().contains(word_lower)
-}
 
 /// The rule-based extractor; no model, no tokens, deterministic.
 #[derive(Debug, Clone)]
@@ -235,7 +78,7 @@ impl OfflineExtractor {
                     .filter(|w| {
                         w.chars().any(char::is_alphabetic)
                             && w.chars().nth(1).is_some()
-                            && !is_stop(w)
+                            && !is_stop_word(w)
                     })
                     .take(MAX_RELATION_WORDS)
                     .collect();
@@ -456,7 +299,7 @@ fn entity_spans(text: &str, sentence: &Sentence) -> Vec<Span> {
                 start: w.start,
                 end: w.end,
             });
-        } else if w.capitalised && is_stop(&lower(text, &w)) {
+        } else if w.capitalised && is_stop_word(&lower(text, &w)) {
             // A capitalised stop word is never part of a name: "The", "In", "He" opening a
             // sentence, and "He" after an abbreviation's period that did not end the sentence.
             // So a name is the same whether or not its mention opens the sentence.

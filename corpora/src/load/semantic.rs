@@ -22,6 +22,7 @@ use bench_core::{Chunk, Document, Embedder, Query, StatementMatch};
 use crate::embed::VectorCache;
 use crate::error::{CorpusError, Result};
 use crate::index::FlatIndex;
+use crate::stopwords::is_stop_word;
 
 /// What matching by meaning needs: the local encoder and the vector cache.
 #[derive(Clone)]
@@ -41,106 +42,15 @@ impl std::fmt::Debug for SemanticMatching {
     }
 }
 
-/// Words that carry no content of their own.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "all",
-    "also",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "being",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "during",
-    "each",
-    "for",
-    "from",
-    "had",
-    "has",
-    "have",
-    "he",
-    "her",
-    "his",
-    "how",
-    "if",
-    "in",
-    "include",
-    "includes",
-    "including",
-    "into",
-    "is",
-    "it",
-    "its",
-    "may",
-    "more",
-    "most",
-    "much",
-    "not",
-    "of",
-    "on",
-    "one",
-    "or",
-    "other",
-    "our",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "the",
-    "their",
-    "them",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "under",
-    "up",
-    "was",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "within",
-    "would",
-    "you",
-];
-
-/// The content words of `text`, stemmed: lower-cased alphanumeric runs without stop words and
-/// one-letter words; a trailing `s` is dropped and words are cut to their first 5 characters
-/// ("cells" and "cell", "develops" and "development" meet), numbers are kept whole.
+/// The content words of `text`, stemmed: lower-cased alphanumeric runs without stop words (the
+/// list the offline graph extractor skips too) and one-letter words; a trailing `s` is dropped and
+/// words are cut to their first 5 characters ("cells" and "cell", "develops" and "development"
+/// meet), numbers are kept whole.
 pub fn content_words(text: &str) -> BTreeSet<String> {
     let lower = text.to_lowercase();
     lower
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(w))
+        .filter(|w| !w.is_empty() && !is_stop_word(w))
         .filter_map(|w| {
             if w.chars().all(|c| c.is_ascii_digit()) {
                 return Some(w.to_string());

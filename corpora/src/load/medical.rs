@@ -8,7 +8,7 @@ use std::path::Path;
 use super::loader::{CorpusInfo, Loader};
 use super::parsed::Parsed;
 use super::questions::{read_question_array, Question};
-use super::records::{parse_json_array, read_file, Record};
+use super::records::{read_record_array, Record};
 use crate::error::Result;
 
 const CORPUS_FILE: &str = "medical.json";
@@ -67,20 +67,15 @@ fn evidence_sentences(rec: &Record<'_>) -> Result<Vec<String>> {
 
 /// Reads the textbook and the questions in `dir`.
 fn parse(dir: &Path, data: &DataConfig, hint: &str) -> Result<Parsed> {
-    let corpus_path = dir.join(CORPUS_FILE);
-    let corpus_file = corpus_path.display().to_string();
-    let records = parse_json_array(&corpus_file, &read_file(&corpus_path, hint)?)?;
-    let mut documents = Vec::with_capacity(records.len());
-    for (i, v) in records.iter().enumerate() {
-        let rec = Record::new(&corpus_file, format!("record [{i}]"), v)?;
+    let (corpus_file, documents) = read_record_array(&dir.join(CORPUS_FILE), hint, |i, rec| {
         // Untitled: the context alone gives the paper's 221,495 tokens and 538 chunks
         // (a "Medical\n" title would add tokens and change the windows).
-        documents.push(Document {
+        Ok(Document {
             id: format!("d{i}"),
             title: String::new(),
             text: rec.non_empty_str("context")?.to_string(),
-        });
-    }
+        })
+    })?;
 
     let (queries_file, queries) = read_question_array(&dir.join(QUESTIONS_FILE), hint, |rec| {
         let raw_type = rec.str("question_type")?;

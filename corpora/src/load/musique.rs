@@ -1,6 +1,5 @@
 //! MuSiQue as HippoRAG prepared it: passages `[{title,text}]`, questions with `is_supporting` paragraphs.
 
-use bench_core::{GoldAnswer, QueryType};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
@@ -59,18 +58,10 @@ fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
             gold_docs.extend(docs.into_iter().flatten());
             evidence.push(title.to_string());
         }
-        Ok(Some(Question {
-            text: rec.non_empty_str("question")?.to_string(),
-            // MuSiQue questions are 2- to 4-hop compositions.
-            qtype: QueryType::Reasoning,
-            gold: GoldAnswer {
-                answer: rec.non_empty_str("answer")?.to_string(),
-                aliases: rec.opt_str_list("answer_aliases")?,
-            },
-            evidence,
-            gold_docs: gold_docs.into_iter().collect(),
-            gold_sentences: Vec::new(),
-        }))
+        // MuSiQue questions are 2- to 4-hop compositions.
+        let aliases = rec.opt_str_list("answer_aliases")?;
+        let q = Question::multi_hop(rec, aliases, evidence, gold_docs.into_iter().collect())?;
+        Ok(Some(q))
     })?;
     Ok(Parsed::new(documents, corpus_file, queries, queries_file))
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::Path;
 
 use super::parsed::PendingQuery;
-use super::records::{parse_json_array, read_file, Record};
+use super::records::{read_record_array, Record};
 use crate::error::Result;
 
 /// What a loader reads from one question record besides its id.
@@ -25,6 +25,30 @@ pub(crate) struct Question {
     pub gold_sentences: Vec<String>,
 }
 
+impl Question {
+    /// A multi-hop question of a HippoRAG-prepared set (2Wiki, MuSiQue): the record's `question`
+    /// and `answer`, of type reasoning (every one needs two or more passages), gold as whole
+    /// documents.
+    pub(crate) fn multi_hop(
+        rec: &Record<'_>,
+        aliases: Vec<String>,
+        evidence: Vec<String>,
+        gold_docs: Vec<usize>,
+    ) -> Result<Self> {
+        Ok(Question {
+            text: rec.non_empty_str("question")?.to_string(),
+            qtype: QueryType::Reasoning,
+            gold: GoldAnswer {
+                answer: rec.non_empty_str("answer")?.to_string(),
+                aliases,
+            },
+            evidence,
+            gold_docs,
+            gold_sentences: Vec::new(),
+        })
+    }
+}
+
 /// Reads the question records of `file`, each a (location, value) pair: a JSON object with a
 /// non-empty `"id"`; `one` reads the rest of it (`None` leaves the question out).
 pub(crate) fn read_questions<'v>(
@@ -34,43 +58,46 @@ pub(crate) fn read_questions<'v>(
 ) -> Result<Vec<PendingQuery>> {
     let mut queries = Vec::new();
     for (location, v) in records {
-        let rec = Record::new(file, location, v)?;
-        let id = rec.non_empty_str("id")?;
-        let rec = rec.with_id(id);
-        let Some(q) = one(&rec)? else { continue };
-        queries.push(PendingQuery {
-            query: Query {
-                id: id.to_string(),
-                text: q.text,
-                qtype: q.qtype,
-                gold: q.gold,
-                evidence: q.evidence,
-                gold_chunks: Vec::new(),
-                gold_documents: Vec::new(),
-                statements: Vec::new(),
-            },
-            location: rec.location().to_string(),
-            gold_docs: q.gold_docs,
-            gold_sentences: q.gold_sentences,
-        });
+        queries.extend(read_question(Record::new(file, location, v)?, &mut one)?);
     }
     Ok(queries)
 }
 
-/// Reads a questions file that is one JSON array (records named `record [i]`) with
-/// [`read_questions`]; returns the file's name as errors give it, and the questions. A missing
-/// file is reported with `hint`.
+/// One question record: its id first (later errors name it), then `one` on the rest.
+fn read_question(
+    rec: Record<'_>,
+    one: &mut impl FnMut(&Record<'_>) -> Result<Option<Question>>,
+) -> Result<Option<PendingQuery>> {
+    let id = rec.non_empty_str("id")?;
+    let rec = rec.with_id(id);
+    let Some(q) = one(&rec)? else {
+        return Ok(None);
+    };
+    Ok(Some(PendingQuery {
+        query: Query {
+            id: id.to_string(),
+            text: q.text,
+            qtype: q.qtype,
+            gold: q.gold,
+            evidence: q.evidence,
+            gold_chunks: Vec::new(),
+            gold_documents: Vec::new(),
+            statements: Vec::new(),
+        },
+        location: rec.location().to_string(),
+        gold_docs: q.gold_docs,
+        gold_sentences: q.gold_sentences,
+    }))
+}
+
+/// Reads a questions file that is one JSON array (records named `record [i]`) as
+/// [`read_questions`] does; returns the file's name as errors give it, and the questions. A
+/// missing file is reported with `hint`.
 pub(crate) fn read_question_array(
     path: &Path,
     hint: &str,
-    one: impl FnMut(&Record<'_>) -> Result<Option<Question>>,
+    mut one: impl FnMut(&Record<'_>) -> Result<Option<Question>>,
 ) -> Result<(String, Vec<PendingQuery>)> {
-    let file = path.display().to_string();
-    let records = parse_json_array(&file, &read_file(path, hint)?)?;
-    let located = records
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (format!("record [{i}]"), v));
-    let queries = read_questions(&file, located, one)?;
-    Ok((file, queries))
+    let (file, queries) = read_record_array(path, hint, |_, rec| read_question(rec, &mut one))?;
+    Ok((file, queries.into_iter().flatten().collect()))
 }

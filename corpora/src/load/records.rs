@@ -67,6 +67,24 @@ pub(crate) fn parse_json_array(file: &str, text: &str) -> Result<Vec<Value>> {
     }
 }
 
+/// Reads `path`, one JSON array, and hands each element to `each` as a record named `record [i]`
+/// (with its position); returns the file's name as errors give it, and what `each` made of the
+/// records. A missing file is reported with `hint`. Every built-in loader reads its corpus and its
+/// questions this way.
+pub(crate) fn read_record_array<T>(
+    path: &Path,
+    hint: &str,
+    mut each: impl FnMut(usize, Record<'_>) -> Result<T>,
+) -> Result<(String, Vec<T>)> {
+    let file = path.display().to_string();
+    let records = parse_json_array(&file, &read_file(path, hint)?)?;
+    let mut out = Vec::with_capacity(records.len());
+    for (i, v) in records.iter().enumerate() {
+        out.push(each(i, Record::new(&file, format!("record [{i}]"), v)?)?);
+    }
+    Ok((file, out))
+}
+
 /// Parses a JSONL file: one JSON object per line; blank lines are skipped.
 /// Returns each record with its 1-based line number.
 pub(crate) fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, Value)>> {

@@ -1,6 +1,6 @@
 //! 2WikiMultihopQA as HippoRAG prepared it: passages `[{title,text}]`, questions with evidence triples.
 
-use bench_core::{Document, GoldAnswer, QueryType};
+use bench_core::Document;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -9,7 +9,7 @@ use super::evidence::TitleIndex;
 use super::loader::{CorpusInfo, Loader};
 use super::parsed::Parsed;
 use super::questions::{read_question_array, Question};
-use super::records::{parse_json_array, read_file, Record};
+use super::records::{read_record_array, Record};
 use crate::error::Result;
 
 const CORPUS_FILE: &str = "2wikimultihopqa_corpus.json";
@@ -29,18 +29,13 @@ pub(crate) const LOADER: Loader = Loader::in_folder(
 /// Reads `[{title, text}]` passages; ids are positions (`p{index}`) because titles need not be
 /// unique. Shared with MuSiQue, whose corpus file has the same shape.
 pub(crate) fn read_passages(path: &Path, hint: &str) -> Result<(String, Vec<Document>)> {
-    let file = path.display().to_string();
-    let records = parse_json_array(&file, &read_file(path, hint)?)?;
-    let mut docs = Vec::with_capacity(records.len());
-    for (i, v) in records.iter().enumerate() {
-        let rec = Record::new(&file, format!("record [{i}]"), v)?;
-        docs.push(Document {
+    read_record_array(path, hint, |i, rec| {
+        Ok(Document {
             id: format!("p{i}"),
             title: rec.str("title")?.to_string(),
             text: rec.non_empty_str("text")?.to_string(),
-        });
-    }
-    Ok((file, docs))
+        })
+    })
 }
 
 /// The evidence triples `[[subject, relation, object], ...]`, each checked to be strings.
@@ -75,23 +70,15 @@ fn parse(dir: &Path, hint: &str) -> Result<Parsed> {
                 gold_docs.extend(docs.iter().copied());
             }
         }
-        Ok(Some(Question {
-            text: rec.non_empty_str("question")?.to_string(),
-            // Every 2Wiki question type (compositional, comparison, inference,
-            // bridge_comparison) needs two or more passages.
-            qtype: QueryType::Reasoning,
-            gold: GoldAnswer {
-                answer: rec.non_empty_str("answer")?.to_string(),
-                aliases: Vec::new(),
-            },
-            // Each triple as compact JSON: the raw evidence, unambiguous.
-            evidence: triples
-                .iter()
-                .map(|t| Value::Array(t.to_vec()).to_string())
-                .collect(),
-            gold_docs: gold_docs.into_iter().collect(),
-            gold_sentences: Vec::new(),
-        }))
+        // Each triple as compact JSON: the raw evidence, unambiguous.
+        let evidence = triples
+            .iter()
+            .map(|t| Value::Array(t.to_vec()).to_string())
+            .collect();
+        // Every 2Wiki question type (compositional, comparison, inference, bridge_comparison)
+        // needs two or more passages.
+        let q = Question::multi_hop(rec, Vec::new(), evidence, gold_docs.into_iter().collect())?;
+        Ok(Some(q))
     })?;
     Ok(Parsed::new(documents, corpus_file, queries, queries_file))
 }

@@ -151,76 +151,13 @@ impl Loss {
                 y.len()
             )));
         }
-        let mut grad = Array2::<f32>::zeros((n, k));
+        let grad = Array2::<f32>::zeros((n, k));
         match (self, y) {
             (Loss::SoftmaxCrossEntropy { class_weights }, Targets::Classes(c)) => {
-                if let Some(w) = class_weights {
-                    if w.len() != k {
-                        return Err(BenchError::Invalid(format!(
-                            "loss: {} class weights for {k} outputs",
-                            w.len()
-                        )));
-                    }
-                }
-                let weight = |c: usize| class_weights.as_ref().map_or(1.0, |w| f64::from(w[c]));
-                let mut total_w = 0.0;
-                for &ci in c {
-                    if ci >= k {
-                        return Err(BenchError::Invalid(format!(
-                            "loss: class {ci} outside 0..{k}"
-                        )));
-                    }
-                    total_w += weight(ci);
-                }
-                if total_w <= 0.0 {
-                    return Ok((0.0, grad));
-                }
-                let mut loss = 0.0;
-                for (i, row) in logits.rows().into_iter().enumerate() {
-                    let ci = c[i];
-                    let w = weight(ci);
-                    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                    let e: Vec<f64> = row.iter().map(|&v| f64::from(v - max).exp()).collect();
-                    let s: f64 = e.iter().sum();
-                    loss += w * (s.ln() - f64::from(row[ci] - max));
-                    for j in 0..k {
-                        let p = e[j] / s;
-                        let t = if j == ci { 1.0 } else { 0.0 };
-                        grad[[i, j]] = (w * (p - t) / total_w) as f32;
-                    }
-                }
-                Ok((loss / total_w, grad))
+                softmax_ce_value_and_grad(logits, class_weights.as_deref(), c, grad)
             }
             (Loss::Sigmoid(focal), Targets::Binary(t)) => {
-                if t.ncols() != k {
-                    return Err(BenchError::Invalid(format!(
-                        "loss: {} target columns for {k} outputs",
-                        t.ncols()
-                    )));
-                }
-                if focal.len() != 1 && focal.len() != k {
-                    return Err(BenchError::Invalid(format!(
-                        "loss: {} focal settings for {k} outputs (give 1 or {k})",
-                        focal.len()
-                    )));
-                }
-                let mut loss = 0.0;
-                let nf = n.max(1) as f64;
-                for i in 0..n {
-                    for j in 0..k {
-                        let tv = t[[i, j]];
-                        if tv != 0.0 && tv != 1.0 {
-                            return Err(BenchError::Invalid(format!(
-                                "loss: binary target {tv} at row {i}, column {j} (expected 0 or 1)"
-                            )));
-                        }
-                        let f = if focal.len() == 1 { focal[0] } else { focal[j] };
-                        let (l, g) = f.value_and_grad(logits[[i, j]], tv == 1.0);
-                        loss += l;
-                        grad[[i, j]] = (g / nf) as f32;
-                    }
-                }
-                Ok((loss / nf, grad))
+                sigmoid_value_and_grad(logits, focal, t, grad)
             }
             _ => Err(BenchError::Invalid(
                 "loss: softmax cross-entropy needs class targets, sigmoid losses binary ones"
@@ -228,4 +165,91 @@ impl Loss {
             )),
         }
     }
+}
+
+/// Softmax cross-entropy of class targets `c`, weighted by `class_weights`: the weighted mean
+/// loss, and its gradient written into `grad` (zeros in, shaped as `logits`).
+fn softmax_ce_value_and_grad(
+    logits: ArrayView2<'_, f32>,
+    class_weights: Option<&[f32]>,
+    c: &[usize],
+    mut grad: Array2<f32>,
+) -> Result<(f64, Array2<f32>)> {
+    let k = logits.ncols();
+    if let Some(w) = class_weights {
+        if w.len() != k {
+            return Err(BenchError::Invalid(format!(
+                "loss: {} class weights for {k} outputs",
+                w.len()
+            )));
+        }
+    }
+    let weight = |c: usize| class_weights.map_or(1.0, |w| f64::from(w[c]));
+    let mut total_w = 0.0;
+    for &ci in c {
+        if ci >= k {
+            return Err(BenchError::Invalid(format!(
+                "loss: class {ci} outside 0..{k}"
+            )));
+        }
+        total_w += weight(ci);
+    }
+    if total_w <= 0.0 {
+        return Ok((0.0, grad));
+    }
+    let mut loss = 0.0;
+    for (i, row) in logits.rows().into_iter().enumerate() {
+        let ci = c[i];
+        let w = weight(ci);
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f64> = row.iter().map(|&v| f64::from(v - max).exp()).collect();
+        let s: f64 = e.iter().sum();
+        loss += w * (s.ln() - f64::from(row[ci] - max));
+        for j in 0..k {
+            let p = e[j] / s;
+            let t = if j == ci { 1.0 } else { 0.0 };
+            grad[[i, j]] = (w * (p - t) / total_w) as f32;
+        }
+    }
+    Ok((loss / total_w, grad))
+}
+
+/// Sigmoid losses of 0/1 targets `t`, one focal setting per column (or one for all): the loss
+/// summed over columns and averaged over rows, and its gradient written into `grad`.
+fn sigmoid_value_and_grad(
+    logits: ArrayView2<'_, f32>,
+    focal: &[Focal],
+    t: &Array2<f32>,
+    mut grad: Array2<f32>,
+) -> Result<(f64, Array2<f32>)> {
+    let (n, k) = logits.dim();
+    if t.ncols() != k {
+        return Err(BenchError::Invalid(format!(
+            "loss: {} target columns for {k} outputs",
+            t.ncols()
+        )));
+    }
+    if focal.len() != 1 && focal.len() != k {
+        return Err(BenchError::Invalid(format!(
+            "loss: {} focal settings for {k} outputs (give 1 or {k})",
+            focal.len()
+        )));
+    }
+    let mut loss = 0.0;
+    let nf = n.max(1) as f64;
+    for i in 0..n {
+        for j in 0..k {
+            let tv = t[[i, j]];
+            if tv != 0.0 && tv != 1.0 {
+                return Err(BenchError::Invalid(format!(
+                    "loss: binary target {tv} at row {i}, column {j} (expected 0 or 1)"
+                )));
+            }
+            let f = if focal.len() == 1 { focal[0] } else { focal[j] };
+            let (l, g) = f.value_and_grad(logits[[i, j]], tv == 1.0);
+            loss += l;
+            grad[[i, j]] = (g / nf) as f32;
+        }
+    }
+    Ok((loss / nf, grad))
 }

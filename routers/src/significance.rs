@@ -98,6 +98,15 @@ pub fn paired_tests(
         .collect()
 }
 
+/// A (router, param bits) of the predictions.
+type RouterKey = (String, Option<u64>);
+/// One router's outcome per (corpus, query id).
+type Outcomes<'a> = BTreeMap<(&'a str, &'a str), bool>;
+/// A router, its param bits, and its and the baseline's outcomes on the questions both saw.
+type PairedOutcomes = (String, Option<u64>, Vec<bool>, Vec<bool>);
+/// One paired test: (diff, CI low, CI high, wins, losses, McNemar p).
+type PairedTest = (f64, f64, f64, u32, u32, f64);
+
 /// Every (router, param) of `predictions` against `baseline` (a router name, its param-less
 /// predictions), paired by (corpus, query id). `None` when the baseline has no predictions.
 pub fn compare_to(
@@ -106,63 +115,13 @@ pub fn compare_to(
     resamples: u32,
     seed: u64,
 ) -> Option<Vec<RouteEvalTest>> {
-    type Key = (String, Option<u64>);
-    let mut by_router: BTreeMap<Key, BTreeMap<(&str, &str), bool>> = BTreeMap::new();
-    let mut order: Vec<Key> = Vec::new();
-    for p in predictions {
-        let key = (p.router.clone(), p.param.map(f64::to_bits));
-        if !by_router.contains_key(&key) {
-            order.push(key.clone());
-        }
-        by_router
-            .entry(key)
-            .or_default()
-            .insert((p.corpus.as_str(), p.query_id.as_str()), p.correct);
-    }
+    let (by_router, order) = outcomes_by_router(predictions);
     let base = by_router.get(&(baseline.to_string(), None))?;
     let keys: Vec<&(&str, &str)> = base.keys().collect();
-    let mut vectors = Vec::new();
-    let mut names = Vec::new();
-    for key in &order {
-        if key.0 == baseline && key.1.is_none() {
-            continue;
-        }
-        let r = &by_router[key];
-        // Questions both were tested on, in the baseline's order.
-        let paired: Vec<(bool, bool)> = keys
-            .iter()
-            .filter_map(|k| r.get(*k).map(|&v| (v, base[*k])))
-            .collect();
-        names.push((key.clone(), paired));
-    }
-    // Routers tested on every baseline question share one resample set; the rare partial
-    // ones (a router that saw fewer questions) get their own.
-    let mut out = Vec::with_capacity(names.len());
-    for ((router, param), paired) in names {
-        let r: Vec<bool> = paired.iter().map(|p| p.0).collect();
-        let b: Vec<bool> = paired.iter().map(|p| p.1).collect();
-        vectors.push((router, param, r, b));
-    }
-    let full: Vec<usize> = (0..vectors.len())
-        .filter(|&j| vectors[j].3.len() == keys.len())
-        .collect();
+    let vectors = paired_with_baseline(&by_router, &order, baseline, base, &keys);
     let base_vec: Vec<bool> = keys.iter().map(|k| base[*k]).collect();
-    let shared = paired_tests(
-        &full
-            .iter()
-            .map(|&j| vectors[j].2.clone())
-            .collect::<Vec<_>>(),
-        &base_vec,
-        resamples,
-        seed,
-    );
-    let mut results: BTreeMap<usize, (f64, f64, f64, u32, u32, f64)> =
-        full.iter().copied().zip(shared).collect();
-    for (j, v) in vectors.iter().enumerate() {
-        results
-            .entry(j)
-            .or_insert_with(|| paired_tests(std::slice::from_ref(&v.2), &v.3, resamples, seed)[0]);
-    }
+    let results = test_all(&vectors, &base_vec, resamples, seed);
+    let mut out = Vec::with_capacity(vectors.len());
     for (j, (router, param, r, _)) in vectors.into_iter().enumerate() {
         let (diff, ci_low, ci_high, wins, losses, p) = results[&j];
         out.push(RouteEvalTest {
@@ -180,6 +139,81 @@ pub fn compare_to(
         });
     }
     Some(out)
+}
+
+/// Each (router, param)'s outcome per question, and the routers in order of first prediction.
+fn outcomes_by_router(
+    predictions: &[RoutePrediction],
+) -> (BTreeMap<RouterKey, Outcomes<'_>>, Vec<RouterKey>) {
+    let mut by_router: BTreeMap<RouterKey, Outcomes<'_>> = BTreeMap::new();
+    let mut order: Vec<RouterKey> = Vec::new();
+    for p in predictions {
+        let key = (p.router.clone(), p.param.map(f64::to_bits));
+        if !by_router.contains_key(&key) {
+            order.push(key.clone());
+        }
+        by_router
+            .entry(key)
+            .or_default()
+            .insert((p.corpus.as_str(), p.query_id.as_str()), p.correct);
+    }
+    (by_router, order)
+}
+
+/// Every router but the baseline, in `order`, with its and the baseline's outcomes on the
+/// questions both were tested on, in the baseline's order (`keys`).
+fn paired_with_baseline(
+    by_router: &BTreeMap<RouterKey, Outcomes<'_>>,
+    order: &[RouterKey],
+    baseline: &str,
+    base: &Outcomes<'_>,
+    keys: &[&(&str, &str)],
+) -> Vec<PairedOutcomes> {
+    let mut vectors = Vec::new();
+    for key in order {
+        if key.0 == baseline && key.1.is_none() {
+            continue;
+        }
+        let r = &by_router[key];
+        let paired: Vec<(bool, bool)> = keys
+            .iter()
+            .filter_map(|k| r.get(*k).map(|&v| (v, base[*k])))
+            .collect();
+        let rv: Vec<bool> = paired.iter().map(|p| p.0).collect();
+        let bv: Vec<bool> = paired.iter().map(|p| p.1).collect();
+        vectors.push((key.0.clone(), key.1, rv, bv));
+    }
+    vectors
+}
+
+/// The paired test of each router (by its index in `vectors`). Routers tested on every
+/// baseline question (`base_vec`) share one resample set; the rare partial ones (a router that
+/// saw fewer questions) get their own.
+fn test_all(
+    vectors: &[PairedOutcomes],
+    base_vec: &[bool],
+    resamples: u32,
+    seed: u64,
+) -> BTreeMap<usize, PairedTest> {
+    let full: Vec<usize> = (0..vectors.len())
+        .filter(|&j| vectors[j].3.len() == base_vec.len())
+        .collect();
+    let shared = paired_tests(
+        &full
+            .iter()
+            .map(|&j| vectors[j].2.clone())
+            .collect::<Vec<_>>(),
+        base_vec,
+        resamples,
+        seed,
+    );
+    let mut results: BTreeMap<usize, PairedTest> = full.iter().copied().zip(shared).collect();
+    for (j, v) in vectors.iter().enumerate() {
+        results
+            .entry(j)
+            .or_insert_with(|| paired_tests(std::slice::from_ref(&v.2), &v.3, resamples, seed)[0]);
+    }
+    results
 }
 
 #[cfg(test)]

@@ -188,31 +188,7 @@ pub async fn graph_signals(
         .map(|e| e.trim())
         .filter(|e| !e.is_empty())
         .collect();
-    let vectors = if mentions.is_empty() {
-        Embeddings {
-            dim: vector.len(),
-            data: vector.to_vec(),
-        }
-    } else {
-        retriever.embedder.embed(&mentions)?
-    };
-    let p = retriever.params;
-    let (linked, seeds) = if retriever.entity_index.is_empty() {
-        (0, Vec::new())
-    } else {
-        let linked = if mentions.is_empty() {
-            0
-        } else {
-            retriever
-                .entity_index
-                .search_batch(&vectors, 1)
-                .iter()
-                .filter(|hits| hits.first().is_some_and(|h| h.score > p.min_similarity))
-                .count()
-        };
-        (linked, retriever.link_seeds(&vectors))
-    };
-    let csr = &retriever.graph.adjacency;
+    let (linked, seeds) = link(retriever, &mentions, vector)?;
     let mut out = GraphSignals {
         mentions: mentions.len() as f64,
         linked: linked as f64,
@@ -225,9 +201,55 @@ pub async fn graph_signals(
         seed_component: None,
         tokens: extracted.tokens_in + extracted.tokens_out,
     };
-    if seeds.is_empty() {
-        return Ok(out);
+    if !seeds.is_empty() {
+        seed_signals(retriever, components, &seeds, ws, &mut out)?;
     }
+    Ok(out)
+}
+
+/// How many `mentions` link to a graph entity above the threshold, and the seeds the retriever
+/// would pick (from the mentions' vectors, or the question's own `vector` without a mention).
+fn link(
+    retriever: &GraphRetriever,
+    mentions: &[&str],
+    vector: &[f32],
+) -> bench_core::Result<(usize, Vec<(u32, f32)>)> {
+    let vectors = if mentions.is_empty() {
+        Embeddings {
+            dim: vector.len(),
+            data: vector.to_vec(),
+        }
+    } else {
+        retriever.embedder.embed(mentions)?
+    };
+    if retriever.entity_index.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let linked = if mentions.is_empty() {
+        0
+    } else {
+        let min_similarity = retriever.params.min_similarity;
+        retriever
+            .entity_index
+            .search_batch(&vectors, 1)
+            .iter()
+            .filter(|hits| hits.first().is_some_and(|h| h.score > min_similarity))
+            .count()
+    };
+    Ok((linked, retriever.link_seeds(&vectors)))
+}
+
+/// The seeds' mean degree and largest component, and the shape of the PPR run from them, into
+/// `out` (`seeds` not empty).
+fn seed_signals(
+    retriever: &GraphRetriever,
+    components: &Components,
+    seeds: &[(u32, f32)],
+    ws: &mut PushWorkspace,
+    out: &mut GraphSignals,
+) -> bench_core::Result<()> {
+    let csr = &retriever.graph.adjacency;
+    let p = retriever.params;
     out.seed_degree = Some(
         seeds
             .iter()
@@ -251,11 +273,8 @@ pub async fn graph_signals(
         ws,
     )
     .map_err(|e| bench_core::BenchError::Other(format!("PPR: {e}")))?;
-    let (top1, mass10, entropy) = ppr_shape(&run.top);
-    out.ppr_top1 = top1;
-    out.ppr_top10_mass = mass10;
-    out.ppr_entropy = entropy;
-    Ok(out)
+    (out.ppr_top1, out.ppr_top10_mass, out.ppr_entropy) = ppr_shape(&run.top);
+    Ok(())
 }
 
 /// Top-1 score, mass of the best 10 and entropy of the listed scores normalised to sum 1, of a

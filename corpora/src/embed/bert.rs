@@ -194,11 +194,21 @@ impl Bert {
     /// before pooling: `total_tokens * H` row-major, the rows of each sequence in order, special
     /// tokens included. Token-level metrics (BERTScore-style semantic F1) read it.
     pub(crate) fn last_hidden_state(&self, seqs: &[&[u32]], par: Parallelism) -> Result<Vec<f32>> {
-        let h = self.cfg.hidden_size;
-        let inter = self.cfg.intermediate_size;
-        let heads = self.cfg.num_attention_heads;
-        let dh = h / heads;
-        let eps = self.cfg.layer_norm_eps as f32;
+        self.check_sequences(seqs)?;
+        let total: usize = seqs.iter().map(|s| s.len()).sum();
+        let max_len = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut x = self.embed_tokens(seqs, total);
+        let mut scratch = Scratch::new(&self.cfg, total, max_len);
+        let pairs = attention_pairs(seqs, self.cfg.num_attention_heads);
+        for layer in &self.layers {
+            self.encoder_layer(layer, &mut x, &mut scratch, &pairs, par);
+        }
+        Ok(x)
+    }
+
+    /// Refuses an empty sequence, one longer than the position table, or a token id outside the
+    /// vocabulary.
+    fn check_sequences(&self, seqs: &[&[u32]]) -> Result<()> {
         for s in seqs {
             if s.is_empty() || s.len() > self.cfg.max_position_embeddings {
                 return Err(CorpusError::Encoder(format!(
@@ -213,10 +223,13 @@ impl Bert {
                 )));
             }
         }
-        let total: usize = seqs.iter().map(|s| s.len()).sum();
-        let max_len = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+        Ok(())
+    }
 
-        // Embeddings: word + position + token type 0, then LayerNorm.
+    /// The embeddings of every token of `seqs` (`total` in all): word + position + token type 0,
+    /// then LayerNorm; `total * H` row-major.
+    fn embed_tokens(&self, seqs: &[&[u32]], total: usize) -> Vec<f32> {
+        let h = self.cfg.hidden_size;
         let mut x = vec![0.0f32; total * h];
         let mut row = 0;
         for s in seqs {
@@ -230,66 +243,115 @@ impl Bert {
                 row += 1;
             }
         }
-        layer_norm_rows(&mut x, h, &self.emb_ln, eps);
-
-        let mut qkv = vec![0.0f32; total * 3 * h];
-        let mut ctx = vec![0.0f32; total * h];
-        let mut y = vec![0.0f32; total * h];
-        let mut ff = vec![0.0f32; total * inter];
-        let mut scores = vec![0.0f32; max_len * max_len];
-        let scale = 1.0 / (dh as f32).sqrt();
-
-        for layer in &self.layers {
-            // qkv = x Wqkv + b
-            fill_rows(&mut qkv, &layer.qkv_b);
-            matmul_acc(&mut qkv, &x, &layer.qkv_w, total, 3 * h, h, par);
-
-            // Attention, each text with itself only: no mask needed since nothing is padded.
-            // Every (text, head) pair is independent and its products are small (k = dh), so
-            // with threads to spare the pairs are shared out whole instead of splitting each
-            // tiny gemm; either way each pair runs the same single-threaded arithmetic.
-            let mut pairs = Vec::with_capacity(seqs.len() * heads);
-            let mut start = 0;
-            for s in seqs {
-                for hd in 0..heads {
-                    pairs.push((start, s.len(), hd));
-                }
-                start += s.len();
-            }
-            let qkv_ref = &qkv;
-            let head = |scores: &mut Vec<f32>, &(start, l, hd): &(usize, usize, usize)| {
-                attention_head(qkv_ref, start, l, hd, h, dh, scale, scores)
-            };
-            let outs: Vec<Vec<f32>> = if matches!(par, Parallelism::None) {
-                pairs.iter().map(|p| head(&mut scores, p)).collect()
-            } else {
-                pairs
-                    .par_iter()
-                    .map_init(|| vec![0.0f32; max_len * max_len], head)
-                    .collect()
-            };
-            for (&(start, l, hd), out) in pairs.iter().zip(&outs) {
-                for r in 0..l {
-                    ctx[(start + r) * h + hd * dh..(start + r) * h + (hd + 1) * dh]
-                        .copy_from_slice(&out[r * dh..(r + 1) * dh]);
-                }
-            }
-
-            // y = LN(x + ctx Wo + bo)
-            add_rows(&mut y, &x, &layer.o_b);
-            matmul_acc(&mut y, &ctx, &layer.o_w, total, h, h, par);
-            layer_norm_rows(&mut y, h, &layer.ln1, eps);
-
-            // x = LN(y + gelu(y Wup + bup) Wdown + bdown)
-            fill_rows(&mut ff, &layer.up_b);
-            matmul_acc(&mut ff, &y, &layer.up_w, total, inter, h, par);
-            gelu_in_place(&mut ff);
-            add_rows(&mut x, &y, &layer.down_b);
-            matmul_acc(&mut x, &ff, &layer.down_w, total, h, inter, par);
-            layer_norm_rows(&mut x, h, &layer.ln2, eps);
-        }
-        Ok(x)
+        layer_norm_rows(&mut x, h, &self.emb_ln, self.cfg.layer_norm_eps as f32);
+        x
     }
+
+    /// One encoder layer, in place on `x` (`total * H`): self-attention, add and LayerNorm, then
+    /// the feed-forward, add and LayerNorm. `s` holds the intermediate rows, reused by every layer.
+    fn encoder_layer(
+        &self,
+        layer: &Layer,
+        x: &mut [f32],
+        s: &mut Scratch,
+        pairs: &[(usize, usize, usize)],
+        par: Parallelism,
+    ) {
+        let h = self.cfg.hidden_size;
+        let inter = self.cfg.intermediate_size;
+        let eps = self.cfg.layer_norm_eps as f32;
+        let total = x.len() / h;
+        // qkv = x Wqkv + b
+        fill_rows(&mut s.qkv, &layer.qkv_b);
+        matmul_acc(&mut s.qkv, x, &layer.qkv_w, total, 3 * h, h, par);
+        self.attention(s, pairs, par);
+
+        // y = LN(x + ctx Wo + bo)
+        add_rows(&mut s.y, x, &layer.o_b);
+        matmul_acc(&mut s.y, &s.ctx, &layer.o_w, total, h, h, par);
+        layer_norm_rows(&mut s.y, h, &layer.ln1, eps);
+
+        // x = LN(y + gelu(y Wup + bup) Wdown + bdown)
+        fill_rows(&mut s.ff, &layer.up_b);
+        matmul_acc(&mut s.ff, &s.y, &layer.up_w, total, inter, h, par);
+        gelu_in_place(&mut s.ff);
+        add_rows(x, &s.y, &layer.down_b);
+        matmul_acc(x, &s.ff, &layer.down_w, total, h, inter, par);
+        layer_norm_rows(x, h, &layer.ln2, eps);
+    }
+
+    /// Self-attention of every (text, head) pair over `s.qkv`, written into `s.ctx`.
+    ///
+    /// Each text attends to itself only: no mask needed since nothing is padded. Every pair is
+    /// independent and its products are small (k = dh), so with threads to spare the pairs are
+    /// shared out whole instead of splitting each tiny gemm; either way each pair runs the same
+    /// single-threaded arithmetic.
+    fn attention(&self, s: &mut Scratch, pairs: &[(usize, usize, usize)], par: Parallelism) {
+        let h = self.cfg.hidden_size;
+        let dh = h / self.cfg.num_attention_heads;
+        let scale = 1.0 / (dh as f32).sqrt();
+        let scores_len = s.scores.len();
+        let qkv_ref = &s.qkv;
+        let head = |scores: &mut Vec<f32>, &(start, l, hd): &(usize, usize, usize)| {
+            attention_head(qkv_ref, start, l, hd, h, dh, scale, scores)
+        };
+        let outs: Vec<Vec<f32>> = if matches!(par, Parallelism::None) {
+            pairs.iter().map(|p| head(&mut s.scores, p)).collect()
+        } else {
+            pairs
+                .par_iter()
+                .map_init(|| vec![0.0f32; scores_len], head)
+                .collect()
+        };
+        for (&(start, l, hd), out) in pairs.iter().zip(&outs) {
+            for r in 0..l {
+                s.ctx[(start + r) * h + hd * dh..(start + r) * h + (hd + 1) * dh]
+                    .copy_from_slice(&out[r * dh..(r + 1) * dh]);
+            }
+        }
+    }
+}
+
+/// The intermediate rows of one forward pass, allocated once and reused by every layer.
+struct Scratch {
+    /// `total * 3H`: queries, keys and values.
+    qkv: Vec<f32>,
+    /// `total * H`: the attention's output.
+    ctx: Vec<f32>,
+    /// `total * H`: after attention, add and LayerNorm.
+    y: Vec<f32>,
+    /// `total * intermediate`: the feed-forward's hidden rows.
+    ff: Vec<f32>,
+    /// `max_len * max_len`: one head's attention scores (the single-threaded path's).
+    scores: Vec<f32>,
+}
+
+impl Scratch {
+    /// Buffers for `total` tokens whose longest sequence has `max_len`.
+    fn new(cfg: &BertConfig, total: usize, max_len: usize) -> Self {
+        let h = cfg.hidden_size;
+        Scratch {
+            qkv: vec![0.0f32; total * 3 * h],
+            ctx: vec![0.0f32; total * h],
+            y: vec![0.0f32; total * h],
+            ff: vec![0.0f32; total * cfg.intermediate_size],
+            scores: vec![0.0f32; max_len * max_len],
+        }
+    }
+}
+
+/// Every (first row, length, head) of the attention: one per text and head, the same in every
+/// layer.
+fn attention_pairs(seqs: &[&[u32]], heads: usize) -> Vec<(usize, usize, usize)> {
+    let mut pairs = Vec::with_capacity(seqs.len() * heads);
+    let mut start = 0;
+    for s in seqs {
+        for hd in 0..heads {
+            pairs.push((start, s.len(), hd));
+        }
+        start += s.len();
+    }
+    pairs
 }
 
 /// Every row of `dst` (row length `bias.len()`) set to `bias`.

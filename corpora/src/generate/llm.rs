@@ -54,37 +54,54 @@ fn passages(source: &Source<'_>) -> String {
         .join("\n\n")
 }
 
+/// The reply's shape that the prompts ask for (outside the format strings: no braces to escape).
+const REPLY: &str = r#"Reply as {"question": "...", "answer": "..."}."#;
+/// The same with the bridge entity.
+const REPLY_BRIDGE: &str = r#"Reply as {"question": "...", "answer": "...", "bridge": "..."}."#;
+/// The reply that declines.
+const NO_QUESTION: &str = r#"{"question": null}"#;
+
 /// The user prompt of each type.
 fn prompt(qtype: QueryType, source: &Source<'_>) -> Option<String> {
     let p = passages(source);
     Some(match qtype {
-        QueryType::Factual | QueryType::Other => format!(
-            "{p}\n\nWrite one factual question that this passage answers with a short span (a name, \
-             a number, a date, a place), and that span as the answer.\n\
-             Reply as {{\"question\": \"...\", \"answer\": \"...\"}}."
-        ),
-        QueryType::Reasoning => {
-            let bridge = &source.facts.first()?.2;
-            format!(
-                "{p}\n\nThe passages are linked by the entity \"{bridge}\". Write one question that \
-                 needs both passages: take a fact of the last passage as the answer, then replace the \
-                 bridge entity in the question with a description drawn from the first passage \
-                 (reverse substitution), so that the question does not name \"{bridge}\" and no single \
-                 passage answers it. The answer is a short span.\n\
-                 Reply as {{\"question\": \"...\", \"answer\": \"...\", \"bridge\": \"...\"}}."
-            )
-        }
-        QueryType::Summary => {
-            let focus = source.focus.as_deref()?;
-            format!(
-                "{p}\n\nThese passages mention \"{focus}\". First check that they refer to the same \
-                 entity rather than different ones with the same name; if not, reply \
-                 {{\"question\": null}}. Otherwise write one question about \"{focus}\" whose complete \
-                 answer gathers information from at least two passages, and a reference answer of one \
-                 or two sentences.\nReply as {{\"question\": \"...\", \"answer\": \"...\"}}."
-            )
-        }
+        QueryType::Factual | QueryType::Other => factual_prompt(&p),
+        QueryType::Reasoning => reasoning_prompt(&p, &source.facts.first()?.2),
+        QueryType::Summary => summary_prompt(&p, source.focus.as_deref()?),
     })
+}
+
+/// A factual question: one passage, a short span as the answer.
+fn factual_prompt(p: &str) -> String {
+    format!(
+        "{p}\n\nWrite one factual question that this passage answers with a short span (a name, \
+         a number, a date, a place), and that span as the answer.\n\
+         {REPLY}"
+    )
+}
+
+/// A reasoning question: two passages joined by `bridge`, which the question must not name.
+fn reasoning_prompt(p: &str, bridge: &str) -> String {
+    format!(
+        "{p}\n\nThe passages are linked by the entity \"{bridge}\". Write one question that \
+         needs both passages: take a fact of the last passage as the answer, then replace the \
+         bridge entity in the question with a description drawn from the first passage \
+         (reverse substitution), so that the question does not name \"{bridge}\" and no single \
+         passage answers it. The answer is a short span.\n\
+         {REPLY_BRIDGE}"
+    )
+}
+
+/// A summary question about `focus`, gathered from two or more passages (or none when the
+/// passages name different entities).
+fn summary_prompt(p: &str, focus: &str) -> String {
+    format!(
+        "{p}\n\nThese passages mention \"{focus}\". First check that they refer to the same \
+         entity rather than different ones with the same name; if not, reply \
+         {NO_QUESTION}. Otherwise write one question about \"{focus}\" whose complete \
+         answer gathers information from at least two passages, and a reference answer of one \
+         or two sentences.\n{REPLY}"
+    )
 }
 
 /// The (question, answer) of a reply; `Some(None)` for a deliberate `"question": null`; `None`

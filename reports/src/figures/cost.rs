@@ -5,8 +5,10 @@
 use std::path::Path;
 
 use bench_core::{ParadigmId, Result};
+use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
-use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
@@ -264,6 +266,12 @@ fn draw_panel<DB: DrawingBackend>(
     }
 }
 
+/// One panel's chart: the cost axis as given, the correct rate (%) from 0 to the panel's top.
+type PanelChart<'a, DB, X> = ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>;
+
+/// A point named on the plot: its marker's pixel in the panel, and its label.
+type Named<'p> = ((i32, i32), &'p str);
+
 fn draw_chart<DB, R>(
     area: &DrawingArea<DB, Shift>,
     p: &Panel,
@@ -272,6 +280,32 @@ fn draw_chart<DB, R>(
     xr: R,
     ytop: f64,
 ) -> Result<()>
+where
+    DB: DrawingBackend,
+    R: AsRangedCoord<Value = f64>,
+    R::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut chart = chart_with_mesh(area, (caption, axis), xr, ytop)?;
+    draw_frontier(&mut chart, p)?;
+    draw_curves(&mut chart, p, legend)?;
+    let (labels, mut markers) = draw_points(area, &chart, p, legend)?;
+    for c in &p.curves {
+        markers.extend(
+            c.points
+                .iter()
+                .map(|(_, q)| panel_px(area, &chart, (q.cost, 100.0 * q.quality))),
+        );
+    }
+    draw_point_labels(area, labels, &markers)
+}
+
+/// The panel's chart with its caption, axes, tick labels and light grid drawn.
+fn chart_with_mesh<'a, DB, R>(
+    area: &'a DrawingArea<DB, Shift>,
+    (caption, axis): (&str, &str),
+    xr: R,
+    ytop: f64,
+) -> Result<PanelChart<'a, DB, R::CoordDescType>>
 where
     DB: DrawingBackend,
     R: AsRangedCoord<Value = f64>,
@@ -302,7 +336,15 @@ where
         .max_light_lines(1)
         .draw()
         .map_err(draw_err)?;
-    // The frontier: dashed grey through its points in cost order.
+    Ok(chart)
+}
+
+/// The frontier: dashed grey through its points in cost order, each point ringed.
+fn draw_frontier<DB, CT>(chart: &mut ChartContext<'_, DB, CT>, p: &Panel) -> Result<()>
+where
+    DB: DrawingBackend,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
     let front: Vec<(f64, f64)> = p
         .frontier
         .iter()
@@ -325,6 +367,19 @@ where
                 .map(|&xy| Circle::new(xy, 9, RGBColor(110, 110, 110).stroke_width(1))),
         )
         .map_err(draw_err)?;
+    Ok(())
+}
+
+/// Each cost-aware router's λ-sweep: a line in its legend colour with a square at each λ.
+fn draw_curves<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    p: &Panel,
+    legend: &[Entry],
+) -> Result<()>
+where
+    DB: DrawingBackend,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
     for c in &p.curves {
         let Some(e) = style_of(legend, &format!("{} λ-sweep", c.router)) else {
             continue;
@@ -344,10 +399,37 @@ where
             }))
             .map_err(draw_err)?;
     }
-    // Markers in pixel coordinates of the panel (the same shapes as the legend's).
+    Ok(())
+}
+
+/// The pixel of the data point `xy` in the panel's own coordinates (those of the markers).
+fn panel_px<DB, X>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &PanelChart<'_, DB, X>,
+    xy: (f64, f64),
+) -> (i32, i32)
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+{
     let base = area.get_base_pixel();
-    let to_px = |(x, y): (i32, i32)| (x - base.0, y - base.1);
-    let mut labels: Vec<((i32, i32), &str)> = Vec::new();
+    let (x, y) = chart.backend_coord(&xy);
+    (x - base.0, y - base.1)
+}
+
+/// Draws each point's marker (the same shapes as the legend's) and returns the points to
+/// name on the plot and the pixels of every marker drawn.
+fn draw_points<'p, DB, X>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &PanelChart<'_, DB, X>,
+    p: &'p Panel,
+    legend: &[Entry],
+) -> Result<(Vec<Named<'p>>, Vec<(i32, i32)>)>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+{
+    let mut labels: Vec<Named<'p>> = Vec::new();
     let mut markers: Vec<(i32, i32)> = Vec::new();
     // Paradigms last, on top: a baseline that plays one paradigm (best-fixed, best-single)
     // sits on that paradigm's point and must not hide its colour.
@@ -360,7 +442,7 @@ where
         let Some(marker) = e.marker else {
             continue;
         };
-        let at = to_px(chart.backend_coord(&(pt.cost, 100.0 * pt.quality)));
+        let at = panel_px(area, chart, (pt.cost, 100.0 * pt.quality));
         markers.push(at);
         if pt.kind == Kind::Reference {
             draw_reference(area, at)?;
@@ -372,15 +454,16 @@ where
             labels.push((at, &pt.label));
         }
     }
-    for c in &p.curves {
-        markers.extend(
-            c.points
-                .iter()
-                .map(|(_, q)| to_px(chart.backend_coord(&(q.cost, 100.0 * q.quality)))),
-        );
-    }
-    // Paradigm names next to their own points where they cover nothing; the legend names the
-    // rest (every series has a style of its own).
+    Ok((labels, markers))
+}
+
+/// Paradigm names next to their own points where they cover nothing; the legend names the
+/// rest (every series has a style of its own).
+fn draw_point_labels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    mut labels: Vec<Named<'_>>,
+    markers: &[(i32, i32)],
+) -> Result<()> {
     labels.sort_by_key(|((x, y), _)| (*y, *x));
     let style = text(12.0);
     let sized: Vec<((i32, i32), (i32, i32))> = labels
@@ -393,7 +476,7 @@ where
         })
         .collect();
     let (w, h) = area.dim_in_pixel();
-    let placed = place_labels(&sized, &markers, (w as i32, h as i32));
+    let placed = place_labels(&sized, markers, (w as i32, h as i32));
     for ((_, s), b) in labels.iter().zip(placed) {
         if let Some(b) = b {
             label(

@@ -165,98 +165,132 @@ impl Figure for HeatmapFigure {
         )?;
         let (pw, ph) = self.panel_size();
         let top = self.scale_top();
-        for (pi, p) in self.paradigms.iter().enumerate() {
+        for pi in 0..self.paradigms.len() {
             let x0 = 10 + pw * (pi % PER_ROW) as i32;
             let y0 = 40 + ph * (pi / PER_ROW) as i32;
-            let gx = x0 + ROW_LABELS;
+            self.draw_panel(root, pi, (x0, y0), top)?;
+        }
+        draw_colour_bar(root, h as i32, top)
+    }
+}
+
+impl HeatmapFigure {
+    /// Paradigm `pi`'s panel with its top-left corner at `(x0, y0)`: its name, the corpus
+    /// headings, and one row of cells per query type.
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        pi: usize,
+        (x0, y0): (i32, i32),
+        top: f64,
+    ) -> Result<()> {
+        let gx = x0 + ROW_LABELS;
+        label(
+            root,
+            self.paradigms[pi].as_str(),
+            (gx + CELL.0 * self.corpora.len() as i32 / 2, y0 + 4),
+            &text(14.0),
+            HPos::Center,
+            VPos::Top,
+        )?;
+        for (ci, c) in self.corpora.iter().enumerate() {
             label(
                 root,
-                p.as_str(),
-                (gx + CELL.0 * self.corpora.len() as i32 / 2, y0 + 4),
-                &text(14.0),
-                HPos::Center,
-                VPos::Top,
-            )?;
-            for (ci, c) in self.corpora.iter().enumerate() {
-                label(
-                    root,
-                    c,
-                    (gx + CELL.0 * ci as i32 + CELL.0 / 2, y0 + 26),
-                    &text(11.0),
-                    HPos::Center,
-                    VPos::Top,
-                )?;
-            }
-            for (qi, q) in self.qtypes.iter().enumerate() {
-                let y = y0 + 48 + CELL.1 * qi as i32;
-                label(
-                    root,
-                    q.as_str(),
-                    (gx - 6, y + CELL.1 / 2),
-                    &text(12.0),
-                    HPos::Right,
-                    VPos::Center,
-                )?;
-                for ci in 0..self.corpora.len() {
-                    let x = gx + CELL.0 * ci as i32;
-                    let v = self.rates[pi][qi][ci];
-                    let fill = v.map_or(RGBColor(220, 220, 220), |v| viridis(v / top));
-                    root.draw(&Rectangle::new(
-                        [(x, y), (x + CELL.0 - 2, y + CELL.1 - 2)],
-                        fill.filled(),
-                    ))
-                    .map_err(draw_err)?;
-                    let s = match v {
-                        Some(v) => format!(
-                            "{:.1}{}",
-                            100.0 * v,
-                            if self.is_best(pi, qi, ci) { "*" } else { "" }
-                        ),
-                        None => "–".into(),
-                    };
-                    // Dark text on the light end of the scale, white on the dark end.
-                    let ink = if v.is_some_and(|v| v / top > 0.6) || v.is_none() {
-                        BLACK
-                    } else {
-                        WHITE
-                    };
-                    label(
-                        root,
-                        &s,
-                        (x + CELL.0 / 2 - 1, y + CELL.1 / 2 - 1),
-                        &text(13.0).color(&ink),
-                        HPos::Center,
-                        VPos::Center,
-                    )?;
-                }
-            }
-        }
-        // Colour bar.
-        let (bx, by, bw) = (20 + ROW_LABELS, h as i32 - 56, 300);
-        for i in 0..bw {
-            root.draw(&Rectangle::new(
-                [(bx + i, by), (bx + i + 1, by + 14)],
-                viridis(f64::from(i) / f64::from(bw - 1)).filled(),
-            ))
-            .map_err(draw_err)?;
-        }
-        for (t, v) in [(0, 0.0), (bw / 2, top / 2.0), (bw, top)] {
-            label(
-                root,
-                &format!("{:.0}", 100.0 * v),
-                (bx + t, by + 18),
+                c,
+                (gx + CELL.0 * ci as i32 + CELL.0 / 2, y0 + 26),
                 &text(11.0),
                 HPos::Center,
                 VPos::Top,
             )?;
         }
+        for (qi, q) in self.qtypes.iter().enumerate() {
+            let y = y0 + 48 + CELL.1 * qi as i32;
+            label(
+                root,
+                q.as_str(),
+                (gx - 6, y + CELL.1 / 2),
+                &text(12.0),
+                HPos::Right,
+                VPos::Center,
+            )?;
+            for ci in 0..self.corpora.len() {
+                self.draw_cell(root, (pi, qi, ci), (gx + CELL.0 * ci as i32, y), top)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One cell at `(x, y)`: its colour on the scale up to `top`, its rate and the best mark
+    /// (a dash and grey where there is no rate).
+    fn draw_cell<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        (pi, qi, ci): (usize, usize, usize),
+        (x, y): (i32, i32),
+        top: f64,
+    ) -> Result<()> {
+        let v = self.rates[pi][qi][ci];
+        let fill = v.map_or(RGBColor(220, 220, 220), |v| viridis(v / top));
+        root.draw(&Rectangle::new(
+            [(x, y), (x + CELL.0 - 2, y + CELL.1 - 2)],
+            fill.filled(),
+        ))
+        .map_err(draw_err)?;
+        let s = match v {
+            Some(v) => format!(
+                "{:.1}{}",
+                100.0 * v,
+                if self.is_best(pi, qi, ci) { "*" } else { "" }
+            ),
+            None => "–".into(),
+        };
+        // Dark text on the light end of the scale, white on the dark end.
+        let ink = if v.is_some_and(|v| v / top > 0.6) || v.is_none() {
+            BLACK
+        } else {
+            WHITE
+        };
         label(
             root,
-            "correct rate (%)",
-            (bx + bw + 14, by + 7),
-            &text(12.0),
-            HPos::Left,
+            &s,
+            (x + CELL.0 / 2 - 1, y + CELL.1 / 2 - 1),
+            &text(13.0).color(&ink),
+            HPos::Center,
             VPos::Center,
         )
     }
+}
+
+/// The colour bar under the panels (figure height `h`), ticked at 0, half and `top`.
+fn draw_colour_bar<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    h: i32,
+    top: f64,
+) -> Result<()> {
+    let (bx, by, bw) = (20 + ROW_LABELS, h - 56, 300);
+    for i in 0..bw {
+        root.draw(&Rectangle::new(
+            [(bx + i, by), (bx + i + 1, by + 14)],
+            viridis(f64::from(i) / f64::from(bw - 1)).filled(),
+        ))
+        .map_err(draw_err)?;
+    }
+    for (t, v) in [(0, 0.0), (bw / 2, top / 2.0), (bw, top)] {
+        label(
+            root,
+            &format!("{:.0}", 100.0 * v),
+            (bx + t, by + 18),
+            &text(11.0),
+            HPos::Center,
+            VPos::Top,
+        )?;
+    }
+    label(
+        root,
+        "correct rate (%)",
+        (bx + bw + 14, by + 7),
+        &text(12.0),
+        HPos::Left,
+        VPos::Center,
+    )
 }

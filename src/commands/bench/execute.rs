@@ -8,6 +8,8 @@
 //! written in its own statement as soon as its unit has scored it.
 
 use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,82 +36,146 @@ pub(crate) async fn execute(
     let (units, pending) = plan_units(shared, paradigms, queries, done);
     let concurrency = unit_concurrency(shared, concurrency);
     let bar = resume_bar(queries.len() * paradigms.len(), pending);
-
-    let queries: Arc<Vec<Query>> = Arc::new(queries.to_vec());
-    let vectors = Arc::new(vectors.clone());
-    let mut tasks = JoinSet::new();
-    let mut next = units.into_iter();
-    // Shared store: units whose items other workers hold, tried again when the queue is empty.
-    let mut waiting: Vec<Unit> = Vec::new();
+    let mut run = RunLoop {
+        shared,
+        queries: Arc::new(queries.to_vec()),
+        vectors: Arc::new(vectors.clone()),
+        tasks: JoinSet::new(),
+        next: units.into_iter(),
+        waiting: Vec::new(),
+        bar,
+        concurrency,
+        interrupted: false,
+        budget_hit: false,
+        spent: budget.spent_before,
+    };
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let mut interrupted = false;
-    let mut budget_hit = false;
-    let mut spent = budget.spent_before;
     if let Some(max) = budget.max_tokens {
         shared.budget.arm(max.saturating_sub(budget.spent_before));
     }
     loop {
-        while !interrupted && !budget_hit && tasks.len() < concurrency {
-            let Some((qi, unit)) = next.next() else {
+        if let Err(e) = run.start_units().await {
+            return Err(failed(&mut run.tasks, e).await);
+        }
+        if run.tasks.is_empty() && !run.waiting.is_empty() && !run.interrupted && !run.budget_hit {
+            if run.wait_for_leases(&mut ctrl_c).await {
+                continue;
+            }
+        }
+        match run.join_next(&mut ctrl_c).await {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => return Err(failed(&mut run.tasks, e).await),
+        }
+    }
+    run.bar.finish_and_clear();
+    Ok(if run.interrupted {
+        Stop::Interrupted
+    } else if run.budget_hit {
+        Stop::Budget { spent: run.spent }
+    } else {
+        Stop::Done
+    })
+}
+
+/// The run loop's state between its steps.
+struct RunLoop<'a> {
+    shared: &'a Arc<Shared>,
+    queries: Arc<Vec<Query>>,
+    vectors: Arc<bench_core::Embeddings>,
+    /// The units running; each yields its tuples written and their LLM tokens.
+    tasks: JoinSet<Result<(u64, u64)>>,
+    /// The units not yet started.
+    next: std::vec::IntoIter<Unit>,
+    /// Shared store: units whose items other workers hold, tried again when the queue is empty.
+    waiting: Vec<Unit>,
+    bar: ProgressBar,
+    concurrency: usize,
+    interrupted: bool,
+    budget_hit: bool,
+    /// LLM tokens of the run's tuples so far, those stored before included.
+    spent: u64,
+}
+
+impl RunLoop<'_> {
+    /// Starts units until `concurrency` run, the queue is empty, or the run is stopping.
+    async fn start_units(&mut self) -> Result<()> {
+        while !self.interrupted && !self.budget_hit && self.tasks.len() < self.concurrency {
+            let Some((qi, unit)) = self.next.next() else {
                 break;
             };
-            let unit = match claim_unit(shared, &queries, (qi, unit), &mut waiting, &bar).await {
-                Ok(u) => u,
-                Err(e) => return Err(failed(&mut tasks, e).await),
-            };
+            let unit = claim_unit(
+                self.shared,
+                &self.queries,
+                (qi, unit),
+                &mut self.waiting,
+                &self.bar,
+            )
+            .await?;
             if unit.is_empty() {
                 continue;
             }
             // Every LLM call reserves its bound in the budget before it is sent; once one was
             // refused, no new unit starts.
-            if shared.budget.exhausted() {
-                budget_hit = true;
+            if self.shared.budget.exhausted() {
+                self.budget_hit = true;
                 break;
             }
-            spawn_unit(&mut tasks, shared, &queries, &vectors, (qi, unit));
+            spawn_unit(
+                &mut self.tasks,
+                self.shared,
+                &self.queries,
+                &self.vectors,
+                (qi, unit),
+            );
         }
-        if tasks.is_empty() && !waiting.is_empty() && !interrupted && !budget_hit {
-            // Everything left is leased by other workers: look again once a lease may have
-            // run out (a dead worker's items come back then).
-            tokio::select! {
-                _ = tokio::time::sleep(LEASE_POLL) => {
-                    next = std::mem::take(&mut waiting).into_iter();
-                    continue;
-                }
-                _ = &mut ctrl_c => {
-                    interrupted = true;
-                    bar.println("interrupt: stopping");
-                }
-            }
-        }
+        Ok(())
+    }
+
+    /// Everything left is leased by other workers: looks again once a lease may have run out
+    /// (a dead worker's items come back then). True when the waiting units are queued again;
+    /// false on an interrupt.
+    async fn wait_for_leases<F>(&mut self, ctrl_c: &mut Pin<&mut F>) -> bool
+    where
+        F: Future<Output = std::io::Result<()>>,
+    {
         tokio::select! {
-            joined = tasks.join_next() => match joined {
-                None => break,
-                Some(res) => {
-                    let (n, tokens) = match res.context("a query task panicked").and_then(|r| r) {
-                        Ok(r) => r,
-                        Err(e) => return Err(failed(&mut tasks, e).await),
-                    };
-                    spent += tokens;
-                    bar.inc(n);
-                    budget_hit |= shared.budget.exhausted();
-                }
-            },
-            _ = &mut ctrl_c, if !interrupted => {
-                interrupted = true;
-                bar.println("interrupt: finishing the tuples in flight, then stopping");
+            _ = tokio::time::sleep(LEASE_POLL) => {
+                self.next = std::mem::take(&mut self.waiting).into_iter();
+                true
+            }
+            _ = ctrl_c.as_mut() => {
+                self.interrupted = true;
+                self.bar.println("interrupt: stopping");
+                false
             }
         }
     }
-    bar.finish_and_clear();
-    Ok(if interrupted {
-        Stop::Interrupted
-    } else if budget_hit {
-        Stop::Budget { spent }
-    } else {
-        Stop::Done
-    })
+
+    /// Waits for the next unit to finish (counting its tuples and tokens) or for an interrupt;
+    /// true when no unit is left.
+    async fn join_next<F>(&mut self, ctrl_c: &mut Pin<&mut F>) -> Result<bool>
+    where
+        F: Future<Output = std::io::Result<()>>,
+    {
+        tokio::select! {
+            joined = self.tasks.join_next() => match joined {
+                None => return Ok(true),
+                Some(res) => {
+                    let (n, tokens) = res.context("a query task panicked").and_then(|r| r)?;
+                    self.spent += tokens;
+                    self.bar.inc(n);
+                    self.budget_hit |= self.shared.budget.exhausted();
+                }
+            },
+            _ = ctrl_c.as_mut(), if !self.interrupted => {
+                self.interrupted = true;
+                self.bar.println("interrupt: finishing the tuples in flight, then stopping");
+            }
+        }
+        Ok(false)
+    }
 }
 
 /// One question's index and the paradigms of it one task runs.

@@ -18,17 +18,8 @@ pub(crate) fn dry_run_estimate(
     llm: bool,
 ) -> Result<String> {
     let n = queries.len() as u64;
-    let q_tokens: u64 = queries
-        .iter()
-        .map(|q| bench_core::tokens::count(&q.text))
-        .sum();
-    let gold_tokens: u64 = queries
-        .iter()
-        .map(|q| bench_core::tokens::count(&q.gold.answer))
-        .sum();
     let ctx = config.retrieval.context_budget.min(corpus.chunk_tokens());
     let max_out = u64::from(config.generation.max_tokens);
-    let rounds = config.iterative.max_rounds as u64;
     let mut out = format!(
         "dry run: {} on {} questions ({} mode); bounds assume full {}-token contexts and {}-token answers\n",
         corpus.name,
@@ -41,7 +32,54 @@ pub(crate) fn dry_run_estimate(
         "{:<16} {:>12} {:>16} {:>16}\n",
         "paradigm", "calls", "input tokens", "output tokens"
     ));
-    // Per question, judge included: (min calls, max calls, input bound, output bound).
+    let (sizes, judge_in) = prompt_sizes(queries, config, ctx, max_out);
+    let mut bill = Bill::default();
+    for &p in paradigms {
+        out.push_str(&paradigm_row(p, &sizes, judge_in, n, &mut bill)?);
+    }
+    if paradigms.iter().any(|p| p.uses_graph()) {
+        out.push_str(&graph_build_row(corpus, &mut bill));
+    }
+    out.push_str(&format!(
+        "total: at most {} calls, {} input and {} output tokens{}\n",
+        bill.calls_max,
+        bill.tin,
+        bill.tout,
+        if llm {
+            ""
+        } else {
+            " (offline: no call is made; these are what an LLM run would cost)"
+        }
+    ));
+    Ok(out)
+}
+
+/// The bill's totals so far: calls at most, input and output token bounds.
+#[derive(Default)]
+struct Bill {
+    calls_max: u64,
+    tin: u64,
+    tout: u64,
+}
+
+/// The prompt and reply sizes of one question (mean question and gold answer tokens rounded
+/// up, a full `ctx`-token context, `max_out`-token answers), and a judge call's input bound.
+fn prompt_sizes(
+    queries: &[Query],
+    config: &BenchConfig,
+    ctx: u64,
+    max_out: u64,
+) -> (paradigms::registry::PromptSizes, u64) {
+    let n = queries.len() as u64;
+    let q_tokens: u64 = queries
+        .iter()
+        .map(|q| bench_core::tokens::count(&q.text))
+        .sum();
+    let gold_tokens: u64 = queries
+        .iter()
+        .map(|q| bench_core::tokens::count(&q.gold.answer))
+        .sum();
+    let rounds = config.iterative.max_rounds as u64;
     let q = q_tokens.div_ceil(n.max(1));
     let g = gold_tokens.div_ceil(n.max(1));
     let (p_, c, m, sh, r) = (PROMPT_OVERHEAD, ctx, max_out, SHORT_REPLY, rounds);
@@ -52,46 +90,44 @@ pub(crate) fn dry_run_estimate(
         short_reply: sh,
         rounds: r,
     };
-    let judge_in = p_ + q + g + m;
-    let (mut calls_max, mut tin, mut tout) = (0u64, 0u64, 0u64);
-    for &p in paradigms {
-        let b = (paradigms::registry::entry(p)?.cost)(&sizes);
-        let (cmin, cmax, i, o) = (b.min_calls, b.max_calls, b.input, b.output);
-        let (cmin, cmax, i, o) = (
-            (cmin + 1) * n,
-            (cmax + 1) * n,
-            (i + judge_in) * n,
-            (o + 8) * n,
-        );
-        calls_max += cmax;
-        tin += i;
-        tout += o;
-        let calls = if cmin == cmax {
-            cmax.to_string()
-        } else {
-            format!("{cmin}-{cmax}")
-        };
-        out.push_str(&format!("{:<16} {calls:>12} {i:>16} {o:>16}\n", p.as_str()));
-    }
-    if paradigms.iter().any(|p| p.uses_graph()) {
-        let chunks = corpus.chunks.len() as u64;
-        let i = chunks * PROMPT_OVERHEAD + corpus.chunk_tokens();
-        let o = chunks * 512;
-        calls_max += chunks;
-        tin += i;
-        tout += o;
-        out.push_str(&format!(
-            "{:<16} {:>12} {:>16} {:>16}\n",
-            "graph build", chunks, i, o
-        ));
-    }
-    out.push_str(&format!(
-        "total: at most {calls_max} calls, {tin} input and {tout} output tokens{}\n",
-        if llm {
-            ""
-        } else {
-            " (offline: no call is made; these are what an LLM run would cost)"
-        }
-    ));
-    Ok(out)
+    (sizes, p_ + q + g + m)
+}
+
+/// Paradigm `p`'s line over `n` questions, judge included (calls as min-max where they
+/// vary), added to `bill`.
+fn paradigm_row(
+    p: ParadigmId,
+    sizes: &paradigms::registry::PromptSizes,
+    judge_in: u64,
+    n: u64,
+    bill: &mut Bill,
+) -> Result<String> {
+    let b = (paradigms::registry::entry(p)?.cost)(sizes);
+    let (cmin, cmax, i, o) = (b.min_calls, b.max_calls, b.input, b.output);
+    let (cmin, cmax, i, o) = (
+        (cmin + 1) * n,
+        (cmax + 1) * n,
+        (i + judge_in) * n,
+        (o + 8) * n,
+    );
+    bill.calls_max += cmax;
+    bill.tin += i;
+    bill.tout += o;
+    let calls = if cmin == cmax {
+        cmax.to_string()
+    } else {
+        format!("{cmin}-{cmax}")
+    };
+    Ok(format!("{:<16} {calls:>12} {i:>16} {o:>16}\n", p.as_str()))
+}
+
+/// The graph build's line (one extraction call per chunk), added to `bill`.
+fn graph_build_row(corpus: &bench_core::Corpus, bill: &mut Bill) -> String {
+    let chunks = corpus.chunks.len() as u64;
+    let i = chunks * PROMPT_OVERHEAD + corpus.chunk_tokens();
+    let o = chunks * 512;
+    bill.calls_max += chunks;
+    bill.tin += i;
+    bill.tout += o;
+    format!("{:<16} {:>12} {:>16} {:>16}\n", "graph build", chunks, i, o)
 }

@@ -109,8 +109,8 @@ pub struct DataArgs {
 
 impl DataArgs {
     /// The loader's options under `config`.
-    pub fn load_options(&self, config: &bench_core::BenchConfig) -> corpora::load::LoadOptions {
-        corpora::load::LoadOptions {
+    pub fn load_options(&self, config: &bench_core::BenchConfig) -> corpora::LoadOptions {
+        corpora::LoadOptions {
             data_dir: self.data_dir.clone(),
             chunking: config.chunking.clone(),
             data: config.data.clone(),
@@ -127,11 +127,11 @@ impl DataArgs {
         config: &bench_core::BenchConfig,
         encoder: std::sync::Arc<dyn bench_core::Embedder>,
         cache_dir: &std::path::Path,
-    ) -> corpora::load::LoadOptions {
-        corpora::load::LoadOptions {
-            semantic: Some(corpora::load::semantic::SemanticMatching {
+    ) -> corpora::LoadOptions {
+        corpora::LoadOptions {
+            semantic: Some(corpora::SemanticMatching {
                 encoder,
-                cache: corpora::embed::VectorCache::new(cache_dir),
+                cache: corpora::VectorCache::new(cache_dir),
             }),
             ..self.load_options(config)
         }

@@ -5,16 +5,15 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 use bench_core::config::PprEngineName;
 use bench_core::{BenchConfig, Embedder, Judge, Paradigm, ParadigmId, Reader, Retriever};
-use corpora::embed::{MiniLm, VectorCache};
-use corpora::graph::{
-    build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, OfflineExtractor,
-    TripletExtractor,
+use corpora::{
+    build_graph, embed_entities, BuildOptions, KnowledgeGraph, LlmExtractor, MiniLm,
+    OfflineExtractor, TripletExtractor, VectorCache,
 };
 use metrics::query::complexity_score;
 use store::Store;
 
 use crate::checks::BadInput;
-use corpora::index::FlatIndex;
+use corpora::FlatIndex;
 use llm::budget::{Budgeted, TokenBudget};
 use llm::{CachedLlm, LlmSettings, OpenAiLlm};
 use metrics::{DeliveredJudge, LlmJudge};
@@ -174,7 +173,7 @@ pub(crate) async fn extract_graph_with_progress(
     corpus: &bench_core::Corpus,
     extractor: Arc<dyn TripletExtractor>,
     store: &dyn bench_core::ExtractionCache,
-) -> Result<corpora::graph::GraphBuild> {
+) -> Result<corpora::GraphBuild> {
     let bar = crate::progress::bar(corpus.chunks.len() as u64, "extracting triplets", "chunks");
     let build = build_graph(
         corpus,

@@ -17,9 +17,7 @@ pub fn render_indicators(flat: &Value) -> String {
 }
 
 /// The structure metrics of a built knowledge graph.
-pub fn knowledge_graph_metrics(
-    g: &corpora::graph::KnowledgeGraph,
-) -> metrics::corpus::GraphMetrics {
+pub fn knowledge_graph_metrics(g: &corpora::KnowledgeGraph) -> metrics::corpus::GraphMetrics {
     let mut list = metrics::corpus::EdgeList::new();
     for name in &g.nodes {
         list.add_node(name);
@@ -35,7 +33,7 @@ pub fn knowledge_graph_metrics(
 }
 
 /// The key corpus metrics are stored under: the graph extractor's and the encoder's identities.
-pub fn configuration(extractor: Option<&corpora::graph::ExtractorId>, encoder: &str) -> String {
+pub fn configuration(extractor: Option<&corpora::ExtractorId>, encoder: &str) -> String {
     match extractor {
         Some(id) => format!(
             "extractor={}:{}:{}; encoder={encoder}",

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bench_core::Embedder;
-use corpora::embed::{MiniLm, VectorCache};
+use corpora::{MiniLm, VectorCache};
 use routers::eval::{Fallback, Split};
 use routers::protocol::{
     evaluate_protocol, BoxError, Inputs, Protocol, RandomBaseline, Resources, RouterChoice,

@@ -1,6 +1,7 @@
 //! Imported outcome matrices: per question, what each paradigm achieved, as someone else measured
-//! it (docs/outcomes-format.md). The loaders in `corpora::outcomes` parse files into an
-//! [`OutcomeImport`]; `Store::import_outcomes` writes it as one run per corpus.
+//! it (docs/outcomes-format.md). The loaders in `corpora` (`load_outcomes_jsonl`,
+//! `load_adaptive_rag`, `load_adarague`) parse files into an [`OutcomeImport`];
+//! `Store::import_outcomes` writes it as one run per corpus.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -16,9 +16,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bench_core::config::EvidenceMatchConfig;
-use corpora::embed::{MiniLm, VectorCache};
-use corpora::load::semantic::{calibrate, SemanticMatching, SentenceIndex, SentenceSearch};
-use corpora::load::{load_corpus, LoadOptions};
+use corpora::{
+    calibrate, load_corpus, LoadOptions, MiniLm, SemanticMatching, SentenceIndex, SentenceSearch,
+    VectorCache,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -35,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         encoder: Arc::new(MiniLm::new()?),
         cache: VectorCache::new(&cache_dir),
     };
-    let (statements, gold_docs) = corpora::load::semantic::twowiki_statements(&corpus, every);
+    let (statements, gold_docs) = corpora::twowiki_statements(&corpus, every);
     let doc_of: HashMap<&str, usize> = corpus
         .documents
         .iter()

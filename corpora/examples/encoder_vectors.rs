@@ -3,7 +3,7 @@
 //! `tests/encoder_kernels.rs` compares the current build's vectors with.
 
 use bench_core::Embedder;
-use corpora::embed::MiniLm;
+use corpora::MiniLm;
 
 /// The texts of the golden file: short and long, punctuation, digits, an empty one.
 pub const TEXTS: &[&str] = &[

@@ -16,9 +16,8 @@ use std::time::Instant;
 
 use bench_core::rng::SplitMix64;
 use bench_core::Embeddings;
-use corpora::embed::VectorCache;
-use corpora::index::{
-    machine_line, FlatIndex, Hit, HnswIndex, HnswParams, IvfIndex, IvfParams, Origin,
+use corpora::{
+    machine_line, FlatIndex, Hit, HnswIndex, HnswParams, IvfIndex, IvfParams, Origin, VectorCache,
 };
 use rayon::prelude::*;
 

@@ -12,8 +12,7 @@
 use std::time::Instant;
 
 use bench_core::Embedder;
-use corpora::embed::{ensure_model, CandleMiniLm, MiniLm};
-use corpora::index::{gemm_kernel, machine_line};
+use corpora::{ensure_model, gemm_kernel, machine_line, CandleMiniLm, MiniLm};
 
 #[path = "common/peak.rs"]
 mod peak;

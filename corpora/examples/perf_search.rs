@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use bench_core::Embeddings;
-use corpora::index::{gemm_kernel, machine_line, FlatIndex, Hit};
+use corpora::{gemm_kernel, machine_line, FlatIndex, Hit};
 use rayon::prelude::*;
 
 #[path = "common/peak.rs"]
@@ -145,7 +145,7 @@ fn faiss_baseline(
     gemm_hits: &[Vec<Hit>],
 ) {
     let t = Instant::now();
-    let faiss = corpora::index::FaissFlatIndex::new(data.clone()).expect("faiss index");
+    let faiss = corpora::FaissFlatIndex::new(data.clone()).expect("faiss index");
     let build_t = t.elapsed();
     let (faiss_t, faiss_hits) = best_of(|| faiss.search_batch(queries, K));
     println!(

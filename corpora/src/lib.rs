@@ -2,25 +2,21 @@
 //! also the knowledge-graph builders, question generation and the readers of imported
 //! outcome files.
 //!
-//! The principal types: [`load::load_corpus`] with [`load::LoadOptions`] (a named or generic
-//! corpus, chunked, its evidence mapped to chunks), [`load::chunk_documents`] (cl100k windows),
-//! [`embed::MiniLm`] (the local encoder) and [`embed::VectorCache`], [`index::FlatIndex`] (exact
-//! inner-product search, optionally through an [`index::IvfIndex`] or [`index::HnswIndex`]),
-//! [`graph::KnowledgeGraph`] built by [`graph::build_graph`] with a [`graph::TripletExtractor`]
-//! ([`graph::OfflineExtractor`] or [`graph::LlmExtractor`]), [`generate::Pipeline`] (question
-//! generation),
-//! [`outcomes::load_outcomes_jsonl`] and [`adarague::load_adarague`] (imported outcome files),
-//! and [`CorpusError`].
+//! The principal items: [`load_corpus`] with [`LoadOptions`] (a named or generic corpus,
+//! chunked, its evidence mapped to chunks), [`chunk_documents`] (cl100k windows), [`MiniLm`] (the
+//! local encoder) and [`VectorCache`], [`FlatIndex`] (exact inner-product search, optionally
+//! through an [`IvfIndex`] or [`HnswIndex`]), [`KnowledgeGraph`] built by [`build_graph`] with a
+//! [`TripletExtractor`] ([`OfflineExtractor`] or [`LlmExtractor`]), [`Pipeline`] (question
+//! generation), [`load_outcomes_jsonl`] and [`load_adarague`] (imported outcome files), and
+//! [`CorpusError`].
 //!
 //! Chunking two documents and searching them with the deterministic test encoder (the local
-//! MiniLM needs its weights; [`embed::HashEmbedder`] needs none):
+//! MiniLM needs its weights; [`HashEmbedder`] needs none):
 //!
 //! ```
 //! use bench_core::config::ChunkingConfig;
 //! use bench_core::{Document, Embedder};
-//! use corpora::embed::HashEmbedder;
-//! use corpora::index::FlatIndex;
-//! use corpora::load::chunk_documents;
+//! use corpora::{chunk_documents, FlatIndex, HashEmbedder};
 //!
 //! let doc = |id: &str, text: &str| Document {
 //!     id: id.into(),
@@ -45,10 +41,14 @@
 //!
 //! # Modules
 //!
+//! The modules are private; what other crates use is re-exported below, one list per module.
+//!
 //! - Loaders for the shared data sets and the generic JSONL format, the corpus registry, chunking
 //!   (`load`).
 //! - Evidence statements matched to sentences by meaning (encoder cosine plus a content-word check,
 //!   calibrated on 2Wiki; `load::semantic`, docs/evidence.md).
+//! - The English stop words that the offline graph extractor and the evidence matcher share
+//!   (`stopwords`).
 //! - The all-MiniLM-L6-v2 encoder, its weights and the vector cache (`embed`).
 //! - Exact inner-product top-K search, faiss behind a feature, the gemm kernel's name and the
 //!   machine line perf output prints (`index`, `index::kernel`).
@@ -75,14 +75,44 @@
 
 #![warn(missing_docs)]
 
-pub mod adarague;
-pub mod embed;
+mod adarague;
+mod embed;
 mod error;
+mod generate;
+mod graph;
+mod index;
+mod load;
+mod outcomes;
 mod stopwords;
-pub mod generate;
-pub mod graph;
-pub mod index;
-pub mod load;
-pub mod outcomes;
 
+pub use adarague::{load_adarague, AdaragueOptions};
+#[cfg(feature = "candle-baseline")]
+pub use embed::CandleMiniLm;
+pub use embed::{ensure_model, HashEmbedder, MiniLm, TokenEmbeddings, VectorCache};
 pub use error::{CorpusError, Result};
+pub use generate::llm::LlmGenerator;
+pub use generate::offline::TemplateGenerator;
+pub use generate::{
+    write_set, Filter, Generator, Kept, LlmChecks, Outcome, Pipeline, Statistics, TypePlan,
+};
+pub use graph::build::{component_ids, component_sizes, components};
+pub use graph::normalize::entity as normalize_entity;
+pub use graph::{
+    build_graph, embed_entities, load_or_build, BuildOptions, BuildStats, Csr, Extraction,
+    ExtractorId, GraphBuild, GraphStats, GraphTriplet, KnowledgeGraph, LlmExtractor,
+    LlmExtractorOptions, OfflineExtractor, TripletExtractor,
+};
+#[cfg(feature = "faiss")]
+pub use index::FaissFlatIndex;
+pub use index::{
+    dense_index, gemm_kernel, load_average, machine_line, FlatIndex, Hit, HnswIndex, HnswParams,
+    IvfIndex, IvfParams, Origin, Rows,
+};
+pub use load::semantic::{
+    calibrate, twowiki_statements, unmatched_path, Calibration, SemanticMatching, SentenceIndex,
+    SentenceSearch,
+};
+pub use load::{
+    check_corpus_name, chunk_documents, find_data_dir, load_corpus, sample_stratified, LoadOptions,
+};
+pub use outcomes::{load_adaptive_rag, load_outcomes_jsonl, ArmSpec};

@@ -7,7 +7,7 @@
 //! `--no-default-features`, and on an AVX2-only CPU, the AVX2 kernels themselves.
 
 use bench_core::Embedder;
-use corpora::embed::MiniLm;
+use corpora::MiniLm;
 
 #[derive(serde::Deserialize)]
 struct Golden {

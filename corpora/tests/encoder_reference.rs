@@ -3,9 +3,9 @@
 use std::sync::OnceLock;
 
 use bench_core::Embedder;
-use corpora::embed::MiniLm;
+use corpora::MiniLm;
 #[cfg(feature = "candle-baseline")]
-use corpora::embed::{ensure_model, CandleMiniLm};
+use corpora::{ensure_model, CandleMiniLm};
 
 fn model() -> &'static MiniLm {
     static M: OnceLock<MiniLm> = OnceLock::new();

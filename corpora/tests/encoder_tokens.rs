@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use bench_core::Embedder;
-use corpora::embed::MiniLm;
+use corpora::MiniLm;
 
 fn model() -> &'static MiniLm {
     static M: OnceLock<MiniLm> = OnceLock::new();

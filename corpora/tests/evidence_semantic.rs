@@ -9,11 +9,10 @@ use std::sync::{Arc, OnceLock};
 
 use bench_core::config::EvidenceMatchConfig;
 use bench_core::{Embedder, Embeddings};
-use corpora::embed::{MiniLm, VectorCache};
-use corpora::load::semantic::{
-    calibrate, twowiki_statements, unmatched_path, SemanticMatching, SentenceIndex, SentenceSearch,
+use corpora::{
+    calibrate, load_corpus, twowiki_statements, unmatched_path, LoadOptions, MiniLm,
+    SemanticMatching, SentenceIndex, SentenceSearch, VectorCache,
 };
-use corpora::load::{load_corpus, LoadOptions};
 
 fn datasets() -> PathBuf {
     PathBuf::from(concat!(

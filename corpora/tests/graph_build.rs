@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bench_core::{Corpus, LlmErrorKind};
-use corpora::embed::{HashEmbedder, VectorCache};
-use corpora::graph::{
-    build_graph, load_or_build, BuildOptions, Extraction, ExtractorId, GraphBuild, KnowledgeGraph,
-    LlmExtractor, LlmExtractorOptions, OfflineExtractor, TripletExtractor,
+use corpora::{
+    build_graph, load_corpus, load_or_build, BuildOptions, Extraction, ExtractorId, GraphBuild,
+    HashEmbedder, KnowledgeGraph, LlmExtractor, LlmExtractorOptions, LoadOptions, OfflineExtractor,
+    TripletExtractor, VectorCache,
 };
-use corpora::load::{load_corpus, LoadOptions};
 use fixtures::{tiny_corpus, Scripted, ScriptedLlm};
 use store::Store;
 
@@ -305,7 +304,7 @@ async fn the_graph_is_undirected_simple_and_covers_its_triplets() {
     assert!(g.nodes.windows(2).all(|w| w[0] < w[1]));
     for (i, name) in g.nodes.iter().enumerate() {
         assert_eq!(g.node(name), Some(i as u32));
-        assert_eq!(&corpora::graph::normalize::entity(name), name);
+        assert_eq!(&corpora::normalize_entity(name), name);
     }
 }
 

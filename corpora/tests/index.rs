@@ -1,8 +1,7 @@
 //! FlatIndex against hand-made matrices and, by property test, against an f64 brute force.
 
 use bench_core::Embeddings;
-use corpora::index::{FlatIndex, Hit};
-use corpora::CorpusError;
+use corpora::{CorpusError, FlatIndex, Hit};
 use proptest::prelude::*;
 
 fn index(dim: usize, rows: &[&[f32]]) -> FlatIndex {

@@ -2,7 +2,7 @@
 #![cfg(feature = "faiss")]
 
 use bench_core::Embeddings;
-use corpora::index::{FaissFlatIndex, FlatIndex, Hit};
+use corpora::{FaissFlatIndex, FlatIndex, Hit};
 
 /// splitmix64, so the vectors are the same on every run and platform.
 struct SplitMix(u64);

@@ -2,8 +2,7 @@
 
 use bench_core::config::{ChunkingConfig, DataConfig};
 use bench_core::{Corpus, QueryType};
-use corpora::load::{load_corpus, sample_stratified, LoadOptions};
-use corpora::CorpusError;
+use corpora::{load_corpus, sample_stratified, CorpusError, LoadOptions};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -628,7 +627,7 @@ fn unknown_corpus_and_missing_files_say_what_to_do() {
 
 #[test]
 fn registry_reports_where_real_files_are() {
-    let dd = corpora::load::find_data_dir(Some(&datasets()));
+    let dd = corpora::find_data_dir(Some(&datasets()));
     for c in &dd.corpora {
         assert!(c.available, "{} not found: {:?}", c.info.name, c.files);
     }

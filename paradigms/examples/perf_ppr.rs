@@ -26,8 +26,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use corpora::graph::build::components;
-use corpora::graph::Csr;
+use corpora::components;
+use corpora::Csr;
 use paradigms::ppr::{
     certified_ppr, exact_ppr, push_ppr, sweep_ppr, top_k, CertifiedWorkspace, PprFactor, PushPpr,
     PushWorkspace, DEFAULT_TIE,

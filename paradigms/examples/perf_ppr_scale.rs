@@ -17,8 +17,8 @@
 use std::io::Write as _;
 use std::time::Instant;
 
-use corpora::graph::build::components;
-use corpora::graph::Csr;
+use corpora::components;
+use corpora::Csr;
 use paradigms::ppr::{
     certified_ppr, certified_ppr_many, synthetic_kg, CertifiedWorkspace, PprFactor, DEFAULT_TIE,
     PPR_LANES,
@@ -31,7 +31,7 @@ const TOP: usize = 100;
 const MIN_SCORE: f64 = 1e-5;
 
 fn load() -> String {
-    corpora::index::load_average()
+    corpora::load_average()
 }
 
 fn queries(nodes: usize, seed: u64) -> Vec<Vec<(u32, f64)>> {
@@ -281,7 +281,7 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![200_000, 500_000, 1_000_000, 2_000_000];
     }
-    println!("{}", corpora::index::machine_line());
+    println!("{}", corpora::machine_line());
     println!(
         "certified PPR (tie {DEFAULT_TIE:e}, top-{TOP}, floor {MIN_SCORE:e}, damping 0.85) on \
          synthetic MuSiQue-shaped KGs, seed {SEED:#x}, {QUERIES} queries of 1-20 seeds, one thread{}",

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bench_core::{BenchError, Embedder, Retrieval, RetrievalQuery, RetrievedChunk, Retriever};
-use corpora::index::FlatIndex;
+use corpora::FlatIndex;
 
 use crate::chunks::ChunkTable;
 

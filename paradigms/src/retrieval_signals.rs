@@ -10,7 +10,7 @@
 
 use bench_core::Embeddings;
 use bm25::{Embedder, EmbedderBuilder, Scorer, Tokenizer};
-use corpora::graph::Csr;
+use corpora::Csr;
 
 use crate::graph::GraphRetriever;
 use crate::ppr::{ppr_top_k, PushWorkspace};
@@ -133,8 +133,8 @@ pub struct Components {
 impl Components {
     /// The connected components of `csr`.
     pub fn new(csr: &Csr) -> Components {
-        let of = corpora::graph::build::component_ids(csr);
-        let size = corpora::graph::build::component_sizes(&of);
+        let of = corpora::component_ids(csr);
+        let size = corpora::component_sizes(&of);
         Components { of, size }
     }
 

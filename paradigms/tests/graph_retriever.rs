@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bench_core::{Embedder, Embeddings, RetrievalQuery, Retriever};
-use corpora::graph::{Csr, GraphTriplet, KnowledgeGraph};
-use corpora::index::FlatIndex;
+use corpora::{Csr, FlatIndex, GraphTriplet, KnowledgeGraph};
 use fixtures::tiny_corpus;
 use paradigms::{
     ChunkTable, ExtractedEntities, FnEntities, GraphParams, GraphRetriever, PprEngine,

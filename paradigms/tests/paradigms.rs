@@ -6,7 +6,7 @@ use bench_core::config::{GenerationConfig, OfflineReaderConfig};
 use bench_core::{
     Chunk, Embedder, Embeddings, Paradigm, ParadigmId, QueryType, Reader, TokenSource, Usage,
 };
-use corpora::index::FlatIndex;
+use corpora::FlatIndex;
 use fixtures::{query, tiny_corpus, Scripted, ScriptedLlm};
 use paradigms::{ChunkTable, DenseRetriever, LlmOnly, LlmReader, OfflineReader, RetrieveThenRead};
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use corpora::graph::Csr;
+use corpora::Csr;
 use paradigms::ppr::{exact_ppr, push_ppr, sweep_ppr, top_k, PushWorkspace, DEFAULT_PUSH_EPSILON};
 use proptest::prelude::*;
 

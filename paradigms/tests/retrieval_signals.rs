@@ -5,8 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bench_core::{Embedder, Embeddings};
-use corpora::graph::{Csr, GraphTriplet, KnowledgeGraph};
-use corpora::index::FlatIndex;
+use corpora::{Csr, FlatIndex, GraphTriplet, KnowledgeGraph};
 use fixtures::tiny_corpus;
 use paradigms::retrieval_signals::{
     dense_signals, graph_signals, ppr_shape, top_overlap, Bm25Index, Components,

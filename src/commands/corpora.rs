@@ -3,7 +3,7 @@
 use crate::args::DataArgs;
 
 pub fn run(args: &DataArgs) -> anyhow::Result<()> {
-    let dir = corpora::load::find_data_dir(args.data_dir.as_deref());
+    let dir = corpora::find_data_dir(args.data_dir.as_deref());
     match &dir.path {
         Some(p) => println!("data directory: {} (from {})", p.display(), dir.source),
         None => println!(

@@ -5,13 +5,10 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use bench_core::{BenchConfig, Embedder, QueryType};
-use corpora::embed::MiniLm;
-use corpora::generate::{
-    llm::LlmGenerator, offline::TemplateGenerator, write_set, Filter, Generator, Kept, LlmChecks,
-    Pipeline, Statistics,
+use corpora::{
+    load_corpus, write_set, Filter, Generator, Kept, KnowledgeGraph, LlmChecks, LlmGenerator,
+    MiniLm, OfflineExtractor, Pipeline, Statistics, TemplateGenerator, TripletExtractor,
 };
-use corpora::graph::{KnowledgeGraph, OfflineExtractor, TripletExtractor};
-use corpora::load::load_corpus;
 use store::Store;
 
 use crate::checks::BadInput;
@@ -137,7 +134,7 @@ fn checked_config(args: &GenerateArgs) -> Result<BenchConfig> {
     }
     // The set's name follows corpus.toml's rule, or `bench jsonl:<out>` would refuse the set.
     if let Some(name) = &args.name {
-        corpora::load::check_corpus_name(name)
+        corpora::check_corpus_name(name)
             .map_err(|why| BadInput(format!("--name {name:?}: corpus name {why}")))?;
     }
     let mut config = match &args.config {
@@ -200,7 +197,7 @@ fn load_named(
         .name
         .clone()
         .unwrap_or_else(|| format!("{}-generated", corpus.name));
-    corpora::load::check_corpus_name(&name).map_err(|why| {
+    corpora::check_corpus_name(&name).map_err(|why| {
         BadInput(format!(
             "the set's name {name:?}: corpus name {why} (give --name)"
         ))
@@ -394,7 +391,7 @@ fn calls_per_candidate(t: QueryType) -> usize {
 
 /// The plan said before the work: per type, the questions wanted (capped where the corpus cannot
 /// give as many, with the reason) and the candidates drawn at most; the most LLM calls.
-fn render_plan(plan: &[corpora::generate::TypePlan], llm: bool) -> String {
+fn render_plan(plan: &[corpora::TypePlan], llm: bool) -> String {
     let mut out = String::new();
     for p in plan {
         out.push_str(&format!(

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use bench_core::{BenchConfig, Embedder};
-use corpora::embed::{MiniLm, VectorCache};
-use corpora::graph::{build_graph, embed_entities, BuildOptions, OfflineExtractor};
-use corpora::load::load_corpus;
+use corpora::{
+    build_graph, embed_entities, load_corpus, BuildOptions, MiniLm, OfflineExtractor, VectorCache,
+};
 use store::Store;
 
 #[derive(clap::Args, Debug)]

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use bench_core::{GoldAnswer, OutcomeImport, ParadigmId, Signal, SplitTag};
-use corpora::adarague::{load_adarague, AdaragueOptions};
-use corpora::outcomes::{load_adaptive_rag, load_outcomes_jsonl, ArmSpec};
+use corpora::{load_adaptive_rag, load_adarague, load_outcomes_jsonl, AdaragueOptions, ArmSpec};
 use store::Store;
 
 #[derive(clap::Args, Debug)]

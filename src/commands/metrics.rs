@@ -48,7 +48,7 @@ pub fn run(args: &MetricsArgs) -> anyhow::Result<()> {
 /// results database under the extractor and encoder identities, and printed.
 fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
     use bench_core::{BenchConfig, Embedder};
-    use corpora::graph::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
+    use corpora::{build_graph, BuildOptions, OfflineExtractor, TripletExtractor};
     use std::sync::Arc;
     use store::Store;
 
@@ -63,16 +63,16 @@ fn run_corpus(name: &str, args: &MetricsArgs) -> anyhow::Result<()> {
     crate::checks::check_db(&args.store.db)?;
     let config = BenchConfig::default();
     let embedder = Arc::new(
-        corpora::embed::MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
+        corpora::MiniLm::from_dir(args.load.encoder.model_dir.as_deref())
             .context("loading the sentence encoder")?,
     );
     let opts =
         args.load
             .data
             .load_options_matching(&config, embedder.clone(), &args.load.cache_dir);
-    let corpus = corpora::load::load_corpus(name, &opts)
-        .with_context(|| format!("loading corpus {name}"))?;
-    let cache = corpora::embed::VectorCache::new(&args.load.cache_dir);
+    let corpus =
+        corpora::load_corpus(name, &opts).with_context(|| format!("loading corpus {name}"))?;
+    let cache = corpora::VectorCache::new(&args.load.cache_dir);
     let texts: Vec<&str> = corpus.chunks.iter().map(|c| c.text.as_str()).collect();
     let vectors = cache
         .get_or_embed(

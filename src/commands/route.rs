@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use bench_core::{BenchError, Embedder};
-use corpora::embed::{MiniLm, VectorCache};
+use corpora::{MiniLm, VectorCache};
 use routers::protocol::{evaluate_protocol, Protocol, ProtocolError, Resources, RouterChoice};
 use routers::registry::registry;
 use store::Store;

@@ -4,7 +4,7 @@ use crate::cli::SetupArgs;
 
 pub fn run(args: &SetupArgs) -> anyhow::Result<()> {
     args.encoder.check()?;
-    let files = corpora::embed::ensure_model(args.encoder.model_dir.as_deref())?;
+    let files = corpora::ensure_model(args.encoder.model_dir.as_deref())?;
     println!("encoder weights ready in {}", files.dir.display());
     Ok(())
 }

@@ -85,7 +85,7 @@ impl MiniLm {
     }
 
     /// Wordpieces per text including `[CLS]`/`[SEP]`: `sentence_bert_config.json`'s
-    /// `max_seq_length` (else [`MAX_SEQ_LEN`]), capped by the position embeddings.
+    /// `max_seq_length` (else `MAX_SEQ_LEN`), capped by the position embeddings.
     pub fn max_seq_len(&self) -> usize {
         self.max_seq_len
     }

@@ -18,12 +18,10 @@ mod minilm;
 pub use cache::VectorCache;
 #[cfg(feature = "candle-baseline")]
 pub use candle_ref::CandleMiniLm;
-pub use files::{
-    ensure_model, ModelFiles, MODEL_DIR_ENV, MODEL_NAME, WEIGHTS_SHA256, WHEEL_REQUIREMENT,
-};
+pub use files::ensure_model;
 pub use hash::HashEmbedder;
-pub use minilm::{MiniLm, DIM, MAX_SEQ_LEN};
+pub use minilm::MiniLm;
 
-// Contextual token embeddings (semantic F1); appended here to keep the list above untouched.
+// Contextual token embeddings (semantic F1).
 mod tokens;
 pub use tokens::TokenEmbeddings;

@@ -3,7 +3,7 @@
 
 mod types;
 
-pub use types::{Csr, GraphTriplet, KnowledgeGraph, Triplet};
+pub use types::{Csr, GraphTriplet, KnowledgeGraph};
 
 pub mod build;
 mod extract;

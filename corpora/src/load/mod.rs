@@ -27,7 +27,7 @@ pub use sample::sample_stratified;
 
 pub use chunk::chunk_documents;
 pub use loader::CorpusInfo;
-pub use names::{check_corpus_name, quoted_name, MAX_CORPUS_NAME_CHARS};
+pub use names::{check_corpus_name, quoted_name};
 pub use registry::registry;
 
 use loader::Source;
@@ -199,8 +199,8 @@ pub struct LoadOptions {
     pub semantic: Option<semantic::SemanticMatching>,
 }
 
-/// Loads, chunks and maps the gold evidence of the corpus `name` (see [`registry`]; `jsonl:<dir>`
-/// reads the generic format from `<dir>`).
+/// Loads, chunks and maps the gold evidence of the corpus `name` (a registry name, as
+/// `ragrouter corpora` lists them; `jsonl:<dir>` reads the generic format from `<dir>`).
 pub fn load_corpus(name: &str, opts: &LoadOptions) -> Result<Corpus> {
     chunk::validate(&opts.chunking)?;
     let unknown = || CorpusError::UnknownCorpus {

@@ -10,7 +10,7 @@ pub const MAX_CORPUS_NAME_CHARS: usize = 100;
 
 /// The rule for a corpus's short name wherever one is given (a generic corpus's `corpus.toml`,
 /// `generate --name`, an imported record's corpus): letters, digits, '-', '_' or '.', not only
-/// dots, at most [`MAX_CORPUS_NAME_CHARS`] characters, and not a built-in corpus's name. The
+/// dots, at most `MAX_CORPUS_NAME_CHARS` characters, and not a built-in corpus's name. The
 /// name becomes part of file names and tables, so a path or markup in it is refused. `Err`
 /// says why, to follow `corpus name "x" `.
 pub fn check_corpus_name(name: &str) -> std::result::Result<(), &'static str> {

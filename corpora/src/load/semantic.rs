@@ -239,7 +239,7 @@ pub fn twowiki_statements(
 /// The corpus's sentences with their vectors, searched exactly.
 #[derive(Debug)]
 pub struct SentenceSearch {
-    /// The sentences searched (a [`Candidate`]'s `sentence` indexes them).
+    /// The sentences searched (a candidate's `sentence` indexes them).
     pub sentences: SentenceIndex,
     words: Vec<BTreeSet<String>>,
     index: FlatIndex,

@@ -90,7 +90,7 @@ pub struct PprFactor {
     pub(super) class: Vec<u32>,
     pub(super) branch: Vec<u32>,
     pub(super) up: Vec<u32>,
-    /// Connected component of each position ([`corpora::graph::build::component_ids`]): PPR is
+    /// Connected component of each position ([`corpora::component_ids`]): PPR is
     /// exactly zero on a component without a seed, which the certificate uses.
     pub(super) component: Vec<u32>,
 }
@@ -286,7 +286,7 @@ impl PprFactor {
         let solved = SolvedRowBound::build(core, end, &elimination, &pivots, &graph, damping);
         let pieces = sweep_pieces(&graph, core, pristine_start, end);
         let (class, branch, up) = symmetry_by_position(csr, &order, &position);
-        let ids = corpora::graph::build::component_ids(csr);
+        let ids = corpora::component_ids(csr);
         let component = order.iter().map(|&v| ids[v as usize]).collect();
         Ok(PprFactor {
             damping,

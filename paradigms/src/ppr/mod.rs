@@ -48,7 +48,7 @@
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use corpora::graph::Csr;
+use corpora::Csr;
 use serde::{Deserialize, Serialize};
 
 mod batch;

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use corpora::graph::Csr;
+use corpora::Csr;
 
 /// MuSiQue's knowledge graph: 206,738 nodes and 276,898 edges (the paper's Table 8).
 const MUSIQUE_NODES: u64 = 206_738;
@@ -109,7 +109,7 @@ mod tests {
                 (0..nodes as u32).all(|v| g.degree(v) > 0),
                 "no isolated node"
             );
-            let (_, largest) = corpora::graph::build::components(&g);
+            let (_, largest) = corpora::components(&g);
             let lcc = largest as f64 / nodes as f64;
             // The giant component is the core plus whatever small trees extra edges never touch.
             assert!((0.88..0.90).contains(&lcc), "LCC ratio {lcc} at {nodes}");

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bench_core::{ExtractionCache, Paradigm};
-use corpora::graph::OfflineExtractor;
+use corpora::OfflineExtractor;
 use paradigms::{ChunkTable, OfflineReader};
 
 use super::invocation::Invocation;

@@ -3,8 +3,7 @@
 
 use anyhow::Result;
 use bench_core::{Corpus, Embedder};
-use corpora::embed::VectorCache;
-use corpora::graph::{ExtractorId, KnowledgeGraph};
+use corpora::{ExtractorId, KnowledgeGraph, VectorCache};
 use metrics::corpus::{embedding_metrics, CorpusMetrics};
 use serde_json::Value;
 use store::Store;

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bench_core::{BenchConfig, Mode, ParadigmId, Query};
-use corpora::graph::KnowledgeGraph;
+use corpora::KnowledgeGraph;
 use llm::LlmSettings;
 use metrics::{FaithfulnessCache, TupleEvaluator};
 use paradigms::ChunkTable;
@@ -229,7 +229,7 @@ impl Invocation<'_> {
         store: &Store,
         run: store::RunHandle,
         engines: &Engines,
-        graph_used: Option<(&KnowledgeGraph, corpora::graph::ExtractorId)>,
+        graph_used: Option<(&KnowledgeGraph, corpora::ExtractorId)>,
         shared: &Shared,
         [graph_secs, answer_secs]: [f64; 2],
     ) -> Result<()> {

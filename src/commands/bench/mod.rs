@@ -6,8 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use bench_core::{BenchConfig, Embedder, Mode, ParadigmId, Query};
-use corpora::embed::{MiniLm, VectorCache};
-use corpora::load::load_corpus;
+use corpora::{load_corpus, MiniLm, VectorCache};
 use llm::LlmSettings;
 
 mod assemble;
@@ -125,7 +124,7 @@ fn load_questions(
     }
     if let Some(n) = args.sample {
         let available = queries.len();
-        queries = corpora::load::sample_stratified(&queries, n, config.seed);
+        queries = corpora::sample_stratified(&queries, n, config.seed);
         if n > available {
             eprintln!(
                 "sample: --sample {n} asks for more than the {available} questions there are: \
@@ -228,7 +227,7 @@ fn embed(
         "embedding questions",
     )?;
     let embed_secs = t_embed.elapsed().as_secs_f64();
-    let (index, graph) = corpora::index::dense_index(
+    let (index, graph) = corpora::dense_index(
         chunk_vectors,
         &config.retrieval,
         &args.cache_dir,
@@ -239,8 +238,8 @@ fn embed(
         "dense index: {}{}",
         index.describe(),
         match graph {
-            Some(corpora::index::Origin::Built) => " (built and stored in the cache)",
-            Some(corpora::index::Origin::Cached) => " (read from the cache)",
+            Some(corpora::Origin::Built) => " (built and stored in the cache)",
+            Some(corpora::Origin::Cached) => " (read from the cache)",
             None => "",
         }
     );

@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bench_core::{Embedder, ResultRecord};
-use corpora::embed::{MiniLm, VectorCache};
-use corpora::index::FlatIndex;
+use corpora::{FlatIndex, MiniLm, VectorCache};
 use metrics::TupleEvaluator;
 use paradigms::ChunkTable;
 use store::Store;
@@ -100,8 +99,7 @@ pub(crate) fn statements_line(
     let listed = match cache_dir {
         Some(dir) if none > 0 => format!(
             " (listed in {})",
-            corpora::load::semantic::unmatched_path(dir, &corpus.name, &corpus.content_hash)
-                .display()
+            corpora::unmatched_path(dir, &corpus.name, &corpus.content_hash).display()
         ),
         _ => String::new(),
     };

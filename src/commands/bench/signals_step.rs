@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bench_core::{Embeddings, Query, Signal};
-use corpora::index::FlatIndex;
+use corpora::FlatIndex;
 use paradigms::retrieval_signals::{self as p, Bm25Index, Components};
 use paradigms::GraphRetriever;
 use store::Store;
@@ -191,7 +191,7 @@ impl Due<'_> {
 /// What the probes read across questions, computed once: the dense top-k of every pending
 /// question (one batched search, its time shared evenly), the BM25 index, the graph's components.
 struct Prepared {
-    dense: Vec<Vec<corpora::index::Hit>>,
+    dense: Vec<Vec<corpora::Hit>>,
     dense_ms: f64,
     bm25: Option<Bm25Index>,
     components: Option<Components>,

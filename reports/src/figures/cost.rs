@@ -14,7 +14,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::draw::{colour, draw_err, fmt_tokens, label, text, Figure};
 use super::entry::{drawn, Drawn, FigureEntry, FigureInput, Section};
-use super::placement::{draw_marker, place_labels, Marker};
+use super::placement::{draw_marker, place_labels, Marker, Px};
 use crate::model::RouteEval;
 use crate::pareto::{Kind, Panel};
 
@@ -270,7 +270,7 @@ fn draw_panel<DB: DrawingBackend>(
 type PanelChart<'a, DB, X> = ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>;
 
 /// A point named on the plot: its marker's pixel in the panel, and its label.
-type Named<'p> = ((i32, i32), &'p str);
+type Named<'p> = (Px, &'p str);
 
 fn draw_chart<DB, R>(
     area: &DrawingArea<DB, Shift>,
@@ -424,7 +424,7 @@ fn draw_points<'p, DB, X>(
     chart: &PanelChart<'_, DB, X>,
     p: &'p Panel,
     legend: &[Entry],
-) -> Result<(Vec<Named<'p>>, Vec<(i32, i32)>)>
+) -> Result<(Vec<Named<'p>>, Vec<Px>)>
 where
     DB: DrawingBackend,
     X: Ranged<ValueType = f64>,

@@ -41,8 +41,9 @@
 //! - The plug-in traits (`Paradigm`, `Retriever`, `Reader`, `Judge`, `Embedder`, `TokenEncoder`,
 //!   `Llm`, `Router`).
 //! - The routing vocabulary (`routing`: `RoutingSchema` with typed feature blocks, `RoutingRow`,
-//!   `RoutingSet`, `RouteEvalRow`, the six `CORPUS_INDICATORS` with their keys, feature names and
-//!   labels; `cost_tokens`, the one cost measure routers and reports share).
+//!   `RoutingSet`, `RouteEvalRow` with its nine `Measures`, the six `CORPUS_INDICATORS` with their
+//!   keys, feature names and labels; `cost_tokens`, the one cost measure routers and reports
+//!   share).
 //! - The two caches the plug-ins reach through traits (`caches`: `ExtractionCache` for the graph
 //!   build's per-chunk extractions, `ResponseCache` for LLM replies, with their row types).
 //! - The run's `Mode` (`offline`, `llm:MODEL@URL`, `imported:SOURCE`; `Mode::parse` is the one
@@ -91,8 +92,8 @@ pub use record::{
     ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
-    ClassOutcome, FeatureBlock, FeatureKind, RouteEvalRow, RouteEvalSpec, RouteEvalTest,
-    RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
+    ClassOutcome, FeatureBlock, FeatureKind, Measures, RouteEvalRow, RouteEvalSpec,
+    RouteEvalTest, RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
 };
 pub use signals::{PublishedChoice, Signal};
 pub use traits::{

@@ -392,19 +392,10 @@ pub fn argmax(v: &[f64]) -> usize {
     best
 }
 
-/// One router's measurements on one corpus (or `*` pooled) in one fold of an evaluation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouteEvalRow {
-    /// The router's registry name.
-    pub router: String,
-    /// The router's trade-off parameter (λ of a cost-aware router), when it has one.
-    pub param: Option<f64>,
-    /// A corpus name, or `*` for all test rows of the fold together.
-    pub corpus: String,
-    /// The fold's index.
-    pub fold: u32,
-    /// Test questions measured.
-    pub n: u32,
+/// The nine routing measures of one router on a group of test questions: one fold's corpus (or
+/// `*` pooled) in a [`RouteEvalRow`], or their mean or spread over folds in a summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measures {
     /// Share of questions whose chosen class is the label (routing accuracy).
     pub accuracy: f64,
     /// Macro-averaged F1 of the chosen classes against the labels.
@@ -421,8 +412,59 @@ pub struct RouteEvalRow {
     pub regret_tokens: f64,
     /// Mean wall time to route one query, in milliseconds (fit excluded).
     pub latency_ms: f64,
-    /// Mean wall time of `fit` for the fold, in milliseconds.
+    /// Mean wall time of `fit` for a fold, in milliseconds.
     pub fit_ms: f64,
+}
+
+impl Measures {
+    /// The nine values in field order.
+    pub fn to_array(self) -> [f64; 9] {
+        [
+            self.accuracy,
+            self.macro_f1,
+            self.mrr,
+            self.correct_rate,
+            self.mean_tokens,
+            self.regret_correct,
+            self.regret_tokens,
+            self.latency_ms,
+            self.fit_ms,
+        ]
+    }
+
+    /// The measures from nine values in field order.
+    pub fn from_array(v: [f64; 9]) -> Measures {
+        Measures {
+            accuracy: v[0],
+            macro_f1: v[1],
+            mrr: v[2],
+            correct_rate: v[3],
+            mean_tokens: v[4],
+            regret_correct: v[5],
+            regret_tokens: v[6],
+            latency_ms: v[7],
+            fit_ms: v[8],
+        }
+    }
+}
+
+/// One router's measurements on one corpus (or `*` pooled) in one fold of an evaluation. Its
+/// JSON is flat: the measures' keys follow `n`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteEvalRow {
+    /// The router's registry name.
+    pub router: String,
+    /// The router's trade-off parameter (λ of a cost-aware router), when it has one.
+    pub param: Option<f64>,
+    /// A corpus name, or `*` for all test rows of the fold together.
+    pub corpus: String,
+    /// The fold's index.
+    pub fold: u32,
+    /// Test questions measured.
+    pub n: u32,
+    /// The nine measures on those questions.
+    #[serde(flatten)]
+    pub measures: Measures,
 }
 
 /// What one router chose for one test question of one fold.
@@ -563,5 +605,29 @@ mod tests {
         assert_eq!(argmax(&[1.0, 3.0, 3.0]), 1);
         assert_eq!(argmax(&[f64::NAN, 0.5]), 1);
         assert_eq!(argmax(&[]), 0);
+    }
+
+    #[test]
+    fn route_eval_row_json_stays_flat_in_the_old_key_order() {
+        let row = RouteEvalRow {
+            router: "knn".into(),
+            param: Some(0.5),
+            corpus: "*".into(),
+            fold: 2,
+            n: 40,
+            measures: Measures::from_array([0.5, 0.25, 0.75, 0.625, 812.5, 0.125, 3.5, 1.5, 20.0]),
+        };
+        // The key order and layout RouteEvalRow had when it declared the nine fields itself.
+        let golden = concat!(
+            r#"{"router":"knn","param":0.5,"corpus":"*","fold":2,"n":40,"accuracy":0.5,"#,
+            r#""macro_f1":0.25,"mrr":0.75,"correct_rate":0.625,"mean_tokens":812.5,"#,
+            r#""regret_correct":0.125,"regret_tokens":3.5,"latency_ms":1.5,"fit_ms":20.0}"#
+        );
+        assert_eq!(serde_json::to_string(&row).unwrap(), golden);
+        assert_eq!(serde_json::from_str::<RouteEvalRow>(golden).unwrap(), row);
+        let no_param = golden.replace(r#""param":0.5,"#, "");
+        let back: RouteEvalRow = serde_json::from_str(&no_param).unwrap();
+        assert_eq!(back.param, None);
+        assert_eq!(back.measures.to_array(), row.measures.to_array());
     }
 }

@@ -206,13 +206,13 @@ impl Table3 {
             };
             Some(Cell {
                 folds: of.len(),
-                accuracy: stat(|r| r.accuracy),
-                macro_f1: stat(|r| r.macro_f1),
-                mrr: stat(|r| r.mrr),
-                correct_rate: stat(|r| r.correct_rate),
-                cost: stat(|r| r.mean_tokens),
-                regret_correct: stat(|r| r.regret_correct),
-                regret_cost: stat(|r| r.regret_tokens),
+                accuracy: stat(|r| r.measures.accuracy),
+                macro_f1: stat(|r| r.measures.macro_f1),
+                mrr: stat(|r| r.measures.mrr),
+                correct_rate: stat(|r| r.measures.correct_rate),
+                cost: stat(|r| r.measures.mean_tokens),
+                regret_correct: stat(|r| r.measures.regret_correct),
+                regret_cost: stat(|r| r.measures.regret_tokens),
             })
         };
         let groups = Family::ORDER
@@ -307,15 +307,11 @@ mod tests {
             corpus: corpus.into(),
             fold,
             n: 10,
-            accuracy: acc,
-            macro_f1: 0.0,
-            mrr: 0.0,
-            correct_rate: 0.0,
-            mean_tokens: 2.5,
-            regret_correct: 0.0,
-            regret_tokens: 0.0,
-            latency_ms: 0.0,
-            fit_ms: 0.0,
+            measures: crate::Measures {
+                accuracy: acc,
+                mean_tokens: 2.5,
+                ..Default::default()
+            },
         }
     }
 

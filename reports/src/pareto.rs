@@ -144,8 +144,8 @@ fn router_groups(rows: &[RouteEvalRow], corpus: &str) -> Vec<(String, Option<f64
                 } else {
                     Kind::Router
                 },
-                cost: fold_mean(&rs, |r| r.mean_tokens),
-                quality: fold_mean(&rs, |r| r.correct_rate),
+                cost: fold_mean(&rs, |r| r.measures.mean_tokens),
+                quality: fold_mean(&rs, |r| r.measures.correct_rate),
                 n: rs.iter().map(|r| u64::from(r.n)).sum(),
             };
             (router, param, point)

@@ -295,7 +295,7 @@ pub fn significance(eval: &RouteEval) -> Table {
         let v: Vec<f64> = rows
             .iter()
             .filter(|x| x.router == r && x.param == p && x.corpus == "*")
-            .map(|x| x.correct_rate)
+            .map(|x| x.measures.correct_rate)
             .collect();
         mean_std(&v).0
     };

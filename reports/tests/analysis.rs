@@ -208,11 +208,15 @@ fn row(
     cr: f64,
     tok: f64,
 ) -> RouteEvalRow {
+    let base = fixtures::route_eval_row(router, param, corpus, fold);
     RouteEvalRow {
         n,
-        correct_rate: cr,
-        mean_tokens: tok,
-        ..fixtures::route_eval_row(router, param, corpus, fold)
+        measures: bench_core::Measures {
+            correct_rate: cr,
+            mean_tokens: tok,
+            ..base.measures
+        },
+        ..base
     }
 }
 

@@ -83,16 +83,20 @@ fn eval_row(
     cr: f64,
     tok: f64,
 ) -> RouteEvalRow {
+    let base = fixtures::route_eval_row(router, param, corpus, fold);
     RouteEvalRow {
         n: 2,
-        accuracy: acc,
-        macro_f1: acc / 2.0,
-        mrr: acc,
-        correct_rate: cr,
-        mean_tokens: tok,
-        latency_ms: 0.1,
-        fit_ms: 1.0,
-        ..fixtures::route_eval_row(router, param, corpus, fold)
+        measures: bench_core::Measures {
+            accuracy: acc,
+            macro_f1: acc / 2.0,
+            mrr: acc,
+            correct_rate: cr,
+            mean_tokens: tok,
+            latency_ms: 0.1,
+            fit_ms: 1.0,
+            ..base.measures
+        },
+        ..base
     }
 }
 

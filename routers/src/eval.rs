@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::routing::argmax;
+pub use bench_core::Measures;
 use bench_core::{Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet};
 use rayon::prelude::*;
 
@@ -247,8 +248,14 @@ pub fn decided_rows(
         .map(|d| decided_prediction(set, fold, router, param, d))
         .collect();
     for (corpus, g) in decided_groups(set, items) {
-        ev.rows
-            .push(decided_row(set, fold, router, param, corpus, &g));
+        ev.rows.push(RouteEvalRow {
+            router: router.to_string(),
+            param,
+            corpus: corpus.to_string(),
+            fold,
+            n: g.len() as u32,
+            measures: decided_measures(set, &g),
+        });
     }
     ev
 }
@@ -308,16 +315,9 @@ fn decided_groups<'a>(
     groups
 }
 
-/// The measurement row of one group of decided questions; regrets are against Oracle on the
-/// same rows (each row's label outcome), and no routing time is measured.
-fn decided_row(
-    set: &RoutingSet,
-    fold: u32,
-    router: &str,
-    param: Option<f64>,
-    corpus: &str,
-    g: &[&Decided],
-) -> RouteEvalRow {
+/// The measures of one group of decided questions; regrets are against Oracle on the same rows
+/// (each row's label outcome), and no routing time is measured.
+fn decided_measures(set: &RoutingSet, g: &[&Decided]) -> Measures {
     let k = set.schema.n_classes();
     let n = g.len() as f64;
     let truth: Vec<usize> = g.iter().map(|d| set.rows[d.row].label).collect();
@@ -333,12 +333,7 @@ fn decided_row(
             ot += o.tokens;
         }
     }
-    RouteEvalRow {
-        router: router.to_string(),
-        param,
-        corpus: corpus.to_string(),
-        fold,
-        n: g.len() as u32,
+    Measures {
         accuracy: hits / n,
         macro_f1: macro_f1(&truth, &pred, k),
         mrr: g
@@ -374,59 +369,6 @@ pub struct Summary {
     pub std: Measures,
 }
 
-/// The averaged measurements.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Measures {
-    /// Share of test rows whose label the router ranked first.
-    pub accuracy: f64,
-    /// Macro-averaged F1 over the classes.
-    pub macro_f1: f64,
-    /// Mean reciprocal rank of the label in the router's scores.
-    pub mrr: f64,
-    /// Share of questions the played paradigm answered correctly.
-    pub correct_rate: f64,
-    /// Mean tokens per query: the chosen paradigm's plus the router's own cost.
-    pub mean_tokens: f64,
-    /// Oracle's correct rate minus this router's.
-    pub regret_correct: f64,
-    /// This router's mean tokens minus Oracle's.
-    pub regret_tokens: f64,
-    /// Mean wall time to route one query, in milliseconds (fit excluded).
-    pub latency_ms: f64,
-    /// Mean wall time of `fit` per fold, in milliseconds.
-    pub fit_ms: f64,
-}
-
-impl Measures {
-    fn of(r: &RouteEvalRow) -> [f64; 9] {
-        [
-            r.accuracy,
-            r.macro_f1,
-            r.mrr,
-            r.correct_rate,
-            r.mean_tokens,
-            r.regret_correct,
-            r.regret_tokens,
-            r.latency_ms,
-            r.fit_ms,
-        ]
-    }
-
-    fn from(v: [f64; 9]) -> Measures {
-        Measures {
-            accuracy: v[0],
-            macro_f1: v[1],
-            mrr: v[2],
-            correct_rate: v[3],
-            mean_tokens: v[4],
-            regret_correct: v[5],
-            regret_tokens: v[6],
-            latency_ms: v[7],
-            fit_ms: v[8],
-        }
-    }
-}
-
 /// Groups rows by (router, param, corpus), in first-seen router order and corpus name order
 /// (`*` first), and averages over folds (each fold weighs the same). The spread is the sample
 /// standard deviation (0 for one fold).
@@ -445,7 +387,7 @@ pub fn summarize(rows: &[RouteEvalRow]) -> Vec<Summary> {
         .into_iter()
         .map(|((pos, corpus), rs)| {
             let m = rs.len() as f64;
-            let vals: Vec<[f64; 9]> = rs.iter().map(|r| Measures::of(r)).collect();
+            let vals: Vec<[f64; 9]> = rs.iter().map(|r| r.measures.to_array()).collect();
             let mut mean = [0.0; 9];
             let mut std = [0.0; 9];
             for j in 0..9 {
@@ -462,8 +404,8 @@ pub fn summarize(rows: &[RouteEvalRow]) -> Vec<Summary> {
                 corpus,
                 folds: rs.len(),
                 n: rs.iter().map(|r| u64::from(r.n)).sum(),
-                mean: Measures::from(mean),
-                std: Measures::from(std),
+                mean: Measures::from_array(mean),
+                std: Measures::from_array(std),
             }
         })
         .collect()
@@ -495,15 +437,17 @@ mod tests {
             corpus: "*".into(),
             fold,
             n: 10,
-            accuracy: acc,
-            macro_f1: 0.0,
-            mrr: 0.0,
-            correct_rate: 0.0,
-            mean_tokens: 0.0,
-            regret_correct: 0.0,
-            regret_tokens: 0.0,
-            latency_ms: 0.0,
-            fit_ms: 0.0,
+            measures: bench_core::Measures {
+                accuracy: acc,
+                macro_f1: 0.0,
+                mrr: 0.0,
+                correct_rate: 0.0,
+                mean_tokens: 0.0,
+                regret_correct: 0.0,
+                regret_tokens: 0.0,
+                latency_ms: 0.0,
+                fit_ms: 0.0,
+            },
         };
         let s = summarize(&[row(0, 0.5), row(1, 0.7), row(2, 0.9)]);
         assert_eq!(s.len(), 1);

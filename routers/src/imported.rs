@@ -97,10 +97,10 @@ mod tests {
         let ev = evaluate_published(&set, &folds, "pub", &choices);
         let all = ev.rows.iter().find(|r| r.corpus == "*").unwrap();
         assert_eq!(all.n, 2);
-        assert_eq!(all.correct_rate, 0.5);
-        assert_eq!(all.mean_tokens, 2.0);
-        assert_eq!(all.accuracy, 1.0);
-        assert_eq!(all.regret_correct, 0.5);
+        assert_eq!(all.measures.correct_rate, 0.5);
+        assert_eq!(all.measures.mean_tokens, 2.0);
+        assert_eq!(all.measures.accuracy, 1.0);
+        assert_eq!(all.measures.regret_correct, 0.5);
         assert_eq!(ev.predictions.len(), 2);
         assert!(!ev.predictions[1].correct);
     }

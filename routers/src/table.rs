@@ -472,15 +472,17 @@ mod tests {
             corpus: corpus.into(),
             fold: 0,
             n: 100,
-            accuracy: acc,
-            macro_f1: 0.0,
-            mrr: 0.0,
-            correct_rate: 0.0,
-            mean_tokens: cost,
-            regret_correct: 0.125,
-            regret_tokens: 0.0,
-            latency_ms: 0.0,
-            fit_ms: 0.0,
+            measures: bench_core::Measures {
+                accuracy: acc,
+                macro_f1: 0.0,
+                mrr: 0.0,
+                correct_rate: 0.0,
+                mean_tokens: cost,
+                regret_correct: 0.125,
+                regret_tokens: 0.0,
+                latency_ms: 0.0,
+                fit_ms: 0.0,
+            },
         }
     }
 

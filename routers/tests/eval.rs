@@ -89,10 +89,20 @@ fn oracle_is_perfect_and_random_is_chance() {
     // Per fold: one pooled row and one per corpus.
     assert_eq!(ev.rows.len(), 3 * 5 * 5);
     for r in pooled(&ev.rows, "oracle") {
-        assert_eq!((r.accuracy, r.macro_f1, r.mrr), (1.0, 1.0, 1.0));
-        assert_eq!((r.regret_correct, r.regret_tokens), (0.0, 0.0));
+        assert_eq!(
+            (r.measures.accuracy, r.measures.macro_f1, r.measures.mrr),
+            (1.0, 1.0, 1.0)
+        );
+        assert_eq!(
+            (r.measures.regret_correct, r.measures.regret_tokens),
+            (0.0, 0.0)
+        );
         // Synthetic: cannot-answer is 1/8 of the rows, the rest have a correct label.
-        assert!((r.correct_rate - 0.875).abs() < 0.03, "{}", r.correct_rate);
+        assert!(
+            (r.measures.correct_rate - 0.875).abs() < 0.03,
+            "{}",
+            r.measures.correct_rate
+        );
     }
     // Random picks one of 7 paradigms uniformly: it hits the label on (1 - p_ca) / 7 of rows.
     let n = set.rows.len() as f64;
@@ -100,7 +110,7 @@ fn oracle_is_perfect_and_random_is_chance() {
     let p = (1.0 - p_ca) / 7.0;
     let acc: f64 = pooled(&ev.rows, "random")
         .iter()
-        .map(|r| r.accuracy * f64::from(r.n))
+        .map(|r| r.measures.accuracy * f64::from(r.n))
         .sum::<f64>()
         / n;
     let tol = 4.0 * (p * (1.0 - p) / n).sqrt();
@@ -109,12 +119,12 @@ fn oracle_is_perfect_and_random_is_chance() {
         "random accuracy {acc}, expected {p} ± {tol}"
     );
     for r in pooled(&ev.rows, "random") {
-        assert!(r.regret_correct > 0.0);
+        assert!(r.measures.regret_correct > 0.0);
     }
     // Best-fixed: exactly the share of test rows whose chosen paradigm is correct.
     for r in pooled(&ev.rows, "best-fixed") {
-        assert!(r.accuracy > 0.05 && r.accuracy < 0.3);
-        assert!(r.regret_correct > 0.2);
+        assert!(r.measures.accuracy > 0.05 && r.measures.accuracy < 0.3);
+        assert!(r.measures.regret_correct > 0.2);
     }
 }
 
@@ -127,8 +137,8 @@ fn same_seed_same_numbers() {
             .unwrap()
             .rows;
         for r in &mut rows {
-            r.latency_ms = 0.0;
-            r.fit_ms = 0.0;
+            r.measures.latency_ms = 0.0;
+            r.measures.fit_ms = 0.0;
         }
         rows
     };

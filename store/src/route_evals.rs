@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use bench_core::{RouteEvalRow, RouteEvalSpec, RouteEvalTest, RoutePrediction};
+use bench_core::{Measures, RouteEvalRow, RouteEvalSpec, RouteEvalTest, RoutePrediction};
 
 use crate::db::{json, store_err, Store};
 use crate::error::{Result, StoreError};
@@ -76,15 +76,17 @@ impl Store {
                 corpus: r.get(2),
                 fold: r.get::<i64, _>(3) as u32,
                 n: r.get::<i64, _>(4) as u32,
-                accuracy: r.get(5),
-                macro_f1: r.get(6),
-                mrr: r.get(7),
-                correct_rate: r.get(8),
-                mean_tokens: r.get(9),
-                regret_correct: r.get(10),
-                regret_tokens: r.get(11),
-                latency_ms: r.get(12),
-                fit_ms: r.get(13),
+                measures: Measures {
+                    accuracy: r.get(5),
+                    macro_f1: r.get(6),
+                    mrr: r.get(7),
+                    correct_rate: r.get(8),
+                    mean_tokens: r.get(9),
+                    regret_correct: r.get(10),
+                    regret_tokens: r.get(11),
+                    latency_ms: r.get(12),
+                    fit_ms: r.get(13),
+                },
             })
         })
         .await
@@ -99,7 +101,27 @@ impl Store {
         tests: &[RouteEvalTest],
     ) -> Result<i64> {
         let mut tx = self.pool().begin().await.map_err(|e| self.err(e))?;
-        let id: i64 = sqlx::query_scalar(
+        let id = self.insert_route_eval(&mut tx, spec).await?;
+        for r in rows {
+            self.insert_route_eval_row(&mut tx, id, r).await?;
+        }
+        for p in predictions {
+            self.insert_route_prediction(&mut tx, id, p).await?;
+        }
+        for t in tests {
+            self.insert_route_eval_test(&mut tx, id, t).await?;
+        }
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    /// Inserts the evaluation's own row (its protocol and configuration); returns its id.
+    async fn insert_route_eval(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        spec: &RouteEvalSpec,
+    ) -> Result<i64> {
+        sqlx::query_scalar(
             "INSERT INTO route_evals (split, folds, seed, features, policy, mode, runs_json, config_json, crate_version)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
         )
@@ -112,79 +134,101 @@ impl Store {
         .bind(json(&spec.runs))
         .bind(spec.config.to_string())
         .bind(env!("CARGO_PKG_VERSION"))
-        .fetch_one(&mut *tx)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(|e| self.err(e))
+    }
+
+    /// Inserts one per-fold row of evaluation `id`.
+    async fn insert_route_eval_row(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        id: i64,
+        r: &RouteEvalRow,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO route_eval_results (eval_id, router, param, corpus, fold, n, accuracy, macro_f1,
+                mrr, correct_rate, mean_tokens, regret_correct, regret_tokens, latency_ms, fit_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+        )
+        .bind(id)
+        .bind(&r.router)
+        .bind(param_key(r.param))
+        .bind(&r.corpus)
+        .bind(r.fold as i64)
+        .bind(r.n as i64)
+        .bind(r.measures.accuracy)
+        .bind(r.measures.macro_f1)
+        .bind(r.measures.mrr)
+        .bind(r.measures.correct_rate)
+        .bind(r.measures.mean_tokens)
+        .bind(r.measures.regret_correct)
+        .bind(r.measures.regret_tokens)
+        .bind(r.measures.latency_ms)
+        .bind(r.measures.fit_ms)
+        .execute(&mut **tx)
         .await
         .map_err(|e| self.err(e))?;
-        for r in rows {
-            sqlx::query(
-                "INSERT INTO route_eval_results (eval_id, router, param, corpus, fold, n, accuracy, macro_f1,
-                    mrr, correct_rate, mean_tokens, regret_correct, regret_tokens, latency_ms, fit_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-            )
-            .bind(id)
-            .bind(&r.router)
-            .bind(param_key(r.param))
-            .bind(&r.corpus)
-            .bind(r.fold as i64)
-            .bind(r.n as i64)
-            .bind(r.accuracy)
-            .bind(r.macro_f1)
-            .bind(r.mrr)
-            .bind(r.correct_rate)
-            .bind(r.mean_tokens)
-            .bind(r.regret_correct)
-            .bind(r.regret_tokens)
-            .bind(r.latency_ms)
-            .bind(r.fit_ms)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        }
-        for p in predictions {
-            sqlx::query(
-                "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            )
-            .bind(id)
-            .bind(&p.router)
-            .bind(param_key(p.param))
-            .bind(p.fold as i64)
-            .bind(&p.corpus)
-            .bind(&p.query_id)
-            .bind(&p.chosen)
-            .bind(p.played.as_deref().unwrap_or(""))
-            .bind(i64::from(p.correct))
-            .bind(p.cost)
-            .bind(json(&p.scores))
-            .bind(p.probe_cost)
-            .bind(p.arms_played.join(","))
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        }
-        for t in tests {
-            sqlx::query(
-                "INSERT INTO route_eval_tests (eval_id, router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            )
-            .bind(id)
-            .bind(&t.router)
-            .bind(param_key(t.param))
-            .bind(&t.baseline)
-            .bind(t.n as i64)
-            .bind(t.diff)
-            .bind(t.ci_low)
-            .bind(t.ci_high)
-            .bind(t.wins as i64)
-            .bind(t.losses as i64)
-            .bind(t.p_mcnemar)
-            .bind(t.resamples as i64)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))?;
-        Ok(id)
+        Ok(())
+    }
+
+    /// Inserts one per-question prediction of evaluation `id`.
+    async fn insert_route_prediction(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        id: i64,
+        p: &RoutePrediction,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO route_predictions (eval_id, router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        )
+        .bind(id)
+        .bind(&p.router)
+        .bind(param_key(p.param))
+        .bind(p.fold as i64)
+        .bind(&p.corpus)
+        .bind(&p.query_id)
+        .bind(&p.chosen)
+        .bind(p.played.as_deref().unwrap_or(""))
+        .bind(i64::from(p.correct))
+        .bind(p.cost)
+        .bind(json(&p.scores))
+        .bind(p.probe_cost)
+        .bind(p.arms_played.join(","))
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Inserts one paired test of evaluation `id`.
+    async fn insert_route_eval_test(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        id: i64,
+        t: &RouteEvalTest,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO route_eval_tests (eval_id, router, param, baseline, n, diff, ci_low, ci_high, wins, losses, p_mcnemar, resamples)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(id)
+        .bind(&t.router)
+        .bind(param_key(t.param))
+        .bind(&t.baseline)
+        .bind(t.n as i64)
+        .bind(t.diff)
+        .bind(t.ci_low)
+        .bind(t.ci_high)
+        .bind(t.wins as i64)
+        .bind(t.losses as i64)
+        .bind(t.p_mcnemar)
+        .bind(t.resamples as i64)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// The paired tests of an evaluation, in (router, param) order.

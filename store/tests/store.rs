@@ -182,7 +182,7 @@ async fn an_unwritable_path_is_a_clear_error() {
 
 #[tokio::test]
 async fn route_evaluations_round_trip_and_keep_lambda_in_the_key() {
-    use bench_core::{RouteEvalRow, RouteEvalSpec};
+    use bench_core::{Measures, RouteEvalRow, RouteEvalSpec};
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("r.sqlite")).await.unwrap();
     let spec = RouteEvalSpec {
@@ -195,15 +195,21 @@ async fn route_evaluations_round_trip_and_keep_lambda_in_the_key() {
         runs: vec![("musique-dev".into(), 3)],
         config: serde_json::json!({"encoder": "all-MiniLM-L6-v2"}),
     };
-    let row = |router: &str, param: Option<f64>, fold: u32, acc: f64| RouteEvalRow {
-        n: 20,
-        accuracy: acc,
-        mean_tokens: 1234.5,
-        regret_correct: 0.1,
-        regret_tokens: 10.0,
-        latency_ms: 0.01,
-        fit_ms: 3.0,
-        ..fixtures::route_eval_row(router, param, "*", fold)
+    let row = |router: &str, param: Option<f64>, fold: u32, acc: f64| {
+        let base = fixtures::route_eval_row(router, param, "*", fold);
+        RouteEvalRow {
+            n: 20,
+            measures: Measures {
+                accuracy: acc,
+                mean_tokens: 1234.5,
+                regret_correct: 0.1,
+                regret_tokens: 10.0,
+                latency_ms: 0.01,
+                fit_ms: 3.0,
+                ..base.measures
+            },
+            ..base
+        }
     };
     let rows = vec![
         row("cost-aware", Some(0.0001), 0, 0.3),

@@ -325,11 +325,11 @@ mod tests {
             let n: f64 = rows.iter().map(|r| f64::from(r.n)).sum();
             (
                 rows.iter()
-                    .map(|r| r.correct_rate * f64::from(r.n))
+                    .map(|r| r.measures.correct_rate * f64::from(r.n))
                     .sum::<f64>()
                     / n,
                 rows.iter()
-                    .map(|r| r.mean_tokens * f64::from(r.n))
+                    .map(|r| r.measures.mean_tokens * f64::from(r.n))
                     .sum::<f64>()
                     / n,
             )

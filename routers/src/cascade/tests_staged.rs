@@ -76,7 +76,10 @@ fn pooled(rows: &[RouteEvalRow], router: &str, param: Option<f64>) -> (f64, f64)
     let sum = |f: &dyn Fn(&RouteEvalRow) -> f64| {
         rows.iter().map(|r| f(r) * f64::from(r.n)).sum::<f64>() / n
     };
-    (sum(&|r| r.correct_rate), sum(&|r| r.mean_tokens))
+    (
+        sum(&|r| r.measures.correct_rate),
+        sum(&|r| r.measures.mean_tokens),
+    )
 }
 
 #[test]

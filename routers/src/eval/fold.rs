@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use bench_core::routing::argmax;
 use bench_core::{
-    BenchError, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
+    BenchError, Measures, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
 };
 
 use super::split::Fold;
@@ -251,15 +251,17 @@ fn measure(
             corpus: corpus.to_string(),
             fold,
             n: n as u32,
-            accuracy,
-            macro_f1: macro_f1(&t, &p, k),
-            mrr,
-            correct_rate: cr,
-            mean_tokens: tokens + own,
-            regret_correct: oracle_cr - cr,
-            regret_tokens: tokens + own - oracle_tokens,
-            latency_ms: scored.latency_ms,
-            fit_ms: scored.fit_ms,
+            measures: Measures {
+                accuracy,
+                macro_f1: macro_f1(&t, &p, k),
+                mrr,
+                correct_rate: cr,
+                mean_tokens: tokens + own,
+                regret_correct: oracle_cr - cr,
+                regret_tokens: tokens + own - oracle_tokens,
+                latency_ms: scored.latency_ms,
+                fit_ms: scored.fit_ms,
+            },
         });
     }
     out

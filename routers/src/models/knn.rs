@@ -167,78 +167,25 @@ impl Neighbours {
         let q = f.st.matrix(rows);
         let n_train = f.x.nrows();
         let clamp = |k: usize| k.clamp(1, n_train.max(1)).min(n_train);
-        let k = ks.iter().map(|&k| clamp(k)).max().unwrap_or(0);
-        let dim = q.ncols();
-        let (qs, xs) = (
-            q.as_slice().expect("standard layout"),
-            f.x.as_slice().expect("standard layout"),
-        );
-        let norms = f.norms.as_slice().expect("contiguous");
+        let search = Search {
+            q: &q,
+            xs: f.x.as_slice().expect("standard layout"),
+            norms: f.norms.as_slice().expect("contiguous"),
+            k: ks.iter().map(|&k| clamp(k)).max().unwrap_or(0),
+        };
         let tiles: Vec<Vec<Vec<Vec<f64>>>> = (0..rows.len())
             .step_by(Q_BLOCK)
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|start| {
                 let end = (start + Q_BLOCK).min(rows.len());
-                // Always a full block (zero rows pad the last): gemm's kernel then depends on
-                // nothing but the tile, so a row scores the same alone as in any batch.
-                let mut qb = vec![0f32; Q_BLOCK * dim];
-                qb[..(end - start) * dim].copy_from_slice(&qs[start * dim..end * dim]);
-                let qn: Vec<f32> = q
-                    .outer_iter()
-                    .skip(start)
-                    .take(end - start)
-                    .map(|r| r.dot(&r))
-                    .collect();
-                let mut near: Vec<Nearest> = (start..end).map(|_| Nearest::new(k)).collect();
-                let mut prod = vec![0f32; Q_BLOCK * T_BLOCK];
-                for t0 in (0..n_train).step_by(T_BLOCK) {
-                    let t1 = (t0 + T_BLOCK).min(n_train);
-                    let w = t1 - t0;
-                    if dim == 0 {
-                        prod.fill(0.0);
-                    } else {
-                        gram_block(&qb, &xs[t0 * dim..t1 * dim], dim, &mut prod);
-                    }
-                    for (qi, nearest) in near.iter_mut().enumerate() {
-                        let line = &prod[qi * w..(qi + 1) * w];
-                        let d2 = |p: f32, nj: f32| (qn[qi] + nj - 2.0 * p).max(0.0);
-                        let mut j = t0;
-                        for (lc, nc) in line
-                            .chunks(SCAN_CHUNK)
-                            .zip(norms[t0..t1].chunks(SCAN_CHUNK))
-                        {
-                            // A branch-free test of the whole chunk first: once the list is
-                            // full, most chunks hold nothing nearer than its worst.
-                            let floor = nearest.floor();
-                            let hit = lc
-                                .iter()
-                                .zip(nc)
-                                .fold(false, |acc, (&p, &nj)| acc | (d2(p, nj) < floor));
-                            if hit {
-                                for ((jj, &p), &nj) in (j..).zip(lc).zip(nc) {
-                                    nearest.offer(d2(p, nj), jj);
-                                }
-                            }
-                            j += lc.len();
-                        }
-                    }
-                }
-                near.into_iter()
+                search
+                    .tile(start, end)
+                    .into_iter()
                     .map(|nearest| {
                         let list = nearest.finish();
                         ks.iter()
-                            .map(|&kg| {
-                                let mut s = vec![0.0f64; schema.n_classes()];
-                                let mut total = 0.0;
-                                for &(d2, j) in &list[..clamp(kg).min(list.len())] {
-                                    let w = 1.0 / (f64::from(d2).sqrt() + 1e-6);
-                                    s[f.labels[j]] += w;
-                                    total += w;
-                                }
-                                s.iter_mut().for_each(|v| *v /= total);
-                                s
-                            })
+                            .map(|&kg| votes(&list[..clamp(kg).min(list.len())], f, schema))
                             .collect::<Vec<_>>()
                     })
                     .collect::<Vec<_>>()
@@ -252,6 +199,93 @@ impl Neighbours {
         }
         out
     }
+}
+
+/// One search of the `k` nearest training rows for the standardised scored rows `q`.
+struct Search<'a> {
+    /// The standardised scored rows.
+    q: &'a Array2<f32>,
+    /// The standardised training rows, row-major.
+    xs: &'a [f32],
+    /// Each training row's squared norm.
+    norms: &'a [f32],
+    /// Neighbours kept per scored row (the largest asked for).
+    k: usize,
+}
+
+impl Search<'_> {
+    /// The nearest training rows of scored rows `start..end` (at most [`Q_BLOCK`]), their
+    /// products from gemm over [`T_BLOCK`] training rows at a time.
+    fn tile(&self, start: usize, end: usize) -> Vec<Nearest> {
+        let dim = self.q.ncols();
+        let n_train = self.norms.len();
+        let qs = self.q.as_slice().expect("standard layout");
+        // Always a full block (zero rows pad the last): gemm's kernel then depends on nothing
+        // but the tile, so a row scores the same alone as in any batch.
+        let mut qb = vec![0f32; Q_BLOCK * dim];
+        qb[..(end - start) * dim].copy_from_slice(&qs[start * dim..end * dim]);
+        let qn: Vec<f32> = self
+            .q
+            .outer_iter()
+            .skip(start)
+            .take(end - start)
+            .map(|r| r.dot(&r))
+            .collect();
+        let mut near: Vec<Nearest> = (start..end).map(|_| Nearest::new(self.k)).collect();
+        let mut prod = vec![0f32; Q_BLOCK * T_BLOCK];
+        for t0 in (0..n_train).step_by(T_BLOCK) {
+            let t1 = (t0 + T_BLOCK).min(n_train);
+            let w = t1 - t0;
+            if dim == 0 {
+                prod.fill(0.0);
+            } else {
+                gram_block(&qb, &self.xs[t0 * dim..t1 * dim], dim, &mut prod);
+            }
+            for (qi, nearest) in near.iter_mut().enumerate() {
+                let line = &prod[qi * w..(qi + 1) * w];
+                scan(nearest, line, &self.norms[t0..t1], qn[qi], t0);
+            }
+        }
+        near
+    }
+}
+
+/// Offers `nearest` the training rows from `t0` on whose products with its scored row (squared
+/// norm `qn`) are `line`, their squared norms `norms`: squared distance `|a|^2 + |b|^2 - 2 a.b`,
+/// at least 0. No allocation: this is the inner loop of the search.
+#[inline]
+fn scan(nearest: &mut Nearest, line: &[f32], norms: &[f32], qn: f32, t0: usize) {
+    let d2 = |p: f32, nj: f32| (qn + nj - 2.0 * p).max(0.0);
+    let mut j = t0;
+    for (lc, nc) in line.chunks(SCAN_CHUNK).zip(norms.chunks(SCAN_CHUNK)) {
+        // A branch-free test of the whole chunk first: once the list is full, most chunks hold
+        // nothing nearer than its worst.
+        let floor = nearest.floor();
+        let hit = lc
+            .iter()
+            .zip(nc)
+            .fold(false, |acc, (&p, &nj)| acc | (d2(p, nj) < floor));
+        if hit {
+            for ((jj, &p), &nj) in (j..).zip(lc).zip(nc) {
+                nearest.offer(d2(p, nj), jj);
+            }
+        }
+        j += lc.len();
+    }
+}
+
+/// The class scores of one scored row from its nearest training rows `list` (nearest first):
+/// each class's share of the inverse-distance weights `1 / (d + 1e-6)`.
+fn votes(list: &[(f32, usize)], f: &Fitted, schema: &RoutingSchema) -> Vec<f64> {
+    let mut s = vec![0.0f64; schema.n_classes()];
+    let mut total = 0.0;
+    for &(d2, j) in list {
+        let w = 1.0 / (f64::from(d2).sqrt() + 1e-6);
+        s[f.labels[j]] += w;
+        total += w;
+    }
+    s.iter_mut().for_each(|v| *v /= total);
+    s
 }
 
 impl ModelRouter<Neighbours> {

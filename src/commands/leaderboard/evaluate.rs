@@ -10,7 +10,7 @@ use anyhow::Result;
 use bench_core::{BenchError, Embedder, RouteEvalRow, RouteEvalTest, RoutePrediction};
 use corpora::embed::{MiniLm, VectorCache};
 use routers::protocol::{
-    evaluate_protocol, BoxError, Protocol, ProtocolError, Resources, RouterChoice,
+    evaluate_protocol, BoxError, Protocol, ProtocolError, Resources, RouteEvaluation, RouterChoice,
 };
 use routers::Family;
 use serde_json::{json, Value};
@@ -205,20 +205,7 @@ pub async fn view(
 ) -> Result<ViewResult> {
     let pk = protocol_key(plan, view);
     let stored = store.leaderboard_evaluations(&pk).await?;
-    let mut source: BTreeMap<String, i64> = BTreeMap::new();
-    let mut pending = Vec::new();
-    for r in reqs {
-        let key = router_key(&pk, &r.config);
-        let hit = stored
-            .iter()
-            .find(|(_, c)| c["leaderboard"]["routers"][&r.name] == key.as_str());
-        match hit {
-            Some((id, _)) if !ctx.refreshed(&r.name) => {
-                source.insert(r.name.clone(), *id);
-            }
-            _ => pending.push(r),
-        }
-    }
+    let (mut source, pending) = cached_or_pending(&stored, &pk, reqs, ctx);
     eprintln!(
         "leaderboard: {} {view}: {} evaluation(s) to run, {} cached",
         plan.matrix.id,
@@ -230,15 +217,7 @@ pub async fn view(
     let mut failed: BTreeMap<String, String> = BTreeMap::new();
     // The routers the data brings (cascades, published choices) come from the latest stored
     // evaluation that ran them; a view with routers cached evaluates only the new ones.
-    let mut auto_from = stored
-        .iter()
-        .find(|(_, c)| {
-            c["leaderboard"]["auto"]
-                .as_array()
-                .is_some_and(|a| !a.is_empty())
-        })
-        .or(stored.first())
-        .map(|(id, _)| *id);
+    let mut auto_from = auto_source(&stored);
     let with_data_routers = source.is_empty();
     if !pending.is_empty() {
         match run_pending(store, plan, (view, with_data_routers), &pk, &pending, ctx).await? {
@@ -256,12 +235,72 @@ pub async fn view(
             Err(why) => return Ok(skipped_view(view, reqs, why)),
         }
     }
+    let loaded = load_all(store, source.values().chain(auto_from.iter())).await?;
+    Ok(view_result(
+        view, reqs, &failed, &source, &loaded, auto_from,
+    ))
+}
+
+/// Splits the requested routers into those with a stored evaluation under their key (router
+/// name to evaluation id), unless `--refresh` names them, and those still to evaluate.
+fn cached_or_pending<'a>(
+    stored: &[(i64, Value)],
+    pk: &str,
+    reqs: &'a [Req],
+    ctx: &Ctx,
+) -> (BTreeMap<String, i64>, Vec<&'a Req>) {
+    let mut source: BTreeMap<String, i64> = BTreeMap::new();
+    let mut pending = Vec::new();
+    for r in reqs {
+        let key = router_key(pk, &r.config);
+        let hit = stored
+            .iter()
+            .find(|(_, c)| c["leaderboard"]["routers"][&r.name] == key.as_str());
+        match hit {
+            Some((id, _)) if !ctx.refreshed(&r.name) => {
+                source.insert(r.name.clone(), *id);
+            }
+            _ => pending.push(r),
+        }
+    }
+    (source, pending)
+}
+
+/// The stored evaluation the data's own routers are read from: the latest that ran any, else
+/// the latest.
+fn auto_source(stored: &[(i64, Value)]) -> Option<i64> {
+    stored
+        .iter()
+        .find(|(_, c)| {
+            c["leaderboard"]["auto"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        })
+        .or(stored.first())
+        .map(|(id, _)| *id)
+}
+
+/// Each of the evaluations `ids` read back once.
+async fn load_all(store: &Store, ids: impl Iterator<Item = &i64>) -> Result<HashMap<i64, Loaded>> {
     let mut loaded: HashMap<i64, Loaded> = HashMap::new();
-    for id in source.values().chain(auto_from.iter()) {
+    for id in ids {
         if !loaded.contains_key(id) {
             loaded.insert(*id, load(store, *id).await?);
         }
     }
+    Ok(loaded)
+}
+
+/// The view's result: each requested router's status (failed, or measured in the evaluation
+/// `source` names), then the data's own routers measured in the evaluation `auto_from`.
+fn view_result(
+    view: &str,
+    reqs: &[Req],
+    failed: &BTreeMap<String, String>,
+    source: &BTreeMap<String, i64>,
+    loaded: &HashMap<i64, Loaded>,
+    auto_from: Option<i64>,
+) -> ViewResult {
     let mut out = ViewResult {
         view: view.to_string(),
         skipped: None,
@@ -289,7 +328,7 @@ pub async fn view(
             out.auto.push((name.to_string(), family.to_string()));
         }
     }
-    Ok(out)
+    out
 }
 
 /// Every router of the view skipped for the same reason.
@@ -305,6 +344,10 @@ fn skipped_view(view: &str, reqs: &[Req], why: String) -> ViewResult {
     }
 }
 
+/// What [`run_pending`] gives back: the evaluation's id (none when storing failed) and the
+/// routers that failed with why; or, when the data cannot be evaluated on the view, why.
+type PendingRun = std::result::Result<(Option<i64>, BTreeMap<String, String>), String>;
+
 /// Runs the protocol on the pending routers and stores the evaluation with its keys: the id (none
 /// when storing failed, every pending router then failed) and the routers that failed; or, when
 /// the data cannot be evaluated on this view, why.
@@ -315,7 +358,40 @@ async fn run_pending(
     pk: &str,
     pending: &[&Req],
     ctx: &Ctx,
-) -> Result<std::result::Result<(Option<i64>, BTreeMap<String, String>), String>> {
+) -> Result<PendingRun> {
+    let mut r = match evaluate_pending(store, plan, (view, data_routers), pending, ctx).await? {
+        Ok(r) => r,
+        Err(why) => return Ok(Err(why)),
+    };
+    let failed: BTreeMap<String, String> = r.evaluation.failed.iter().cloned().collect();
+    let keys = leaderboard_keys(&r, pk, pending, &failed);
+    r.spec.config["leaderboard"] = keys;
+    match r.store(store).await {
+        Ok(id) => Ok(Ok((Some(id), failed))),
+        // What could not be stored cannot be read back or reused: the routers evaluated fail,
+        // the rest of the board still builds.
+        Err(e) => {
+            let why = format!("storing the evaluation: {e}");
+            Ok(Ok((
+                None,
+                pending
+                    .iter()
+                    .map(|p| (p.name.clone(), why.clone()))
+                    .collect(),
+            )))
+        }
+    }
+}
+
+/// One protocol call over the pending routers on the view; or, when the data cannot be routed
+/// (one class, too few rows, no signals, a single label), why.
+async fn evaluate_pending(
+    store: &Store,
+    plan: &Plan,
+    (view, data_routers): (&str, bool),
+    pending: &[&Req],
+    ctx: &Ctx,
+) -> Result<std::result::Result<RouteEvaluation, String>> {
     let protocol = Protocol {
         features: view.parse()?,
         data_routers,
@@ -357,7 +433,18 @@ async fn run_pending(
                 .map_or("none", |s| s.as_str())
         )));
     }
-    let failed: BTreeMap<String, String> = r.evaluation.failed.iter().cloned().collect();
+    Ok(Ok(r))
+}
+
+/// The `leaderboard` part of the stored configuration: the protocol key, each pending router's
+/// key (those that did not fail), the data's own routers with their family and the skipped
+/// routers with why.
+fn leaderboard_keys(
+    r: &RouteEvaluation,
+    pk: &str,
+    pending: &[&Req],
+    failed: &BTreeMap<String, String>,
+) -> Value {
     let pending_names: Vec<&str> = pending.iter().map(|p| p.name.as_str()).collect();
     let mut keys = serde_json::Map::new();
     for p in pending.iter().filter(|p| !failed.contains_key(&p.name)) {
@@ -380,26 +467,7 @@ async fn run_pending(
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
-    let mut spec = r.spec.clone();
-    spec.config["leaderboard"] =
-        json!({"protocol_key": pk, "routers": keys, "auto": auto, "skipped": skipped});
-    let mut r = r;
-    r.spec = spec;
-    match r.store(store).await {
-        Ok(id) => Ok(Ok((Some(id), failed))),
-        // What could not be stored cannot be read back or reused: the routers evaluated fail,
-        // the rest of the board still builds.
-        Err(e) => {
-            let why = format!("storing the evaluation: {e}");
-            Ok(Ok((
-                None,
-                pending
-                    .iter()
-                    .map(|p| (p.name.clone(), why.clone()))
-                    .collect(),
-            )))
-        }
-    }
+    json!({"protocol_key": pk, "routers": keys, "auto": auto, "skipped": skipped})
 }
 
 async fn load(store: &Store, id: i64) -> Result<Loaded> {

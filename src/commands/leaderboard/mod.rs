@@ -28,30 +28,11 @@ pub fn run(args: &LeaderboardArgs) -> Result<()> {
     }
 }
 
+/// Builds the board: checks every flag, evaluates each (matrix, view) of every store, ranks,
+/// writes the outputs and fails when a cell failed.
 fn build(a: &BuildArgs) -> Result<()> {
-    let out = a
-        .out
-        .as_deref()
-        .ok_or_else(|| BenchError::Invalid("--out is required".into()))?;
-    // Every flag and the output folder are checked before any store is read.
-    crate::checks::check_folder("--out", out)?;
-    reports::check_out_dir(out)?;
-    crate::checks::check_folder("--cache-dir", &a.cache_dir)?;
-    a.encoder.check()?;
-    let timeout = crate::commands::route::external_timeout(a.external_timeout)?;
-    let reqs = evaluate::requested(&a.routers, &a.external)?;
-    for r in &a.refresh {
-        if r != "all" && !reqs.iter().any(|q| &q.name == r) {
-            return Err(BenchError::Invalid(format!(
-                "--refresh {r:?}: no router of that name is on the board"
-            ))
-            .into());
-        }
-    }
+    let (out, timeout, reqs) = checked_flags(a)?;
     let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     let mut ctx = Ctx {
         model_dir: a.encoder.model_dir.clone(),
         cache_dir: a.cache_dir.clone(),
@@ -61,30 +42,7 @@ fn build(a: &BuildArgs) -> Result<()> {
         ran: 0,
         cached: 0,
     };
-    let evaluated = runtime.block_on(async {
-        let stores = matrices::open_all(&a.dbs).await?;
-        let mut evaluated = Vec::new();
-        for (db, store) in a.dbs.iter().zip(&stores) {
-            for plan in matrices::plan(store, &matrices::store_name(db)).await? {
-                let mut views = Vec::new();
-                for v in &plan.matrix.views {
-                    let t = Instant::now();
-                    views.push(evaluate::view(store, &plan, v, &reqs, &mut ctx).await?);
-                    let secs = t.elapsed().as_secs_f64();
-                    eprintln!("leaderboard: {} {v}: done in {secs:.1} s", plan.matrix.id);
-                }
-                evaluated.push(Evaluated {
-                    matrix: plan.matrix,
-                    references: plan.references,
-                    views,
-                });
-            }
-        }
-        for s in stores {
-            s.close().await;
-        }
-        anyhow::Ok(evaluated)
-    })?;
+    let evaluated = evaluate_all(a, &reqs, &mut ctx)?;
     let routers = router_infos(&reqs, &evaluated);
     let all_views: Vec<(String, ViewResult)> = evaluated
         .iter()
@@ -100,6 +58,67 @@ fn build(a: &BuildArgs) -> Result<()> {
         ctx.cached,
         started.elapsed().as_secs_f64()
     );
+    fail_on_failed_cells(&board, out)
+}
+
+/// Every flag and the output folder, checked before any store is read: the output folder, the
+/// external routers' timeout and the routers asked for (each `--refresh` name among them).
+fn checked_flags(a: &BuildArgs) -> Result<(&Path, std::time::Duration, Vec<evaluate::Req>)> {
+    let out = a
+        .out
+        .as_deref()
+        .ok_or_else(|| BenchError::Invalid("--out is required".into()))?;
+    crate::checks::check_folder("--out", out)?;
+    reports::check_out_dir(out)?;
+    crate::checks::check_folder("--cache-dir", &a.cache_dir)?;
+    a.encoder.check()?;
+    let timeout = crate::commands::route::external_timeout(a.external_timeout)?;
+    let reqs = evaluate::requested(&a.routers, &a.external)?;
+    for r in &a.refresh {
+        if r != "all" && !reqs.iter().any(|q| &q.name == r) {
+            return Err(BenchError::Invalid(format!(
+                "--refresh {r:?}: no router of that name is on the board"
+            ))
+            .into());
+        }
+    }
+    Ok((out, timeout, reqs))
+}
+
+/// Every view of every matrix of every store, evaluated in order (stores, matrices, views),
+/// each view's time told as it ends.
+fn evaluate_all(a: &BuildArgs, reqs: &[evaluate::Req], ctx: &mut Ctx) -> Result<Vec<Evaluated>> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let stores = matrices::open_all(&a.dbs).await?;
+        let mut evaluated = Vec::new();
+        for (db, store) in a.dbs.iter().zip(&stores) {
+            for plan in matrices::plan(store, &matrices::store_name(db)).await? {
+                let mut views = Vec::new();
+                for v in &plan.matrix.views {
+                    let t = Instant::now();
+                    views.push(evaluate::view(store, &plan, v, reqs, ctx).await?);
+                    let secs = t.elapsed().as_secs_f64();
+                    eprintln!("leaderboard: {} {v}: done in {secs:.1} s", plan.matrix.id);
+                }
+                evaluated.push(Evaluated {
+                    matrix: plan.matrix,
+                    references: plan.references,
+                    views,
+                });
+            }
+        }
+        for s in stores {
+            s.close().await;
+        }
+        anyhow::Ok(evaluated)
+    })
+}
+
+/// Tells each failed cell; an error naming how many failed (the board is written all the same).
+fn fail_on_failed_cells(board: &reports::leaderboard::Board, out: &Path) -> Result<()> {
     let failed: Vec<String> = board
         .cells
         .iter()

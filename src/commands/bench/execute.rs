@@ -58,10 +58,8 @@ pub(crate) async fn execute(
         if let Err(e) = run.start_units().await {
             return Err(failed(&mut run.tasks, e).await);
         }
-        if run.tasks.is_empty() && !run.waiting.is_empty() && !run.interrupted && !run.budget_hit {
-            if run.wait_for_leases(&mut ctrl_c).await {
-                continue;
-            }
+        if run.all_leased() && run.wait_for_leases(&mut ctrl_c).await {
+            continue;
         }
         match run.join_next(&mut ctrl_c).await {
             Ok(true) => break,
@@ -99,6 +97,11 @@ struct RunLoop<'a> {
 }
 
 impl RunLoop<'_> {
+    /// Nothing runs and every unit left waits on other workers' leases (the run not stopping).
+    fn all_leased(&self) -> bool {
+        self.tasks.is_empty() && !self.waiting.is_empty() && !self.interrupted && !self.budget_hit
+    }
+
     /// Starts units until `concurrency` run, the queue is empty, or the run is stopping.
     async fn start_units(&mut self) -> Result<()> {
         while !self.interrupted && !self.budget_hit && self.tasks.len() < self.concurrency {

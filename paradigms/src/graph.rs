@@ -23,8 +23,7 @@ use async_trait::async_trait;
 use bench_core::{
     BenchError, Embedder, Embeddings, Retrieval, RetrievalQuery, RetrievedChunk, Retriever,
 };
-use corpora::graph::KnowledgeGraph;
-use corpora::index::FlatIndex;
+use corpora::{FlatIndex, KnowledgeGraph};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -133,7 +133,7 @@ fn supervise(
     args: &[String],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?;
-    println!("{}", corpora::index::machine_line());
+    println!("{}", corpora::machine_line());
     println!("{rows} routing rows, 5-fold CV, each router in a child stopped after {budget} s");
     let (mut finished, mut stopped) = (0.0f64, Vec::new());
     for e in chosen(only) {
@@ -189,6 +189,6 @@ fn supervise(
             stopped.join(", ")
         }
     );
-    println!("{}", corpora::index::machine_line());
+    println!("{}", corpora::machine_line());
     Ok(())
 }

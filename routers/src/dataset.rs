@@ -190,7 +190,7 @@ mod tests {
         BenchConfig, FeatureKind, JudgeLabel, ParadigmId, ParadigmOutput, PhaseTokens,
         QualityMetrics, QueryType, ResultRecord,
     };
-    use corpora::embed::HashEmbedder;
+    use corpora::HashEmbedder;
     use store::RunSpec;
 
     /// Every run of the store, labelled by `policy`, no question-vector cache.

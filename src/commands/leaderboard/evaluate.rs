@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use bench_core::{BenchError, Embedder, RouteEvalRow, RouteEvalTest, RoutePrediction};
-use corpora::embed::{MiniLm, VectorCache};
+use corpora::{MiniLm, VectorCache};
 use routers::protocol::{
     evaluate_protocol, BoxError, Protocol, ProtocolError, Resources, RouteEvaluation, RouterChoice,
 };

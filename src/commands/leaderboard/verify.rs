@@ -207,7 +207,7 @@ async fn outcomes(store: &Store, plan: &Plan) -> Result<Outcomes> {
         probe_features: false,
     };
     // Outcomes do not depend on the question vectors: a cheap hashing encoder stands in.
-    let emb = corpora::embed::HashEmbedder::new(8);
+    let emb = corpora::HashEmbedder::new(8);
     let data = load_routing_data(store, &sel, policy, &emb, None, &opts).await?;
     let classes = &data.set.schema.classes;
     Ok(data

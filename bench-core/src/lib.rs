@@ -92,8 +92,8 @@ pub use record::{
     ResultRecord, RetrievedChunk, TokenSource,
 };
 pub use routing::{
-    ClassOutcome, FeatureBlock, FeatureKind, Measures, RouteEvalRow, RouteEvalSpec,
-    RouteEvalTest, RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
+    ClassOutcome, FeatureBlock, FeatureKind, Measures, RouteEvalRow, RouteEvalSpec, RouteEvalTest,
+    RoutePrediction, Router, RoutingCost, RoutingRow, RoutingSchema, RoutingSet,
 };
 pub use signals::{PublishedChoice, Signal};
 pub use traits::{

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 
 use super::{schema_json, ExternalRouter, ExternalSpec};
 use crate::cascade::{decide, masked, probe_needs, stages, CascadeInput, Needs};
-use crate::eval::{scrub, Evaluation, Fold};
 use crate::eval::{decided_rows, Decided};
+use crate::eval::{scrub, Evaluation, Fold};
 
 /// The protocol version a staged program answers with.
 pub(crate) const STAGED_VERSION: u64 = 2;

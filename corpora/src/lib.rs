@@ -92,9 +92,8 @@ pub use embed::{ensure_model, HashEmbedder, MiniLm, TokenEmbeddings, VectorCache
 pub use error::{CorpusError, Result};
 pub use generate::llm::LlmGenerator;
 pub use generate::offline::TemplateGenerator;
-pub use generate::{
-    write_set, Filter, Generator, Kept, LlmChecks, Outcome, Pipeline, Statistics, TypePlan,
-};
+pub use generate::write::write_set;
+pub use generate::{Filter, Generator, Kept, LlmChecks, Outcome, Pipeline, Statistics, TypePlan};
 pub use graph::build::{component_ids, component_sizes, components};
 pub use graph::normalize::entity as normalize_entity;
 pub use graph::{

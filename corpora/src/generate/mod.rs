@@ -12,7 +12,7 @@
 
 pub mod llm;
 pub mod offline;
-mod write;
+pub mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -27,8 +27,6 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::graph::KnowledgeGraph;
 use crate::load::evidence::normalize;
-
-pub use write::write_set;
 
 /// A generated question with what it was made from.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,6 +8,18 @@ use common::*;
 
 use std::path::Path;
 
+/// `route eval` on the probe signals, trained on the given split's training runs.
+const EVAL_P_GIVEN: &[&str] = &[
+    "route",
+    "eval",
+    "--features",
+    "p",
+    "--split",
+    "given",
+    "--routers",
+    "best-single",
+];
+
 fn folder(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/datasets")
@@ -26,19 +38,7 @@ fn staged_cascades_deliver_an_arm_they_played_and_store_every_arm_paid_for() {
         &db,
         &["import", "adarague", &folder("adarague-llama8b"), "--pairs"],
     ));
-    let out = run_on(
-        &db,
-        &[
-            "route",
-            "eval",
-            "--features",
-            "p",
-            "--split",
-            "given",
-            "--routers",
-            "best-single",
-        ],
-    );
+    let out = run_on(&db, EVAL_P_GIVEN);
     check_ok(&out);
     let table = text(&out.stdout);
     let paired = after(&table, "paired against best-single");
@@ -114,19 +114,7 @@ fn staged_cascades_deliver_an_arm_they_played_and_store_every_arm_paid_for() {
     let before = query_db(&db, "SELECT count(*) FROM route_predictions")[0];
     exec_db(&db, "ALTER TABLE route_predictions DROP COLUMN arms_played");
     exec_db(&db, "PRAGMA user_version = 16");
-    check_ok(&run_on(
-        &db,
-        &[
-            "route",
-            "eval",
-            "--features",
-            "p",
-            "--split",
-            "given",
-            "--routers",
-            "best-single",
-        ],
-    ));
+    check_ok(&run_on(&db, EVAL_P_GIVEN));
     assert_eq!(query_db(&db, "PRAGMA user_version"), [17]);
     assert_eq!(
         query_db(

@@ -159,8 +159,7 @@ pub(crate) fn evaluate_with(
         failed,
         operating_points: Vec::new(),
     };
-    let fb = |inner: &[Fold]| fallbacks(set, inner, ctx, opts.fallback);
-    ev.operating_points = operating::fix_points(set, entries, folds, ctx, opts, &fb, &mut ev)?;
+    ev.operating_points = operating::fix_points(set, entries, folds, ctx, opts, &mut ev)?;
     Ok(ev)
 }
 

@@ -78,7 +78,6 @@ pub(super) fn fix_points(
     folds: &[Fold],
     ctx: &RouterContext,
     opts: &EvalOptions,
-    fallbacks: &FallbacksOf<'_>,
     ev: &mut Evaluation,
 ) -> Result<Vec<OperatingPoint>> {
     let ran = |e: &&Candidate| {
@@ -90,7 +89,7 @@ pub(super) fn fix_points(
     if swept.is_empty() {
         return Ok(Vec::new());
     }
-    let inner = inner_scores(set, (&swept, folds), ctx, opts, fallbacks)?;
+    let inner = inner_scores(set, (&swept, folds), ctx, opts)?;
     let mut points = Vec::new();
     for e in &swept {
         for fi in 0..folds.len() {
@@ -148,9 +147,6 @@ pub(super) fn fix_points(
 /// Per fold, per test row: the class a `cannot-answer` prediction plays.
 type Fallbacks = Vec<Vec<Option<usize>>>;
 
-/// The fallbacks of a list of folds (the evaluation's rule, applied to inner folds).
-pub(super) type FallbacksOf<'a> = dyn Fn(&[Fold]) -> Result<Fallbacks> + Sync + 'a;
-
 /// Pooled inner correct rate and mean cost per (router, outer fold, value bits); `None` where an
 /// inner fit of that outer fold failed or its inner folds could not be formed.
 type InnerScores = BTreeMap<InnerKey, Option<(f64, f64)>>;
@@ -163,7 +159,6 @@ fn inner_scores(
     (swept, folds): (&[&Candidate], &[Fold]),
     ctx: &RouterContext,
     opts: &EvalOptions,
-    fallbacks: &FallbacksOf<'_>,
 ) -> Result<InnerScores> {
     let needs = swept.iter().any(|e| e.sweep.len() > 1);
     let inner: Vec<Option<Vec<Fold>>> = folds
@@ -177,7 +172,11 @@ fn inner_scores(
         .collect();
     let fb: Vec<Fallbacks> = inner
         .iter()
-        .map(|g| g.as_ref().map_or(Ok(Vec::new()), |g| fallbacks(g)))
+        .map(|g| {
+            g.as_ref().map_or(Ok(Vec::new()), |g| {
+                super::fallbacks(set, g, ctx, opts.fallback)
+            })
+        })
         .collect::<Result<_>>()?;
     let mut jobs = Vec::new();
     for e in swept.iter().filter(|e| e.sweep.len() > 1) {

@@ -1,7 +1,8 @@
 //! Reading the signals: per signal the AUROC for "this paradigm is correct", the share of the
 //! best-single → Oracle gap a router closes, and CostSave@BestSingle (after LLMRouterBench: the
-//! largest share of best-single's mean cost that one of a router's operating points saves while
-//! its correct rate stays within a stated tolerance of best-single's).
+//! share of best-single's mean cost that a router's operating point saves while its correct rate
+//! stays within a stated tolerance of best-single's; `route eval` reads the point fixed on the
+//! training folds).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,6 @@ use bench_core::{FeatureKind, RoutePrediction, RoutingSet};
 
 use crate::entry::Family;
 use crate::eval::Summary;
-use crate::table::router_label;
 
 /// The tolerance of CostSave@BestSingle: an operating point counts while its correct rate is at
 /// least best-single's minus 0.5 points.
@@ -202,11 +202,10 @@ pub fn render(
     let (Some(bs), Some(oracle)) = (one("best-single"), one("oracle")) else {
         return out;
     };
-    let mut probe: BTreeMap<(String, Option<u64>), (f64, f64)> = BTreeMap::new();
-    for p in predictions {
-        let e = probe
-            .entry((p.router.clone(), p.param.map(f64::to_bits)))
-            .or_default();
+    // Probe and total cost of each router's fixed-point predictions.
+    let mut probe: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for p in predictions.iter().filter(|p| p.param.is_none()) {
+        let e = probe.entry(p.router.as_str()).or_default();
         e.0 += p.probe_cost;
         e.1 += p.cost;
     }
@@ -231,18 +230,17 @@ pub fn render(
             continue;
         };
         let share = probe
-            .get(&(router.clone(), best.0.map(f64::to_bits)))
+            .get(router.as_str())
             .filter(|(_, total)| *total > 0.0)
             .map_or(0.0, |(p, total)| p / total);
-        let ops = [(best.1, best.2)];
         out.push_str(&format!(
             "{:<34} {:>7.2} {:>10} {:>8.2} {:>10.1}% {:>10}\n",
-            router_label(router, best.0),
+            router,
             100.0 * best.1,
             gap_share(best.1, bs.0, oracle.0).map_or("-".into(), |g| format!("{:.1}%", 100.0 * g)),
             best.2,
             100.0 * share,
-            cost_save(&ops, bs).map_or("-".into(), |c| format!("{:.1}%", 100.0 * c)),
+            cost_save(&[(best.1, best.2)], bs).map_or("-".into(), |c| format!("{:.1}%", 100.0 * c)),
         ));
     }
     out

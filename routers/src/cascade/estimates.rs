@@ -45,14 +45,17 @@ pub(crate) fn probe_needs(input: &CascadeInput<'_>) -> Needs {
         .collect()
 }
 
+/// Whether a signal that needs the arms `need` is known after running `ran` (`None`: never).
+pub(crate) fn known(need: &Option<Vec<usize>>, ran: &[usize]) -> bool {
+    need.as_ref()
+        .is_some_and(|n| n.iter().all(|c| ran.contains(c)))
+}
+
 /// `row` as known after running `ran`: the columns of signals not yet known read as missing.
 pub(crate) fn masked(row: &RoutingRow, needs: &Needs, ran: &[usize]) -> RoutingRow {
     let mut r = row.clone();
     for (col, need) in needs {
-        let known = need
-            .as_ref()
-            .is_some_and(|n| n.iter().all(|c| ran.contains(c)));
-        if !known {
+        if !known(need, ran) {
             r.features[*col] = 0.0;
             r.features[*col + 1] = 0.0;
         }

@@ -35,11 +35,11 @@ mod stages;
 mod voi;
 pub(crate) use arms::arms_paid;
 pub use input::CascadeInput;
-pub(crate) use stages::decide;
 pub use stages::{cost_order, stages};
+pub(crate) use stages::{decide, training_order};
 
 use estimates::known_after;
-pub(crate) use estimates::{masked, probe_needs, Needs};
+pub(crate) use estimates::{known, masked, probe_needs, Needs};
 use select::{walk_tau, walk_voi, Plan};
 
 /// Thresholds of the τ sweep; above 1 the cascade never stops early (it runs every paradigm and
@@ -79,12 +79,7 @@ pub fn evaluate_cascades(input: &CascadeInput<'_>) -> Result<Evaluation> {
     let mut ev = Evaluation::default();
     for (fi, f) in input.folds.iter().enumerate() {
         let train = set.subset(&f.train);
-        let order = cost_order(&train);
-        if order.is_empty() {
-            return Err(BenchError::Invalid(
-                "cascade: no paradigm has training outcomes".into(),
-            ));
-        }
+        let order = training_order(&train)?;
         let single = Plan::new(order.iter().map(|&c| vec![c]).collect(), &order, k);
         let staged = Plan::new(stages(&set.schema, &order), &order, k);
         // cascade-lr keeps its linear estimate; the staged cascades read boosted trees, which

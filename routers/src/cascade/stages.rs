@@ -13,6 +13,19 @@ pub fn cost_order(train: &RoutingSet) -> Vec<usize> {
     order
 }
 
+/// [`cost_order`] of a fold's training rows, an error when no paradigm has a training outcome
+/// (no stage could be formed): the built-in cascades and a staged external program both start
+/// from it.
+pub(crate) fn training_order(train: &RoutingSet) -> Result<Vec<usize>> {
+    let order = cost_order(train);
+    if order.is_empty() {
+        return Err(BenchError::Invalid(
+            "cascade: no paradigm has training outcomes".into(),
+        ));
+    }
+    Ok(order)
+}
+
 /// Per paradigm class, the mean cost over the training rows that have its outcome (infinite
 /// when none has).
 pub(crate) fn mean_costs(train: &RoutingSet) -> Vec<f64> {

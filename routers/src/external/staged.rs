@@ -9,7 +9,9 @@ use bench_core::{BenchError, Result, RoutingRow, RoutingSet};
 use serde_json::{json, Value};
 
 use super::{schema_json, ExternalRouter, ExternalSpec};
-use crate::cascade::{decide, masked, probe_needs, stages, CascadeInput, Needs};
+use crate::cascade::{
+    decide, known, masked, probe_needs, stages, training_order, CascadeInput, Needs,
+};
 use crate::eval::{decided_rows, Decided};
 use crate::eval::{scrub, Evaluation, Fold};
 
@@ -23,19 +25,20 @@ pub(crate) fn evaluate(
     spec: &ExternalSpec,
     input: &CascadeInput<'_>,
 ) -> Result<Option<Evaluation>> {
+    let needs = probe_needs(input);
     let mut ev = Evaluation::default();
     for (fi, f) in input.folds.iter().enumerate() {
         let seed = crate::rng::mix64(input.seed ^ fi as u64);
         let mut router = ExternalRouter::new(spec.clone(), seed);
         let train = input.set.subset(&f.train);
-        let plan = stages(&input.set.schema, &crate::cascade::cost_order(&train));
+        let plan = stages(&input.set.schema, &training_order(&train)?);
         let fitted = router.fit_staged(&train, &plan);
         let items = match fitted {
             Ok(false) if fi == 0 => return Ok(None),
             Ok(false) => {
                 Err(router.err("answered version 2 on the first fold and version 1 on a later one"))
             }
-            Ok(true) => walk(&router, input, f, &plan),
+            Ok(true) => walk(&router, input, &needs, f, &plan),
             Err(e) => Err(e),
         };
         match items {
@@ -59,11 +62,11 @@ pub(crate) fn evaluate(
 fn walk(
     router: &ExternalRouter,
     input: &CascadeInput<'_>,
+    needs: &Needs,
     f: &Fold,
     plan: &[Vec<usize>],
 ) -> Result<Vec<Decided>> {
     let set = input.set;
-    let needs = probe_needs(input);
     let mut open: Vec<usize> = (0..f.test.len()).collect();
     let mut done: Vec<Option<Decided>> = vec![None; f.test.len()];
     let mut ran: Vec<usize> = Vec::new();
@@ -125,10 +128,6 @@ fn stage_row(
     (before, ran): (&[usize], &[usize]),
 ) -> Value {
     let shown = masked(&scrub(row), needs, ran);
-    let known = |n: &Option<Vec<usize>>, arms: &[usize]| {
-        n.as_ref()
-            .is_some_and(|n| n.iter().all(|c| arms.contains(c)))
-    };
     let fresh: serde_json::Map<String, Value> = needs
         .iter()
         .filter(|(_, n)| known(n, ran) && !known(n, before))

@@ -168,7 +168,7 @@ fn ms(t: Instant) -> f64 {
 /// probe) pairs stored by an earlier invocation.
 struct Due<'a> {
     probes: Vec<&'a str>,
-    done: BTreeSet<(String, String)>,
+    done: &'a Done,
 }
 
 impl Due<'_> {
@@ -252,16 +252,13 @@ fn prepare(inputs: &ProbeInputs<'_>, due: &Due<'_>, todo: &[usize]) -> Prepared 
     }
 }
 
+/// The (question, probe) pairs of the run's stored signals.
+type Done = BTreeSet<(String, String)>;
+
 /// Runs the pending probes and stores their signals; returns (questions probed, signals written).
-pub(crate) async fn run(inputs: ProbeInputs<'_>) -> Result<(usize, usize)> {
+/// `done` holds the pairs stored before the step.
+pub(crate) async fn run(inputs: ProbeInputs<'_>, done: &Done) -> Result<(usize, usize)> {
     let probes = runnable(&inputs);
-    let done: BTreeSet<(String, String)> = inputs
-        .store
-        .signals(inputs.run_id)
-        .await?
-        .into_iter()
-        .map(|(q, s)| (q, s.probe))
-        .collect();
     let due = Due { probes, done };
     let todo: Vec<usize> = (0..inputs.queries.len())
         .filter(|&i| {
@@ -396,6 +393,14 @@ impl Invocation<'_> {
             return Ok(());
         }
         let t = Instant::now();
+        // Read once: `run` writes only the offline probes, so the set still holds for `answers`
+        // and `pairs`, and `answers` writes none of `pairs`' signals.
+        let done: Done = store
+            .signals(run_id)
+            .await?
+            .into_iter()
+            .map(|(q, s)| (q, s.probe))
+            .collect();
         let inputs = ProbeInputs {
             store,
             run_id,
@@ -406,14 +411,14 @@ impl Invocation<'_> {
             chunk_texts: self.corpus.chunks.iter().map(|c| c.text.as_str()).collect(),
             graph: has_graph.then(|| parts.graph_retriever()).transpose()?,
         };
-        let (mut questions, mut written) = run(inputs).await?;
+        let (mut questions, mut written) = run(inputs, &done).await?;
         if self.llm_settings.is_some() && probes.contains(&"answers") {
-            let (q, w) = answers(store, run_id, self.queries).await?;
+            let (q, w) = answers(store, run_id, self.queries, &done).await?;
             questions = questions.max(q);
             written += w;
         }
         if probes.contains(&"pairs") {
-            let (q, w) = pairs(store, run_id, self.queries, self.paradigm_ids).await?;
+            let (q, w) = pairs(store, run_id, self.queries, self.paradigm_ids, &done).await?;
             questions = questions.max(q);
             written += w;
         }
@@ -435,14 +440,11 @@ impl Invocation<'_> {
 }
 
 /// The questions of the run that already hold signals of `probe`.
-async fn probed(store: &Store, run_id: i64, probe: &str) -> Result<BTreeSet<String>> {
-    Ok(store
-        .signals(run_id)
-        .await?
-        .into_iter()
-        .filter(|(_, s)| s.probe == probe)
-        .map(|(q, _)| q)
-        .collect())
+fn probed<'a>(done: &'a Done, probe: &str) -> BTreeSet<&'a str> {
+    done.iter()
+        .filter(|(_, p)| p == probe)
+        .map(|(q, _)| q.as_str())
+        .collect()
 }
 
 /// One question's signals as rows, each billed an equal share of the time since `t`.
@@ -460,9 +462,14 @@ fn timed(q: &Query, out: Vec<Signal>, t: Instant) -> impl Iterator<Item = (Strin
 /// Its signals cost nothing of their own: a router reading them pays the two paradigms, whose
 /// LLM tokens the tuples already bill. Questions where either answer is missing (a failed tuple)
 /// get no row, so the next invocation, which retries the tuple, probes them.
-async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize, usize)> {
+async fn answers(
+    store: &Store,
+    run_id: i64,
+    queries: &[Query],
+    done: &Done,
+) -> Result<(usize, usize)> {
     use bench_core::ParadigmId::{LlmOnly, Naive};
-    let done = probed(store, run_id, "answers").await?;
+    let done = probed(done, "answers");
     let of = |rows: Vec<(String, String, serde_json::Value)>| -> HashMap<String, (String, serde_json::Value)> {
         rows.into_iter().map(|(q, a, t)| (q, (a, t))).collect()
     };
@@ -474,7 +481,7 @@ async fn answers(store: &Store, run_id: i64, queries: &[Query]) -> Result<(usize
     }
     let mut rows = Vec::new();
     let mut questions = 0;
-    for q in queries.iter().filter(|q| !done.contains(&q.id)) {
+    for q in queries.iter().filter(|q| !done.contains(q.id.as_str())) {
         let (Some((a, ta)), Some((b, tb))) = (direct.get(&q.id), naive.get(&q.id)) else {
             continue;
         };
@@ -521,6 +528,7 @@ async fn pairs(
     run_id: i64,
     queries: &[Query],
     arms: &[bench_core::ParadigmId],
+    done: &Done,
 ) -> Result<(usize, usize)> {
     if arms.len() < 2 {
         eprintln!(
@@ -528,7 +536,7 @@ async fn pairs(
         );
         return Ok((0, 0));
     }
-    let done = probed(store, run_id, metrics::pairs::PROBE).await?;
+    let done = probed(done, metrics::pairs::PROBE);
     let mut by_arm = Vec::with_capacity(arms.len());
     for &p in arms {
         let rows = store.answered(run_id, p.as_str()).await?;
@@ -537,7 +545,7 @@ async fn pairs(
     }
     let mut rows = Vec::new();
     let mut questions = 0;
-    for q in queries.iter().filter(|q| !done.contains(&q.id)) {
+    for q in queries.iter().filter(|q| !done.contains(q.id.as_str())) {
         let answers: Option<Vec<(bench_core::ParadigmId, &str)>> = by_arm
             .iter()
             .map(|(p, m)| m.get(&q.id).map(|a| (*p, a.as_str())))

@@ -18,12 +18,15 @@ use std::time::Instant;
 
 use bench_core::routing::argmax;
 pub use bench_core::Measures;
-use bench_core::{Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet};
+use bench_core::{
+    Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSchema, RoutingSet,
+};
 use rayon::prelude::*;
 
 use crate::baselines::most_frequent_optimal_class;
 use crate::entry::RouterContext;
 pub use crate::entry::{Candidate, MakeCandidate};
+use crate::probe_columns::ProbeBill;
 use crate::rng::mix64;
 
 mod fold;
@@ -288,14 +291,33 @@ fn decided_prediction(
         correct: d.correct,
         cost: d.cost,
         probe_cost: d.probe_cost,
-        arms_played: d
-            .arms
-            .iter()
-            .filter_map(|&c| schema.paradigm_of(c))
-            .map(|p| p.as_str().to_string())
-            .collect(),
+        arms_played: paradigm_names(schema, &d.arms),
         scores: one_hot(schema.n_classes(), d.class),
     }
+}
+
+/// The paradigms paid for on one question, in the order they ran, each once: the probe's arms
+/// (class order), then `played` when the probe had not run it. This is what `arms_played` stores
+/// for every router.
+pub(crate) fn arms_paid(
+    schema: &RoutingSchema,
+    bill: Option<&ProbeBill>,
+    played: Option<usize>,
+) -> Vec<String> {
+    let mut ran: Vec<usize> = bill.map(|b| b.ran.clone()).unwrap_or_default();
+    if let Some(p) = played.filter(|p| !ran.contains(p)) {
+        ran.push(p);
+    }
+    paradigm_names(schema, &ran)
+}
+
+/// The paradigm names of `classes`, in their order (classes that are no paradigm left out).
+fn paradigm_names(schema: &RoutingSchema, classes: &[usize]) -> Vec<String> {
+    classes
+        .iter()
+        .filter_map(|&c| schema.paradigm_of(c))
+        .map(|p| p.as_str().to_string())
+        .collect()
 }
 
 /// The decided questions pooled (`*`) and per corpus, in corpus name order (`*` first).

@@ -27,13 +27,11 @@ use bench_core::{BenchError, ParadigmId, Result, RoutingSet};
 use crate::eval::{choose_operating_point, Evaluation, Fold, OperatingPoint};
 use crate::eval::{decided_rows, Decided};
 
-mod arms;
 mod estimates;
 mod input;
 mod select;
 mod stages;
 mod voi;
-pub(crate) use arms::arms_paid;
 pub use input::CascadeInput;
 pub use stages::{cost_order, stages};
 pub(crate) use stages::{decide, training_order};

@@ -83,7 +83,7 @@ pub(super) fn evaluate_fold(
                 correct,
                 cost: cost + scored.costs[i],
                 probe_cost: play.billed(i, c).0,
-                arms_played: crate::cascade::arms_paid(
+                arms_played: super::arms_paid(
                     schema,
                     play.bills.map(|b| &b[play.test[i]]),
                     play.played(i, c),

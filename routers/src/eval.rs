@@ -16,25 +16,19 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bench_core::routing::argmax;
 pub use bench_core::Measures;
-use bench_core::{
-    Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSchema, RoutingSet,
-};
+use bench_core::{Result, RouteEvalRow, RoutePrediction, RoutingSet};
 use rayon::prelude::*;
 
-use crate::baselines::most_frequent_optimal_class;
 use crate::entry::RouterContext;
 pub use crate::entry::{Candidate, MakeCandidate};
-use crate::probe_columns::ProbeBill;
-use crate::rng::mix64;
 
 mod fold;
 mod operating;
 mod split;
 mod types;
 pub use fold::scrub;
-use fold::{evaluate_fold, FoldResult};
+use fold::{evaluate_fold, fallbacks, FoldResult};
 pub(crate) use fold::{macro_f1, rank_of};
 pub use operating::{choose_operating_point, inner_folds, INNER_FOLDS};
 pub use split::{stratified_kfold, Fold, Split};
@@ -60,34 +54,6 @@ pub fn evaluate(
             progress: None,
         },
     )
-}
-
-/// Per fold, per test row: the paradigm class a `cannot-answer` prediction plays.
-fn fallbacks(
-    set: &RoutingSet,
-    folds: &[Fold],
-    ctx: &RouterContext,
-    fallback: Fallback,
-) -> Result<Vec<Vec<Option<usize>>>> {
-    folds
-        .par_iter()
-        .enumerate()
-        .map(|(fi, f)| {
-            let train = set.subset(&f.train);
-            let constant = most_frequent_optimal_class(&set.schema, &train.rows);
-            if fallback == Fallback::MostFrequent {
-                return Ok(vec![constant; f.test.len()]);
-            }
-            // The fold's seed, as the util-lr candidates of the same fold get it: they share
-            // this fit.
-            let mut u = crate::utility::fallback_router(mix64(ctx.seed ^ fi as u64), &ctx.fits);
-            u.fit(&train)?;
-            let rows: Vec<RoutingRow> = f.test.iter().map(|&i| scrub(&set.rows[i])).collect();
-            let scores = u.scores_batch(&set.schema, &rows)?;
-            let ca = set.schema.cannot_answer();
-            Ok(scores.iter().map(|s| Some(argmax(&s[..ca]))).collect())
-        })
-        .collect()
 }
 
 /// Evaluates every entry (each value of its sweep) on every fold.
@@ -291,33 +257,9 @@ fn decided_prediction(
         correct: d.correct,
         cost: d.cost,
         probe_cost: d.probe_cost,
-        arms_played: paradigm_names(schema, &d.arms),
+        arms_played: fold::paradigm_names(schema, &d.arms),
         scores: one_hot(schema.n_classes(), d.class),
     }
-}
-
-/// The paradigms paid for on one question, in the order they ran, each once: the probe's arms
-/// (class order), then `played` when the probe had not run it. This is what `arms_played` stores
-/// for every router.
-pub(crate) fn arms_paid(
-    schema: &RoutingSchema,
-    bill: Option<&ProbeBill>,
-    played: Option<usize>,
-) -> Vec<String> {
-    let mut ran: Vec<usize> = bill.map(|b| b.ran.clone()).unwrap_or_default();
-    if let Some(p) = played.filter(|p| !ran.contains(p)) {
-        ran.push(p);
-    }
-    paradigm_names(schema, &ran)
-}
-
-/// The paradigm names of `classes`, in their order (classes that are no paradigm left out).
-fn paradigm_names(schema: &RoutingSchema, classes: &[usize]) -> Vec<String> {
-    classes
-        .iter()
-        .filter_map(|&c| schema.paradigm_of(c))
-        .map(|p| p.as_str().to_string())
-        .collect()
 }
 
 /// The decided questions pooled (`*`) and per corpus, in corpus name order (`*` first).

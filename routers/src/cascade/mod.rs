@@ -22,7 +22,7 @@
 //! that value are the router's own (`param: None`). Decisions read features only; the outcomes
 //! of a test row are read after the decision, to score and bill it.
 
-use bench_core::{BenchError, ParadigmId, Result, RoutingSet};
+use bench_core::{ParadigmId, Result, RoutingSet};
 
 use crate::eval::{choose_operating_point, Evaluation, Fold, OperatingPoint};
 use crate::eval::{decided_rows, Decided};
@@ -33,7 +33,7 @@ mod select;
 mod stages;
 mod voi;
 pub use input::CascadeInput;
-pub use stages::{cost_order, stages};
+pub use stages::stages;
 pub(crate) use stages::{decide, training_order};
 
 use estimates::known_after;
@@ -244,6 +244,7 @@ fn agree_rule(
 
 #[cfg(test)]
 mod tests {
+    use super::stages::cost_order;
     use super::*;
     use bench_core::{ClassOutcome, FeatureKind, QueryType, RoutingRow, RoutingSchema};
     use std::collections::BTreeMap;

@@ -6,12 +6,18 @@ use std::time::Instant;
 
 use bench_core::routing::argmax;
 use bench_core::{
-    BenchError, Measures, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSet,
+    BenchError, Measures, Result, RouteEvalRow, RoutePrediction, Router, RoutingRow, RoutingSchema,
+    RoutingSet,
 };
 
+use rayon::prelude::*;
+
 use super::split::Fold;
+use super::types::Fallback;
+use crate::baselines::most_frequent_optimal_class;
 use crate::entry::Candidate;
 use crate::entry::RouterContext;
+use crate::probe_columns::ProbeBill;
 use crate::rng::mix64;
 
 /// One (router, sweep value, fold): its measurement rows and per-question predictions.
@@ -83,7 +89,7 @@ pub(super) fn evaluate_fold(
                 correct,
                 cost: cost + scored.costs[i],
                 probe_cost: play.billed(i, c).0,
-                arms_played: super::arms_paid(
+                arms_played: arms_paid(
                     schema,
                     play.bills.map(|b| &b[play.test[i]]),
                     play.played(i, c),
@@ -311,4 +317,56 @@ pub(crate) fn macro_f1(truth: &[usize], pred: &[usize], n_classes: usize) -> f64
         .map(|&c| 2.0 * tp[c] as f64 / (n_true[c] + n_pred[c]) as f64)
         .sum::<f64>()
         / present.len() as f64
+}
+
+/// Per fold, per test row: the paradigm class a `cannot-answer` prediction plays.
+pub(super) fn fallbacks(
+    set: &RoutingSet,
+    folds: &[Fold],
+    ctx: &RouterContext,
+    fallback: Fallback,
+) -> Result<Vec<Vec<Option<usize>>>> {
+    folds
+        .par_iter()
+        .enumerate()
+        .map(|(fi, f)| {
+            let train = set.subset(&f.train);
+            let constant = most_frequent_optimal_class(&set.schema, &train.rows);
+            if fallback == Fallback::MostFrequent {
+                return Ok(vec![constant; f.test.len()]);
+            }
+            // The fold's seed, as the util-lr candidates of the same fold get it: they share
+            // this fit.
+            let mut u = crate::utility::fallback_router(mix64(ctx.seed ^ fi as u64), &ctx.fits);
+            u.fit(&train)?;
+            let rows: Vec<RoutingRow> = f.test.iter().map(|&i| scrub(&set.rows[i])).collect();
+            let scores = u.scores_batch(&set.schema, &rows)?;
+            let ca = set.schema.cannot_answer();
+            Ok(scores.iter().map(|s| Some(argmax(&s[..ca]))).collect())
+        })
+        .collect()
+}
+
+/// The paradigms paid for on one question, in the order they ran, each once: the probe's arms
+/// (class order), then `played` when the probe had not run it. This is what `arms_played` stores
+/// for every router.
+fn arms_paid(
+    schema: &RoutingSchema,
+    bill: Option<&ProbeBill>,
+    played: Option<usize>,
+) -> Vec<String> {
+    let mut ran: Vec<usize> = bill.map(|b| b.ran.clone()).unwrap_or_default();
+    if let Some(p) = played.filter(|p| !ran.contains(p)) {
+        ran.push(p);
+    }
+    paradigm_names(schema, &ran)
+}
+
+/// The paradigm names of `classes`, in their order (classes that are no paradigm left out).
+pub(super) fn paradigm_names(schema: &RoutingSchema, classes: &[usize]) -> Vec<String> {
+    classes
+        .iter()
+        .filter_map(|&c| schema.paradigm_of(c))
+        .map(|p| p.as_str().to_string())
+        .collect()
 }

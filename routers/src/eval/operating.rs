@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use bench_core::{BenchError, Result, RoutingSet};
 use rayon::prelude::*;
 
-use super::fold::evaluate_fold;
+use super::fold::{evaluate_fold, fallbacks};
 use super::split::{stratified_kfold, Fold};
 use super::types::{EvalOptions, Evaluation, OperatingPoint};
 use crate::entry::{Candidate, RouterContext};
@@ -173,9 +173,8 @@ fn inner_scores(
     let fb: Vec<Fallbacks> = inner
         .iter()
         .map(|g| {
-            g.as_ref().map_or(Ok(Vec::new()), |g| {
-                super::fallbacks(set, g, ctx, opts.fallback)
-            })
+            g.as_ref()
+                .map_or(Ok(Vec::new()), |g| fallbacks(set, g, ctx, opts.fallback))
         })
         .collect::<Result<_>>()?;
     let mut jobs = Vec::new();

@@ -75,7 +75,7 @@ fn walk(
         ran.extend(arms.iter().copied());
         let rows: Vec<Value> = open
             .iter()
-            .map(|&r| stage_row(set, &set.rows[f.test[r]], &needs, (&before, &ran)))
+            .map(|&r| stage_row(set, &set.rows[f.test[r]], needs, (&before, &ran)))
             .collect();
         let msg = json!({
             "type": "stage",

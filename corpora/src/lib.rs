@@ -63,8 +63,8 @@
 //! - AdaRAGUE's LLaMA-8B outcomes with answers and SeaKR's uncertainty (`adarague`).
 //! - Question generation of Algorithm 2: sources from the corpus and its graph, the `Generator`
 //!   trait with LLM prompts (`generate::llm`) and graph templates (`generate::offline`),
-//!   verify-then-filter over the `Reader` and `Judge` traits, the set written atomically
-//!   (`generate`).
+//!   verify-then-filter over the `Reader` and `Judge` traits (`generate`), the set written
+//!   atomically (`generate::write`).
 //!
 //! Why a crate of its own: heavy dependencies (tokenizers, gemm, faiss; the weights are read with
 //! `safetensors`); features `faiss`, `candle-baseline` (candle's BertModel: perf_encoder's baseline
@@ -107,11 +107,15 @@ pub use index::{
     dense_index, gemm_kernel, load_average, machine_line, FlatIndex, Hit, HnswIndex, HnswParams,
     IvfIndex, IvfParams, Origin, Rows,
 };
+// Two modules name a type `Candidate`; the root names each by what it is a candidate for.
+pub use generate::{Candidate as QuestionCandidate, Source as QuestionSource};
+pub use load::semantic::Candidate as SentenceCandidate;
 pub use load::semantic::{
     calibrate, twowiki_statements, unmatched_path, Calibration, SemanticMatching, SentenceIndex,
     SentenceSearch,
 };
 pub use load::{
-    check_corpus_name, chunk_documents, find_data_dir, load_corpus, sample_stratified, LoadOptions,
+    check_corpus_name, chunk_documents, find_data_dir, load_corpus, sample_stratified, CorpusInfo,
+    CorpusLocation, DataDir, FileStatus, LoadOptions,
 };
 pub use outcomes::{load_adaptive_rag, load_outcomes_jsonl, ArmSpec};

@@ -354,7 +354,6 @@ fn attention_pairs(seqs: &[&[u32]], heads: usize) -> Vec<(usize, usize, usize)> 
     pairs
 }
 
-/// Every row of `dst` (row length `bias.len()`) set to `bias`.
 /// One head's attention for one text (rows `start..start + l` of `qkv`): `softmax(Q K^T scale) V`
 /// as `l x dh`, row-major; `scores` is scratch of at least `l * l`.
 #[allow(clippy::too_many_arguments)]
@@ -417,6 +416,7 @@ fn attention_head(
     out
 }
 
+/// Every row of `dst` (row length `bias.len()`) set to `bias`.
 fn fill_rows(dst: &mut [f32], bias: &[f32]) {
     for r in dst.chunks_exact_mut(bias.len()) {
         r.copy_from_slice(bias);

@@ -132,7 +132,7 @@ pub struct Candidate {
     pub sentence: u32,
     /// Cosine with the statement.
     pub score: f32,
-    /// Share of the statement's content words the sentence holds ([`content_overlap`]).
+    /// Share of the statement's content words the sentence holds (`content_overlap`).
     pub overlap: f64,
 }
 
@@ -239,7 +239,7 @@ pub fn twowiki_statements(
 /// The corpus's sentences with their vectors, searched exactly.
 #[derive(Debug)]
 pub struct SentenceSearch {
-    /// The sentences searched (a candidate's `sentence` indexes them).
+    /// The sentences searched (a [`Candidate`]'s `sentence` indexes them).
     pub sentences: SentenceIndex,
     words: Vec<BTreeSet<String>>,
     index: FlatIndex,

@@ -263,8 +263,18 @@ impl GraphRetriever {
     /// node, the best `seed_k` by similarity (ties: lower node id).
     /// The entity index is searched with the blocked gemm top-k of the chunk index.
     pub fn link_seeds(&self, vectors: &Embeddings) -> Vec<(u32, f32)> {
+        self.link_seeds_counted(vectors).0
+    }
+
+    /// [`Self::link_seeds`], and how many of the vectors link at all (some hit above the
+    /// threshold), from the same search.
+    pub(crate) fn link_seeds_counted(&self, vectors: &Embeddings) -> (Vec<(u32, f32)>, usize) {
         let mut best: HashMap<u32, f32> = HashMap::new();
+        let mut linked = 0;
         for hits in self.entity_index.search_batch(vectors, self.params.link_k) {
+            if hits.iter().any(|h| h.score > self.params.min_similarity) {
+                linked += 1;
+            }
             for hit in hits {
                 if hit.score > self.params.min_similarity {
                     let e = best.entry(hit.row).or_insert(hit.score);
@@ -275,7 +285,7 @@ impl GraphRetriever {
         let mut seeds: Vec<(u32, f32)> = best.into_iter().collect();
         seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         seeds.truncate(self.params.seed_k);
-        seeds
+        (seeds, linked)
     }
 
     /// Triplet indices of the subgraph induced by `nodes`, in the documented order, at most
@@ -333,7 +343,10 @@ impl GraphRetriever {
 impl GraphRetriever {
     /// Step 1: the extracted entities, trimmed and non-empty, or the question itself when
     /// there are none (the flag says so).
-    fn query_entities(extracted: &ExtractedEntities, question: &str) -> (Vec<String>, bool) {
+    pub(crate) fn query_entities(
+        extracted: &ExtractedEntities,
+        question: &str,
+    ) -> (Vec<String>, bool) {
         let mut entities: Vec<String> = extracted
             .entities
             .iter()
@@ -349,7 +362,7 @@ impl GraphRetriever {
 
     /// Step 2's vectors: one per entity, of the entity index's dimension. The question's own
     /// vector, when given, is the fallback entity's vector.
-    fn entity_vectors(
+    pub(crate) fn entity_vectors(
         &self,
         entities: &[String],
         fallback: bool,

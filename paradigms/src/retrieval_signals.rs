@@ -8,7 +8,6 @@
 //! them through `Store::put_signals`. A value that cannot be measured for a question (no entity
 //! mention, no seed) is `None`, stored as an explicit missing signal.
 
-use bench_core::Embeddings;
 use bm25::{Embedder, EmbedderBuilder, Scorer, Tokenizer};
 use corpora::Csr;
 
@@ -182,17 +181,23 @@ pub async fn graph_signals(
     ws: &mut PushWorkspace,
 ) -> bench_core::Result<GraphSignals> {
     let extracted = retriever.entities.extract(question).await?;
-    let mentions: Vec<&str> = extracted
-        .entities
-        .iter()
-        .map(|e| e.trim())
-        .filter(|e| !e.is_empty())
-        .collect();
-    let (linked, seeds) = link(retriever, &mentions, vector)?;
+    let (entities, fallback) = GraphRetriever::query_entities(&extracted, question);
+    let vectors = retriever.entity_vectors(&entities, fallback, Some(vector))?;
+    let (seeds, linked) = if retriever.entity_index.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        retriever.link_seeds_counted(&vectors)
+    };
+    // The question itself stands in when nothing was extracted: no mention, none linked.
+    let (mentions, linked) = if fallback {
+        (0, 0)
+    } else {
+        (entities.len(), linked)
+    };
     let mut out = GraphSignals {
-        mentions: mentions.len() as f64,
+        mentions: mentions as f64,
         linked: linked as f64,
-        hit_rate: (!mentions.is_empty()).then(|| linked as f64 / mentions.len() as f64),
+        hit_rate: (mentions > 0).then(|| linked as f64 / mentions as f64),
         seeds: seeds.len() as f64,
         ppr_top1: None,
         ppr_top10_mass: None,
@@ -205,38 +210,6 @@ pub async fn graph_signals(
         seed_signals(retriever, components, &seeds, ws, &mut out)?;
     }
     Ok(out)
-}
-
-/// How many `mentions` link to a graph entity above the threshold, and the seeds the retriever
-/// would pick (from the mentions' vectors, or the question's own `vector` without a mention).
-fn link(
-    retriever: &GraphRetriever,
-    mentions: &[&str],
-    vector: &[f32],
-) -> bench_core::Result<(usize, Vec<(u32, f32)>)> {
-    let vectors = if mentions.is_empty() {
-        Embeddings {
-            dim: vector.len(),
-            data: vector.to_vec(),
-        }
-    } else {
-        retriever.embedder.embed(mentions)?
-    };
-    if retriever.entity_index.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    let linked = if mentions.is_empty() {
-        0
-    } else {
-        let min_similarity = retriever.params.min_similarity;
-        retriever
-            .entity_index
-            .search_batch(&vectors, 1)
-            .iter()
-            .filter(|hits| hits.first().is_some_and(|h| h.score > min_similarity))
-            .count()
-    };
-    Ok((linked, retriever.link_seeds(&vectors)))
 }
 
 /// The seeds' mean degree and largest component, and the shape of the PPR run from them, into

@@ -53,6 +53,8 @@ pub struct Routers {
     pub external: Vec<String>,
     /// Their per-request timeout (recorded too).
     pub external_timeout: Duration,
+    /// The external routers parsed, each with that timeout: what the evaluation starts.
+    pub specs: Vec<ExternalSpec>,
     /// Told progress lines and warnings as the evaluation goes (`None`: nothing is said).
     pub notices: Option<Notices>,
 }
@@ -63,6 +65,7 @@ impl fmt::Debug for Routers {
             .field("candidates", &self.candidates)
             .field("external", &self.external)
             .field("external_timeout", &self.external_timeout)
+            .field("specs", &self.specs)
             .finish_non_exhaustive()
     }
 }
@@ -73,6 +76,7 @@ impl RouterChoice {
     pub fn resolve(&self) -> Result<Routers, BenchError> {
         let mut out: Vec<Candidate> = Vec::new();
         let mut seen = BTreeSet::new();
+        let mut specs = Vec::with_capacity(self.external.len());
         for name in self
             .names
             .iter()
@@ -100,6 +104,7 @@ impl RouterChoice {
                 )));
             }
             out.push(spec.candidate());
+            specs.push(spec);
         }
         if out.is_empty() {
             return Err(BenchError::Invalid(
@@ -110,6 +115,7 @@ impl RouterChoice {
             candidates: out,
             external: self.external.clone(),
             external_timeout: self.external_timeout,
+            specs,
             notices: None,
         })
     }
@@ -349,7 +355,7 @@ pub async fn evaluate_protocol(
         ctx,
         routers.notices,
     );
-    job.external = external_specs(&routers.external, routers.external_timeout)?;
+    job.external = routers.specs;
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
         .map_err(steps::joined)??;
@@ -371,21 +377,6 @@ pub async fn evaluate_protocol(
         families,
         took: t.elapsed(),
     })
-}
-
-/// The external routers' specs, each with the evaluation's timeout.
-fn external_specs(
-    given: &[String],
-    timeout: std::time::Duration,
-) -> Result<Vec<ExternalSpec>, BenchError> {
-    given
-        .iter()
-        .map(|s| {
-            let mut spec = ExternalSpec::parse(s)?;
-            spec.timeout = timeout;
-            Ok(spec)
-        })
-        .collect()
 }
 
 /// Per router, the value chosen on each outer fold's training rows, in fold order, with the

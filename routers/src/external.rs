@@ -386,22 +386,28 @@ fn schema_json(schema: &RoutingSchema) -> Value {
 impl ExternalRouter {
     /// Starts the program if it is not running and sends it the training rows.
     fn fit_now(&mut self, train: &RoutingSet) -> Result<()> {
-        let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
-        if p.is_none() {
-            *p = Some(self.start()?);
-        }
-        let msg = json!({
+        self.send_fit(json!({
             "type": "fit",
             "version": PROTOCOL_VERSION,
             "seed": self.seed,
             "schema": schema_json(&train.schema),
             "rows": train.rows,
-        });
+        }))
+        .map(drop)
+    }
+
+    /// Starts the program if it is not running, sends `msg` (a `fit`) and returns the reply,
+    /// which must hold `"ok": true`.
+    fn send_fit(&mut self, msg: Value) -> Result<Value> {
+        let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
+        if p.is_none() {
+            *p = Some(self.start()?);
+        }
         let reply = self.request(&mut p, &msg)?;
         if reply.get("ok") != Some(&Value::Bool(true)) {
             return Err(self.err(format!("fit reply lacks \"ok\": true: {reply}")));
         }
-        Ok(())
+        Ok(reply)
     }
 }
 

@@ -162,10 +162,6 @@ fn class_names(set: &RoutingSet, classes: &[usize]) -> Vec<String> {
 impl ExternalRouter {
     /// Starts the program and sends the version-2 `fit`; whether it answered as version 2.
     fn fit_staged(&mut self, train: &RoutingSet, plan: &[Vec<usize>]) -> Result<bool> {
-        let mut p = self.proc_.lock().unwrap_or_else(|e| e.into_inner());
-        if p.is_none() {
-            *p = Some(self.start()?);
-        }
         let stages: Vec<Vec<&str>> = plan
             .iter()
             .map(|s| {
@@ -174,18 +170,14 @@ impl ExternalRouter {
                     .collect()
             })
             .collect();
-        let msg = json!({
+        let reply = self.send_fit(json!({
             "type": "fit",
             "version": STAGED_VERSION,
             "seed": self.seed,
             "schema": schema_json(&train.schema),
             "stages": stages,
             "rows": train.rows,
-        });
-        let reply = self.request(&mut p, &msg)?;
-        if reply.get("ok") != Some(&Value::Bool(true)) {
-            return Err(self.err(format!("fit reply lacks \"ok\": true: {reply}")));
-        }
+        }))?;
         Ok(reply.get("version").and_then(Value::as_u64) == Some(STAGED_VERSION))
     }
 

@@ -313,7 +313,13 @@ pub async fn evaluate_protocol(
     let (runs, raw) = steps::select(store, protocol, &tell).await?;
     let n_tuples: usize = raw.iter().map(|c| c.tuples.len()).sum();
     let policy = steps::label_policy(protocol, &runs);
-    let data = steps::build(raw, protocol, policy, resources.encoder, resources.vectors).await?;
+    let mut data =
+        steps::build(raw, protocol, policy, resources.encoder, resources.vectors).await?;
+    // Without the data's routers neither the published choices nor the cascades are evaluated,
+    // so neither is listed among the families.
+    if !protocol.data_routers {
+        data.published.clear();
+    }
     let features = protocol.features;
     let set = features.apply(&data.set);
     let folds = protocol.split.folds(&set, protocol.seed, &data.splits)?;
@@ -354,6 +360,7 @@ pub async fn evaluate_protocol(
         folds,
         ctx,
         routers.notices,
+        cascades,
     );
     job.external = routers.specs;
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())

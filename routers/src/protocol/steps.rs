@@ -189,7 +189,8 @@ pub(super) struct EvalJob {
 
 impl EvalJob {
     /// The job of evaluating `cands` on `set` over `folds`, with the data set's probe bills,
-    /// published routers and signals.
+    /// published routers and signals, and the cascades when `cascades`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         protocol: &Protocol,
         data: &RoutingData,
@@ -198,6 +199,7 @@ impl EvalJob {
         folds: Vec<Fold>,
         ctx: RouterContext,
         notices: Option<Notices>,
+        cascades: bool,
     ) -> Self {
         EvalJob {
             set,
@@ -211,15 +213,11 @@ impl EvalJob {
             },
             notices,
             paper_inputs: protocol.inputs == Inputs::Paper,
-            cascades: protocol.features.has_probe() && protocol.data_routers,
+            cascades,
             staged: protocol.features.has_probe(),
             seed: protocol.seed,
             own_cost: data.bills.iter().map(|b| b.own).collect(),
-            published: if protocol.data_routers {
-                data.published.clone()
-            } else {
-                Vec::new()
-            },
+            published: data.published.clone(),
             signal_paradigms: data.signal_paradigms.clone(),
             external: Vec::new(),
         }

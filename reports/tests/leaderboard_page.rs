@@ -9,7 +9,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use leaderboard_fixture::{board, EVIL, EVIL_REASON, PUBLISHED};
-use reports::leaderboard::{board_json, embed_json, plot_file_name, write_page, Board};
+use reports::leaderboard::{board_json, embed_json, plot_file_name, plot_files, write_page, Board};
 
 const OPEN: &str = "<script type=\"application/json\" id=\"board\">";
 
@@ -149,8 +149,8 @@ fn every_router_that_ran_is_a_point_at_its_fixed_operating_point() {
     let b = board();
     let dir = tempfile::tempdir().unwrap();
     write_page(dir.path(), &b).unwrap();
-    for m in &b.matrices {
-        let svg = fs::read_to_string(dir.path().join(plot_file_name(&m.id))).unwrap();
+    for (m, file) in b.matrices.iter().zip(plot_files(&b)) {
+        let svg = fs::read_to_string(dir.path().join(file)).unwrap();
         let panels = panels(&svg);
         assert_eq!(
             panels.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),

@@ -36,7 +36,7 @@ pub fn write_page(dir: &Path, board: &Board) -> Result<Vec<PathBuf>> {
         .iter()
         .map(|m| plot::matrix_svg(board, m))
         .collect();
-    let names = plot_names(board);
+    let names = plot_files(board);
     let mut written = Vec::with_capacity(svgs.len() + 1);
     for (name, svg) in names.iter().zip(&svgs) {
         let name = PathBuf::from(name);
@@ -54,9 +54,10 @@ pub fn write_page(dir: &Path, board: &Board) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// Each matrix's plot file, [`plot_file_name`] with `-2`, `-3`, ... added where two ids make the
-/// same name (`a/b` and `a_b`), so no plot overwrites another.
-fn plot_names(board: &Board) -> Vec<String> {
+/// Each matrix's plot file, in matrix order: [`plot_file_name`] of its id, with `-2`, `-3`, ...
+/// added where two ids make the same name (`a/b` and `a_b`), so no plot overwrites another.
+/// These are the names [`write_page`] writes.
+pub fn plot_files(board: &Board) -> Vec<String> {
     let mut names: Vec<String> = Vec::with_capacity(board.matrices.len());
     for m in &board.matrices {
         let base = plot::file_name(&m.id);

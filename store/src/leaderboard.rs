@@ -46,12 +46,12 @@ impl Store {
     /// back, a fraction of what [`Store::route_predictions`] reads where routers sweep.
     pub async fn leaderboard_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
         // The scores are left out (an empty list): the board never reads them.
-        let sql = sqlx::query(
-            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, '[]', probe_cost, arms_played
-             FROM route_predictions WHERE eval_id = $1 AND param = ''
+        let text = format!(
+            "SELECT {} FROM route_predictions WHERE eval_id = $1 AND param = ''
              ORDER BY router, corpus, query_id",
-        )
-        .bind(eval_id);
+            crate::route_evals::prediction_columns("'[]'")
+        );
+        let sql = sqlx::query(&text).bind(eval_id);
         self.rows(sql, |r| crate::route_evals::prediction_row(self, r))
             .await
     }

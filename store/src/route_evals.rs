@@ -258,17 +258,24 @@ impl Store {
 
     /// The per-question predictions of an evaluation, in (router, param, corpus, query) order.
     pub async fn route_predictions(&self, eval_id: i64) -> Result<Vec<RoutePrediction>> {
-        let sql = sqlx::query(
-            "SELECT router, param, fold, corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played
-             FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
-        )
-        .bind(eval_id);
+        let text = format!(
+            "SELECT {} FROM route_predictions WHERE eval_id = $1 ORDER BY router, param, corpus, query_id",
+            prediction_columns("scores_json")
+        );
+        let sql = sqlx::query(&text).bind(eval_id);
         self.rows(sql, |r| prediction_row(self, r)).await
     }
 }
 
-/// One `route_predictions` row, selected as `route_predictions` selects it (router, param, fold,
-/// corpus, query_id, chosen, played, correct, cost, scores_json, probe_cost, arms_played).
+/// The columns [`prediction_row`] reads, in its order, with `scores` as the scores column (an
+/// expression where a reader does not need them).
+pub(crate) fn prediction_columns(scores: &str) -> String {
+    format!(
+        "router, param, fold, corpus, query_id, chosen, played, correct, cost, {scores}, probe_cost, arms_played"
+    )
+}
+
+/// One `route_predictions` row, selected by [`prediction_columns`].
 pub(crate) fn prediction_row(store: &Store, r: &sqlx::any::AnyRow) -> Result<RoutePrediction> {
     let played: String = r.get(6);
     let scores: String = r.get(9);

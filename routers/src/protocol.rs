@@ -315,21 +315,14 @@ pub async fn evaluate_protocol(
     let policy = steps::label_policy(protocol, &runs);
     let mut data =
         steps::build(raw, protocol, policy, resources.encoder, resources.vectors).await?;
-    // Without the data's routers neither the published choices nor the cascades are evaluated,
-    // so neither is listed among the families.
-    if !protocol.data_routers {
-        data.published.clear();
-    }
-    let features = protocol.features;
-    let set = features.apply(&data.set);
+    let cascades = data_routers(&mut data, protocol);
+    let set = protocol.features.apply(&data.set);
     let folds = protocol.split.folds(&set, protocol.seed, &data.splits)?;
     // Always-p rows for every paradigm of the data set, first among the baselines.
-    let mut cands_all = crate::baselines::fixed_candidates(&set.schema);
-    cands_all.extend(cands);
-    let cands = cands_all;
-    let cascades = features.has_probe() && protocol.data_routers;
+    let fixed = crate::baselines::fixed_candidates(&set.schema);
+    let cands: Vec<Candidate> = fixed.into_iter().chain(cands).collect();
     let families = steps::families(&cands, &data, cascades);
-    let config = steps::config(
+    let mut config = steps::config(
         protocol,
         &steps::Recorded {
             cands: &cands,
@@ -366,7 +359,6 @@ pub async fn evaluate_protocol(
     let (evaluation, tests, folds) = tokio::task::spawn_blocking(move || job.run())
         .await
         .map_err(steps::joined)??;
-    let mut config = config;
     // The operating points chosen on the training folds are part of what was evaluated.
     config["operating_points"] = operating_points_json(&evaluation.operating_points);
     let spec = steps::spec(protocol, folds.len(), policy, &data, config);
@@ -384,6 +376,16 @@ pub async fn evaluate_protocol(
         families,
         took: t.elapsed(),
     })
+}
+
+/// Whether the cascades run: only with probe features and the data's own routers. Without the
+/// data's routers neither the published choices nor the cascades are evaluated, so the
+/// published choices are cleared here, before the families list them.
+fn data_routers(data: &mut crate::dataset::RoutingData, protocol: &Protocol) -> bool {
+    if !protocol.data_routers {
+        data.published.clear();
+    }
+    protocol.features.has_probe() && protocol.data_routers
 }
 
 /// Per router, the value chosen on each outer fold's training rows, in fold order, with the
